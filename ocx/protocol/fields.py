@@ -1,0 +1,50 @@
+"""Field types shared by the messages: names, paths and hashes (C2, D11, D16)."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+from .hashes import FULL_HASH, SERVER_CODE
+
+# Fossil logins are free text; OCX holds them to what is safe in a unit's
+# Description, an environment variable and a URL without quoting.
+_LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
+_RUNNER = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+# A branch name as Fossil takes it, less what would break one line of text.
+_BRANCH = re.compile(r"^[^\s\x00-\x1f]{1,200}$")
+
+
+def _matching(pattern: re.Pattern[str], what: str):
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{json.dumps(value)} is not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _absolute_path(value: str) -> str:
+    # D16: relative paths are refused; ".." would let a path escape what it names.
+    if not value.startswith("/"):
+        raise ValueError(f"{json.dumps(value)} is not an absolute path")
+    if "\x00" in value or any(part == ".." for part in value.split("/")):
+        raise ValueError(f"{json.dumps(value)} is not a plain absolute path (no '..', no NUL)")
+    return value
+
+
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty")
+    return value
+
+
+Login = Annotated[str, _matching(_LOGIN, "a Fossil login OCX accepts (letters, digits, . _ @ + -)")]
+RunnerName = Annotated[str, _matching(_RUNNER, "a runner name (lower-case letters, digits, _ and -)")]
+BranchName = Annotated[str, _matching(_BRANCH, "a branch name (no spaces or control characters)")]
+FullHash = Annotated[str, _matching(FULL_HASH, "a full artifact hash (40 or 64 lower-case hex digits)")]
+ServerCode = Annotated[str, _matching(SERVER_CODE, "a server-code (40 lower-case hex digits)")]
+AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+Text = Annotated[str, AfterValidator(_non_empty)]
