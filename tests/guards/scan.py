@@ -1,0 +1,79 @@
+"""Reading the project's own source for the guards: pure functions over text."""
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_LINES = 400
+
+# Each external program is run from one place (the brief; architecture.md).
+PROGRAM_HOMES = {"fossil": {"ocx/fossil/program.py"}}
+SUBPROCESS_HOMES = {"ocx/fossil/program.py"}
+DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
+# Layers import downwards only (architecture.md).
+LAYER_MAY_IMPORT = {
+    "protocol": {"protocol"},
+    "fossil": {"fossil", "protocol"},
+    "systemd": {"systemd", "protocol"},
+    "node": {"node", "protocol", "fossil", "systemd"},
+    "tools": {"tools", "node", "protocol", "fossil", "systemd"},
+    "entry": {"entry", "tools", "node", "protocol", "fossil", "systemd"},
+}
+
+
+def tracked_python_files() -> list[str]:
+    """Files git tracks or would track (untracked, not ignored)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return sorted(path for path in out.splitlines() if (ROOT / path).is_file())
+
+
+def imported_modules(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def relative_imports(source: str, package: str) -> set[str]:
+    """`from ..fossil import x` inside ocx/node → {"ocx.fossil"}."""
+    parts = package.split(".")
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = parts[: len(parts) - node.level]
+            found.add(".".join(base + ([node.module] if node.module else [])))
+    return found
+
+
+def runs_program(source: str, program: str) -> bool:
+    """Whether SOURCE spawns PROGRAM by name: a call whose argv starts with it."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                if first.value == program or first.value.endswith("/" + program):
+                    return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.startswith(program + " ") and "subprocess" in source:
+                return True
+    return False
+
+
+def opens_sqlite(source: str) -> bool:
+    return "sqlite3" in {name.split(".")[0] for name in imported_modules(source)}
+
+
+MOCK_MARKERS = ("unittest.mock", "from unittest import mock", "MagicMock", "mock.patch", "mocker.", "pytest_mock")
+
+
+def mocks_something(source: str) -> list[str]:
+    hits = [marker for marker in MOCK_MARKERS if marker in source]
+    if "monkeypatch.setattr" in source:
+        hits.append("monkeypatch.setattr")
+    return hits
