@@ -1,0 +1,65 @@
+"""The `ocx` command: a Typer rendering of what OCX can do from a shell."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(help="OCX: humans and AI agents on one Fossil repository, every request, limit and judgement on the record.",
+                  no_args_is_help=True, add_completion=False)
+message_app = typer.Typer(help="OCX messages (records, stops, responses) as text.", no_args_is_help=True)
+app.add_typer(message_app, name="message")
+
+
+@app.command()
+def version() -> None:
+    """Print OCX's version and the protocol it speaks."""
+    typer.echo(f"ocx {__version__} (protocol v1, draft 4.6)")
+
+
+@message_app.command("check")
+def message_check(
+    path: Optional[str] = typer.Argument(None, help="A file holding a post's or ticket change's text; - or nothing for standard input."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+) -> None:
+    """Find the message in a text (D7) and check it as a node would (C2, C7, D8).
+
+    Exit 0: a valid message; 1: a message a node would refuse, naming the
+    field; 2: the text holds no message.
+    """
+    from ..protocol import FieldError, find_message, parse_message
+    from ..protocol.render import message_object
+
+    text = sys.stdin.read() if path in (None, "-") else open(path, encoding="utf-8").read()
+    found = find_message(text)
+    if found is None:
+        answer = {"message": None, "error": None, "why": "no fenced ```json block with an \"ocx\" key (D7)"}
+        code = 2
+    else:
+        try:
+            answer = {"message": message_object(parse_message(found)), "error": None}
+            code = 0
+        except FieldError as error:
+            answer = {"message": None, "error": {"field": error.field, "why": error.why}}
+            code = 1
+    if as_json:
+        typer.echo(json.dumps(answer))
+    elif code == 0:
+        typer.echo(f"valid {answer['message']['kind']}: " + json.dumps(answer["message"]))
+    elif code == 1:
+        typer.echo(f"refused: {answer['error']['field']}: {answer['error']['why']}")
+    else:
+        typer.echo(answer["why"])
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""The installed `ocx` command, run as a person runs it."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NODE = "6cbe285e95a3a124176569ee9243f2a4e9ecdc20"
+
+
+def ocx(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    found = shutil.which("ocx") or str(Path(sys.executable).with_name("ocx"))
+    if not Path(found).exists():
+        pytest.fail("the ocx command is not installed (pip install -e .)")
+    return subprocess.run([found, *args], input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_help_lists_the_commands_that_exist():
+    out = ocx("--help").stdout
+    assert "message" in out and "version" in out
+
+
+def test_message_check_names_the_field_at_fault():
+    text = 'free text\n```json\n{"ocx": 1, "kind": "stop", "node": "%s", "stops": "x"}\n```\n' % NODE
+    done = ocx("message", "check", "--json", stdin=text)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error"]["field"] == "stops"
+
+
+def test_message_check_accepts_a_valid_stop_and_reports_no_message():
+    text = '```json\n{"ocx": 1, "kind": "stop", "node": "%s", "stops": "%s"}\n```' % (NODE, "ab" * 20)
+    assert ocx("message", "check", stdin=text).returncode == 0
+    assert ocx("message", "check", stdin="no message here").returncode == 2
