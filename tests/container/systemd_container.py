@@ -1,0 +1,145 @@
+"""A container whose PID 1 is systemd, for tests on hosts without one.
+
+Not --privileged: this VM's capability bounding set lacks CAP_SYS_RESOURCE,
+so Docker cannot apply "all caps" (shared/notes/real-systemd-for-tests.md).
+The repository is mounted read-only at /src; `results` is writable at
+/results. `restart()` reboots systemd, as later tests need to see systemd
+go away and come back.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+DEFAULT_DOCKER_HOST = "unix:///run/ocx-docker.sock"
+
+# Ryuk (testcontainers' reaper) is an image from Docker Hub, unreachable here;
+# we stop our containers ourselves.
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+
+
+def engine() -> str:
+    """Start (if needed) the Docker engine; set and return DOCKER_HOST."""
+    out = subprocess.run(["sh", str(HERE / "engine.sh")], check=True,
+                         capture_output=True, text=True)
+    host = out.stdout.strip().splitlines()[-1]
+    os.environ["DOCKER_HOST"] = host
+    return host
+
+
+def build_image() -> str:
+    """Build the test image (a no-op when its tag exists); return the tag."""
+    out = subprocess.run(["bash", str(HERE / "build-image.sh")],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        tail = "\n".join(out.stderr.strip().splitlines()[-25:])
+        raise RuntimeError(f"build-image.sh failed ({out.returncode}):\n{tail}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class ExecResult:
+    exit_code: int
+    output: str
+
+
+class SystemdContainer:
+    def __init__(self, image: str, results: Path | None = None,
+                 src: Path = REPO, boot_timeout: float = 60.0):
+        self.image = image
+        self.results = results
+        self.src = src
+        self.boot_timeout = boot_timeout
+        self._c = None
+
+    def _container(self):
+        from testcontainers.core.container import DockerContainer
+
+        c = (DockerContainer(self.image)
+             .with_kwargs(cap_add=["ALL"], cap_drop=["SYS_RESOURCE"],
+                          security_opt=["seccomp=unconfined"], cgroupns="private",
+                          device_cgroup_rules=["a *:* rwm"], stop_signal="SIGRTMIN+3",
+                          hostname="ocx-test")
+             # systemd wants /run and /run/lock on tmpfs; with_kwargs(tmpfs=)
+             # is overwritten by testcontainers (notes).
+             .with_tmpfs_mount("/run")
+             .with_tmpfs_mount("/run/lock")
+             .with_volume_mapping(str(self.src), "/src", "ro"))
+        if self.results is not None:
+            self.results.mkdir(parents=True, exist_ok=True)
+            c = c.with_volume_mapping(str(self.results), "/results", "rw")
+        return c
+
+    @property
+    def id(self) -> str:
+        return self._c.get_wrapped_container().id
+
+    def start(self) -> float:
+        """Start and wait for systemd; returns seconds to `running`."""
+        t0 = time.monotonic()
+        self._c = self._container()
+        self._c.start()
+        try:
+            self.wait_running()
+        except Exception:
+            self.stop()
+            raise
+        return time.monotonic() - t0
+
+    def wait_running(self) -> str:
+        """Wait until `systemctl is-system-running` says running or degraded."""
+        deadline = time.monotonic() + self.boot_timeout
+        state = "?"
+        while time.monotonic() < deadline:
+            self._c.get_wrapped_container().reload()
+            status = self._c.get_wrapped_container().status
+            if status in ("exited", "dead"):
+                raise RuntimeError("systemd container exited during boot:\n"
+                                   + self.logs()[-3000:])
+            r = self.exec(["systemctl", "is-system-running"])
+            state = r.output.strip()
+            if state in ("running", "degraded"):
+                return state
+            time.sleep(0.2)
+        raise RuntimeError(f"systemd did not reach running in {self.boot_timeout} s "
+                           f"(last state {state!r}); failed units:\n"
+                           + self.exec(["systemctl", "--failed", "--no-pager"]).output)
+
+    def exec(self, argv: list[str], env: dict[str, str] | None = None,
+             workdir: str | None = None, user: str = "") -> ExecResult:
+        r = self._c.get_wrapped_container().exec_run(argv, environment=env, workdir=workdir,
+                                                     user=user, demux=False)
+        out = r.output.decode(errors="replace") if r.output else ""
+        return ExecResult(r.exit_code, out)
+
+    def restart(self) -> float:
+        """Reboot the container (systemd goes away, then boots afresh;
+        /run is a new tmpfs). Returns seconds to `running`."""
+        t0 = time.monotonic()
+        self._c.get_wrapped_container().restart(timeout=20)
+        self.wait_running()
+        return time.monotonic() - t0
+
+    def logs(self) -> str:
+        out, err = self._c.get_logs()
+        return (out or b"").decode(errors="replace") + (err or b"").decode(errors="replace")
+
+    def stop(self) -> None:
+        if self._c is not None:
+            try:
+                self._c.stop(force=True, delete_volume=True)
+            finally:
+                self._c = None
+
+    def __enter__(self) -> "SystemdContainer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
