@@ -23,8 +23,10 @@ def record(**changes) -> dict:
 
 
 def ci_record(**changes) -> dict:
-    return record(runner="command", command=["python3", "ci.py"], user="ci-dev",
-                  checkins=["dev"], hears=[], remote=False, restrict={}, **changes)
+    fields = dict(runner="command", command=["python3", "ci.py"], user="ci-dev",
+                  checkins=["dev"], hears=[], remote=False, restrict={})
+    fields.update(changes)
+    return record(**fields)
 
 
 def stop(**changes) -> dict:

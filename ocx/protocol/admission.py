@@ -1,0 +1,54 @@
+"""Whether a well-formed record can run on this node as asked (C3, C6, C7, D14, D35).
+
+Pure: the node gathers the facts (runner pages, the run user's capabilities,
+what it enforces) and this says the first reason to refuse, naming a field.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from .errors import FieldError
+from .messages import Record
+
+ADMIN_LETTERS = frozenset("as")  # admin or setup (C1)
+# D24: this node enforces every restriction of C6.
+ENFORCED_RESTRICTIONS = frozenset({"no_password", "branch", "own_thread"})
+
+
+def holds_admin(capabilities: frozenset[str] | set[str] | str) -> bool:
+    return bool(set(capabilities) & ADMIN_LETTERS)
+
+
+@dataclass(frozen=True)
+class RunnerOffer:
+    """A runner this node offers: its page sandbox/NAME, sent by an admin (D14)."""
+
+    name: str
+    remote: bool  # the page names arguments for remote control
+
+
+def admission_error(
+    record: Record,
+    *,
+    offers: Mapping[str, RunnerOffer],
+    node_user: str,
+    run_user_capabilities: frozenset[str] | None,
+    enforced: frozenset[str] = ENFORCED_RESTRICTIONS,
+) -> FieldError | None:
+    """The first reason this node must answer the record `refused`, or None."""
+    offer = offers.get(record.runner)
+    if not record.is_command and offer is None:
+        return FieldError("runner", f"{record.runner!r} is not offered by this node: no wiki page "
+                                    f"sandbox/{record.runner} sent by an admin or setup user (D14)")
+    if record.remote and (record.is_command or not offer.remote):
+        return FieldError("remote", f"runner {record.runner} offers no remote control here (D35)")
+    asked = record.restrict.model_dump(exclude_none=True)
+    for name, value in asked.items():
+        if value is not False and name not in enforced:
+            return FieldError(f"restrict.{name}", "this node cannot enforce it (C6)")
+    if record.user == node_user:
+        return FieldError("user", f"{record.user!r} is the node user (D35)")
+    if run_user_capabilities is not None and holds_admin(run_user_capabilities):
+        return FieldError("user", f"{record.user!r} holds admin or setup (D19, D35)")
+    return None

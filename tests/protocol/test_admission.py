@@ -1,0 +1,38 @@
+import pytest
+
+from ocx.protocol import parse_message
+from ocx.protocol.admission import RunnerOffer, admission_error
+
+from .examples import ci_record, record
+
+OFFERS = {"claude": RunnerOffer("claude", remote=True), "codex": RunnerOffer("codex", remote=False)}
+
+
+def error(obj, caps=frozenset("ei"), enforced=None, node_user="ocx-node"):
+    kwargs = {} if enforced is None else {"enforced": enforced}
+    return admission_error(parse_message(obj), offers=OFFERS, node_user=node_user, run_user_capabilities=caps, **kwargs)
+
+
+def test_an_offered_runner_with_an_ordinary_user_is_admitted():
+    assert error(record()) is None
+    assert error(ci_record()) is None
+    assert error(record(runner="codex", remote=False)) is None
+
+
+@pytest.mark.parametrize("obj,field", [
+    (record(runner="gemini"), "runner"), (record(runner="codex", remote=True), "remote"),
+    (ci_record(remote=True), "remote"), (record(user="ocx-node"), "user"),
+])
+def test_records_that_cannot_run_here_name_the_field(obj, field):
+    assert error(obj).field == field
+
+
+def test_a_run_user_holding_admin_or_setup_is_refused():
+    assert error(record(), caps=frozenset("s")).field == "user"
+    assert error(record(), caps=frozenset("ai")).field == "user"
+    assert error(record(), caps=None) is None  # a user that does not exist yet is made by the node
+
+
+def test_a_restriction_this_node_does_not_enforce_is_refused():
+    found = error(record(), enforced=frozenset({"no_password"}))
+    assert found.field == "restrict.branch" and "cannot enforce" in found.why
