@@ -1,0 +1,87 @@
+"""Acting on a served repository file as its administrator, only through the
+`fossil` CLI (D21: never a raw SQL write behind Fossil's back).
+
+Passwords go to Fossil on standard input, never in argv: program.py runs
+`fossil` without a controlling terminal, so Fossil's password prompt reads
+stdin. They are random (`secrets.token_hex`) and returned to the caller, who
+alone decides where they are kept (D19, D20).
+Writes made here are local CLI writes: Fossil starts no backoffice for them
+and records their sender as the repository's first setup user (D26,
+fossil-facts.md), so nothing here writes an artifact a node must attribute.
+"""
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from ocx.fossil.program import run_fossil
+
+PASSWORD_BYTES = 16
+
+
+def random_password() -> str:
+    return secrets.token_hex(PASSWORD_BYTES)
+
+
+def new_repository(path: Path | str, admin_login: str, *, home: Path | str) -> str:
+    """Make a new repository at PATH whose setup user is ADMIN_LOGIN; return
+    that user's new random password.
+
+    `fossil new` stores its first password in clear text and prints it; it is
+    replaced at once by a random one, which Fossil stores hashed.
+    """
+    run_fossil(["new", "--admin-user", admin_login, str(path)], home=home)
+    return set_random_password(path, admin_login, home=home)
+
+
+def create_user(
+    repository: Path | str,
+    login: str,
+    capabilities: str,
+    contact: str,
+    *,
+    home: Path | str,
+) -> str:
+    """Create LOGIN with exactly CAPABILITIES; return its random password.
+
+    Fossil gives a new user its `default-perms` (`u`) for the instant before
+    its letters are set; nothing can log in as it before the password is known.
+    """
+    password = random_password()
+    run_fossil(
+        ["user", "new", login, contact, "-R", str(repository)],
+        home=home,
+        input=f"{password}\n{password}\n",
+    )
+    set_capabilities(repository, login, capabilities, home=home)
+    return password
+
+
+def set_capabilities(repository: Path | str, login: str, letters: str, *, home: Path | str) -> None:
+    """Give LOGIN exactly LETTERS (its `user.cap`; C5, D19)."""
+    run_fossil(["user", "capabilities", login, letters, "-R", str(repository)], home=home)
+
+
+def withdraw_capabilities(repository: Path | str, login: str, *, home: Path | str) -> None:
+    """Leave LOGIN with no letters of its own (C4: after the response). It
+    still holds `nobody`'s and `anonymous`'s, as every login does."""
+    set_capabilities(repository, login, "", home=home)
+
+
+def set_password(repository: Path | str, login: str, password: str, *, home: Path | str) -> None:
+    run_fossil(
+        ["user", "password", login, "-R", str(repository)],
+        home=home,
+        input=f"{password}\n{password}\n",
+    )
+
+
+def set_random_password(repository: Path | str, login: str, *, home: Path | str) -> str:
+    password = random_password()
+    set_password(repository, login, password, home=home)
+    return password
+
+
+def set_setting(repository: Path | str, name: str, value: str, *, home: Path | str) -> None:
+    """A repository setting, e.g. `backoffice-logfile` (fossil-facts.md)."""
+    run_fossil(["settings", name, value, "-R", str(repository)], home=home)

@@ -1,0 +1,34 @@
+"""Typed failures of reading a repository (D11: an unknown or ambiguous
+prefix stops a tool, naming the field)."""
+from __future__ import annotations
+
+
+class RepositoryError(LookupError):
+    """A read that names something the repository does not have as asked."""
+
+
+class BadPrefix(RepositoryError, ValueError):
+    """Not 10 to 64 lowercase hex digits (D11)."""
+
+
+class UnknownArtifact(RepositoryError):
+    def __init__(self, prefix: str):
+        super().__init__(f"{prefix}: no artifact has this hash")
+        self.prefix = prefix
+
+
+class AmbiguousPrefix(RepositoryError):
+    def __init__(self, prefix: str, matches: list[str]):
+        super().__init__(f"{prefix}: names more than one artifact ({', '.join(m[:16] for m in matches)})")
+        self.prefix = prefix
+        self.matches = tuple(matches)
+
+
+class WrongKind(RepositoryError):
+    """The artifact exists but is not the kind asked for (a post, a check-in...)."""
+
+
+class UnknownUser(RepositoryError):
+    def __init__(self, login: str):
+        super().__init__(f"{login}: no such user")
+        self.login = login

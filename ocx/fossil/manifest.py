@@ -1,0 +1,157 @@
+"""A pure parser of Fossil's artifact cards (fossil-scm.org fileformat page).
+
+An artifact is lines `X ARG ARG...`, one card a line, in Fossil's order; the
+W card is followed by exactly N bytes of text and a newline. Arguments that
+may hold spaces are escaped by Fossil (`\\s` space, `\\n` newline, `\\\\`
+backslash, and a few more); `unescape` undoes it. Nothing here trusts a card:
+the U card in particular is whatever the writer's clone said (D21).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+_ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+_PGP_HEAD = b"-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = b"\n-----BEGIN PGP SIGNATURE-----"
+
+
+class ManifestError(ValueError):
+    """Bytes that are not a structural artifact."""
+
+
+def unescape(text: str) -> str:
+    """Fossil's defossilize: `\\s` → space, `\\n` → newline, `\\\\` → `\\`."""
+    return _ESCAPED.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
+
+
+@dataclass(frozen=True)
+class Card:
+    letter: str
+    args: tuple[str, ...]  # raw, still escaped: unescape the ones that may be
+
+
+@dataclass(frozen=True)
+class TagCard:
+    op: str  # "+" add, "-" cancel, "*" add and propagate
+    name: str  # as written, e.g. "sym-audited" or "branch"
+    target: str  # a full hash, or "*" for the artifact itself (a check-in)
+    value: str | None
+
+
+@dataclass(frozen=True)
+class TicketField:
+    name: str
+    value: str
+    append: bool  # `J +NAME TEXT` appends to the field instead of setting it
+
+
+@dataclass(frozen=True)
+class Artifact:
+    cards: tuple[Card, ...]
+    wiki: str | None  # the W card's text, decoded as UTF-8
+
+    def all(self, letter: str) -> tuple[Card, ...]:
+        return tuple(c for c in self.cards if c.letter == letter)
+
+    def first(self, letter: str) -> Card | None:
+        return next((c for c in self.cards if c.letter == letter), None)
+
+    def text(self, letter: str) -> str | None:
+        """The unescaped first argument of the first LETTER card."""
+        card = self.first(letter)
+        return unescape(card.args[0]) if card and card.args else None
+
+    @property
+    def user(self) -> str | None:  # the U card: a claim, never a sender
+        return self.text("U")
+
+    @property
+    def date(self) -> str | None:
+        return self.text("D")
+
+    @property
+    def comment(self) -> str | None:
+        return self.text("C")
+
+    @property
+    def parents(self) -> tuple[str, ...]:
+        card = self.first("P")
+        return card.args if card else ()
+
+    @property
+    def tags(self) -> tuple[TagCard, ...]:
+        return tuple(_tag_card(c) for c in self.all("T"))
+
+    @property
+    def ticket_fields(self) -> tuple[TicketField, ...]:
+        return tuple(_ticket_field(c) for c in self.all("J"))
+
+
+def _tag_card(card: Card) -> TagCard:
+    if len(card.args) < 2 or not card.args[0] or card.args[0][0] not in "+-*":
+        raise ManifestError(f"malformed T card {card.args!r}")
+    value = unescape(card.args[2]) if len(card.args) > 2 else None
+    return TagCard(card.args[0][0], unescape(card.args[0][1:]), card.args[1], value)
+
+
+def _ticket_field(card: Card) -> TicketField:
+    if not card.args:
+        raise ManifestError("J card without a field name")
+    name = card.args[0]
+    value = unescape(card.args[1]) if len(card.args) > 1 else ""
+    return TicketField(name.lstrip("+"), value, name.startswith("+"))
+
+
+def strip_signature(data: bytes) -> bytes:
+    """A clear-signed artifact's signed text: Fossil ignores the signature."""
+    if not data.startswith(_PGP_HEAD):
+        return data
+    body_start = data.find(b"\n\n")
+    end = data.find(_PGP_SIGNATURE)
+    if body_start < 0 or end < 0:
+        raise ManifestError("unterminated PGP signed artifact")
+    return data[body_start + 2 : end + 1]
+
+
+def parse(data: bytes) -> Artifact:
+    """The cards of an artifact's bytes; ManifestError if they are not cards."""
+    data = strip_signature(data)
+    cards: list[Card] = []
+    wiki: str | None = None
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            raise ManifestError("artifact does not end with a newline")
+        line = data[pos:end].decode("utf-8", errors="strict") if end > pos else ""
+        pos = end + 1
+        if len(line) < 1 or not ("A" <= line[0] <= "Z") or (len(line) > 1 and line[1] != " "):
+            raise ManifestError(f"not a card: {line[:40]!r}")
+        letter, args = line[0], tuple(line[2:].split(" ")) if len(line) > 2 else ()
+        if letter == "W":
+            if len(args) != 1 or not args[0].isdigit():
+                raise ManifestError("W card without a byte count")
+            size = int(args[0])
+            if data[pos + size : pos + size + 1] != b"\n":
+                raise ManifestError("W card text not followed by a newline")
+            wiki = data[pos : pos + size].decode("utf-8", errors="replace")
+            pos += size + 1
+        cards.append(Card(letter, args))
+    if not cards or cards[-1].letter != "Z" or not cards[-1].args:
+        raise ManifestError("artifact has no final Z card")
+    # The Z card is the MD5 of everything before it, as Fossil checks.
+    z_line = data.rfind(b"\nZ ", 0, len(data) - 1) + 1
+    if hashlib.md5(data[:z_line]).hexdigest() != cards[-1].args[0]:
+        raise ManifestError("Z card checksum does not match")
+    return Artifact(tuple(cards), wiki)
+
+
+def is_artifact(data: bytes) -> bool:
+    try:
+        parse(data)
+    except (ManifestError, UnicodeDecodeError):
+        return False
+    return True

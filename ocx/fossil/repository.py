@@ -1,0 +1,185 @@
+"""The only code that opens a repository file, and only to read it.
+
+The file is opened read-only (`mode=ro`, `PRAGMA query_only`) with a busy
+timeout: Fossil keeps writing it while we read (rollback journal, not WAL;
+fossil-facts.md). Artifact bytes are decoded in Python (storage.py), so no
+`fossil` process is needed to read. The sender of anything is read from
+`rcvfrom`, never from a U card (F2, D21).
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ocx.fossil import capabilities
+from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact, UnknownUser
+from ocx.fossil.manifest import Artifact, parse
+from ocx.fossil.reads import WorkReads
+from ocx.fossil.records import ReceivedArtifact, Receipt, Sender, User
+from ocx.fossil.storage import content, hash_matches
+from ocx.fossil.times import julian_to_datetime
+
+BUSY_TIMEOUT_SECONDS = 10.0
+_HEX = frozenset("0123456789abcdef")
+MIN_PREFIX = 10  # D11
+
+
+class Repository(WorkReads):
+    """A read-only view of one repository file. Use as a context manager, or
+    call close(). Every method reads the file as it is now."""
+
+    def __init__(self, path: Path | str, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no repository file at {self.path}")
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False)
+        self._db.execute("PRAGMA query_only=1")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Repository:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- plumbing shared with reads.py --------------------------------------
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self._db.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: tuple = ()) -> tuple | None:
+        return self._db.execute(sql, params).fetchone()
+
+    def _rid(self, hash_: str) -> int:
+        row = self._one("SELECT rid FROM blob WHERE uuid=? AND size>=0", (hash_,))
+        if row is None:
+            raise UnknownArtifact(hash_)
+        return row[0]
+
+    def _hash_of(self, rid: int | None) -> str | None:
+        row = self._one("SELECT uuid FROM blob WHERE rid=?", (rid,)) if rid else None
+        return row[0] if row else None
+
+    # -- the repository itself ----------------------------------------------
+
+    def config(self, name: str) -> str | None:
+        row = self._one("SELECT value FROM config WHERE name=?", (name,))
+        return None if row is None or row[0] is None else str(row[0])
+
+    @property
+    def server_code(self) -> str:
+        """This repository's own 40 hex digits: the node's name (C1, D29)."""
+        return self.config("server-code") or ""
+
+    @property
+    def project_code(self) -> str:
+        return self.config("project-code") or ""
+
+    # -- artifacts ------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        """The full hash that PREFIX (10+ hex digits) names (D11)."""
+        if not (MIN_PREFIX <= len(prefix) <= 64) or not set(prefix) <= _HEX:
+            raise BadPrefix(f"{prefix!r}: not {MIN_PREFIX} to 64 lowercase hex digits")
+        # Range on the primary index; phantoms (size<0) are not artifacts we hold.
+        matches = [
+            row[0]
+            for row in self._rows(
+                "SELECT uuid FROM blob WHERE uuid>=? AND uuid<? AND size>=0 LIMIT 2",
+                (prefix, prefix + "g"),
+            )
+        ]
+        if not matches:
+            raise UnknownArtifact(prefix)
+        if len(matches) > 1:
+            raise AmbiguousPrefix(prefix, matches)
+        return matches[0]
+
+    def artifact(self, hash_: str) -> bytes:
+        """The bytes of the artifact with this full hash, checked against it."""
+        data = content(self._db, self._rid(hash_))
+        if not hash_matches(hash_, data):
+            raise RepositoryError(f"{hash_}: stored content does not match its hash")
+        return data
+
+    def parsed(self, hash_: str) -> Artifact:
+        return parse(self.artifact(hash_))
+
+    def event_type(self, hash_: str) -> str | None:
+        row = self._one("SELECT e.type FROM event e JOIN blob b ON b.rid=e.objid WHERE b.uuid=?", (hash_,))
+        return row[0] if row else None
+
+    def is_private(self, hash_: str) -> bool:
+        return self._one("SELECT 1 FROM private WHERE rid=?", (self._rid(hash_),)) is not None
+
+    def sender(self, hash_: str) -> Sender:
+        """Who HASH reached this repository from (rcvfrom; fossil-facts.md)."""
+        row = self._one(
+            "SELECT u.login, r.ipaddr, r.mtime, r.rcvid FROM blob b"
+            " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid"
+            " WHERE b.uuid=? AND b.size>=0",
+            (hash_,),
+        )
+        if row is None:
+            raise UnknownArtifact(hash_)
+        login, ipaddr, mtime, rcvid = row
+        return Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
+
+    # -- receipts (D26) --------------------------------------------------------
+
+    def max_rcvid(self) -> int:
+        row = self._one("SELECT max(rcvid) FROM rcvfrom")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def receipts_since(self, rcvid: int) -> list[Receipt]:
+        """Every receipt after RCVID, oldest first, with what each stored."""
+        receipts = []
+        for number, login, ipaddr, mtime in self._rows(
+            "SELECT r.rcvid, u.login, r.ipaddr, r.mtime FROM rcvfrom r"
+            " LEFT JOIN user u ON u.uid=r.uid WHERE r.rcvid>? ORDER BY r.rcvid",
+            (rcvid,),
+        ):
+            stored = tuple(
+                ReceivedArtifact(hash_, kind, bool(private))
+                for hash_, kind, private in self._rows(
+                    "SELECT b.uuid, e.type, b.rid IN (SELECT rid FROM private) FROM blob b"
+                    " LEFT JOIN event e ON e.objid=b.rid WHERE b.rcvid=? ORDER BY b.rid",
+                    (number,),
+                )
+            )
+            receipts.append(Receipt(number, login, ipaddr, julian_to_datetime(mtime), stored))
+        return receipts
+
+    # -- users and capabilities -------------------------------------------------
+
+    def user(self, login: str) -> User:
+        row = self._one("SELECT login, uid, cap, info FROM user WHERE login=?", (login,))
+        if row is None:
+            raise UnknownUser(login)
+        return User(row[0], row[1], row[2] or "", row[3] or "")
+
+    def users(self) -> list[User]:
+        return [
+            User(login, uid, cap or "", info or "")
+            for login, uid, cap, info in self._rows("SELECT login, uid, cap, info FROM user ORDER BY uid")
+        ]
+
+    def effective_capabilities(self, login: str) -> frozenset[str]:
+        """LOGIN's letters as Fossil expands them when it acts (capabilities.py)."""
+        rows = {u.login: u.capabilities for u in self.users()}
+        if login not in rows:
+            raise UnknownUser(login)
+        return capabilities.effective_capabilities(login, rows)
+
+    def holds_admin(self, login: str | None) -> bool:
+        """Admin or setup now (C1): who may send a record or a stop."""
+        if login is None:
+            return False
+        try:
+            return capabilities.holds_admin(self.effective_capabilities(login))
+        except UnknownUser:
+            return False
