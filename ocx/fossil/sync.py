@@ -1,0 +1,130 @@
+"""Writes that reach the served repository by sync, as the caller: a clone of
+the caller's own, pushed with the caller's login, so the server records the
+caller as the SENDER (rcvfrom; D21, D22). Used for tags (verdicts, V1) and
+check-ins; forum posts and ticket changes go through web.py.
+
+The password is given to Fossil once, in the clone URL (argv of that one
+`fossil clone`: Fossil reads an HTTP password from nowhere else when it has
+no terminal); `--save-http-password` keeps it, obscured, in the clone
+(`last-sync-pw`), and later pushes and pulls use it from there. Pushing
+anything by sync needs `i` on the server (fossil-facts.md).
+"""
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.repository import Repository
+
+_NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
+
+
+def _credentialed_url(base_url: str, login: str, password: str) -> str:
+    parts = urllib.parse.urlsplit(base_url)
+    netloc = f"{urllib.parse.quote(login, safe='')}:{urllib.parse.quote(password, safe='')}@{parts.hostname}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path or "/", "", ""))
+
+
+@dataclass(frozen=True)
+class CallerClone:
+    """A clone file that syncs with the server as LOGIN."""
+
+    path: Path
+    login: str
+    home: Path
+
+    @classmethod
+    def create(cls, path: Path | str, base_url: str, login: str, password: str, *, home: Path | str) -> CallerClone:
+        """Clone BASE_URL over HTTP as LOGIN (needs `g`) into PATH; autosync off
+        (fossil-facts.md: a program drives it)."""
+        path, home = Path(path), Path(home)
+        url = _credentialed_url(base_url, login, password)
+        try:
+            run_fossil(["clone", "--save-http-password", url, str(path)], home=home, user=login)
+        except FossilError as exc:
+            # Never echo the URL: it holds the password.
+            raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+        clone = cls(path, login, home)
+        clone._fossil("settings", "autosync", "off")
+        return clone
+
+    def _fossil(self, *args: str, cwd: Path | None = None) -> str:
+        in_checkout = cwd is not None
+        repository = [] if in_checkout else ["-R", str(self.path)]
+        return run_fossil([*args, *repository], home=self.home, cwd=cwd, user=self.login).stdout
+
+    def pull(self) -> None:
+        self._fossil("pull")
+
+    def push(self) -> None:
+        """Send everything new in the clone to the server, as LOGIN."""
+        out = self._fossil("push")
+        # Fossil may exit 0 and still report the server refused the push.
+        if "not authorized to write" in out or "Error:" in out:
+            raise FossilError(["push"], 0, out, "the server refused the push")
+
+    def _new_control_artifacts(self, since_rcvid: int) -> list[str]:
+        with Repository(self.path) as clone:
+            return [
+                a.hash
+                for receipt in clone.receipts_since(since_rcvid)
+                for a in receipt.artifacts
+                if a.event_type == "g"
+            ]
+
+    def _tag(self, subcommand: list[str], user_override: str | None) -> str:
+        with Repository(self.path) as clone:
+            before = clone.max_rcvid()
+        override = ["--user-override", user_override] if user_override else []
+        self._fossil("tag", *subcommand, *override)
+        written = self._new_control_artifacts(before)
+        if len(written) != 1:
+            raise FossilError(["tag", *subcommand[:2]], 0, "", f"expected one tag change, found {len(written)}")
+        self.push()
+        return written[0]
+
+    def tag(self, checkin: str, name: str, value: str | None = None, *, user_override: str | None = None) -> str:
+        """Add tag NAME (stored as `sym-NAME`) with VALUE on CHECKIN, push it;
+        return the tag change's full hash. USER_OVERRIDE forges the U card
+        (for tests: the sender stays LOGIN)."""
+        self.pull()
+        return self._tag(["add", name, checkin, *([value] if value is not None else [])], user_override)
+
+    def cancel_tag(self, checkin: str, name: str, *, user_override: str | None = None) -> str:
+        self.pull()
+        return self._tag(["cancel", name, checkin], user_override)
+
+    # -- check-ins ----------------------------------------------------------------
+
+    def open_checkout(self, directory: Path | str) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self._fossil("open", "--force", str(self.path), cwd=directory)
+        return directory
+
+    def commit(
+        self,
+        checkout: Path | str,
+        message: str,
+        *,
+        branch: str | None = None,
+        user_override: str | None = None,
+        push: bool = True,
+    ) -> str:
+        """Commit every change in CHECKOUT (new files added, missing removed),
+        push unless told not to; return the check-in's full hash."""
+        checkout = Path(checkout)
+        self._fossil("addremove", cwd=checkout)
+        extra = (["--branch", branch] if branch else []) + (["--user-override", user_override] if user_override else [])
+        out = self._fossil("commit", "-m", message, "--no-warnings", *extra, cwd=checkout)
+        match = _NEW_VERSION.search(out)
+        if match is None:
+            raise FossilError(["commit"], 0, out, "no New_Version in commit output")
+        if push:
+            self.push()
+        return match.group(1)

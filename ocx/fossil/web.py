@@ -1,0 +1,191 @@
+"""Writing through Fossil's own web forms as a logged-in caller, so that the
+repository records the caller as the SENDER (rcvfrom; D21, D22). Fossil has
+no command that writes a forum post; only these forms do.
+
+The only code that talks HTTP to Fossil's pages. Standard library only
+(urllib, http.cookiejar): the hook's import time matters.
+Every POST carries a Referer under the base URL: without it Fossil shows the
+form again (200) and writes nothing (fossil-facts.md "Forum posts").
+"""
+from __future__ import annotations
+
+import hashlib
+import http.cookiejar
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+from ocx.fossil.forms import Form, form_posting_to
+from ocx.fossil.manifest import ManifestError, parse
+
+MARKDOWN = "text/x-markdown"
+_ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
+
+
+class WebError(RuntimeError):
+    """A page answered otherwise than a successful write does."""
+
+
+@dataclass(frozen=True)
+class Page:
+    status: int
+    location: str | None
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class _KeepRedirects(urllib.request.HTTPRedirectHandler):
+    # Fossil's answer to a write is a 302 naming what it wrote: keep it.
+    def redirect_request(self, *_args, **_kwargs):
+        return None
+
+
+class WebSession:
+    """One caller logged in to one served repository."""
+
+    def __init__(self, base_url: str, login: str, password: str, *, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self.login = login
+        self.timeout = timeout
+        self._cookies = http.cookiejar.CookieJar()
+        self._opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self._cookies), _KeepRedirects()
+        )
+        self._log_in(password)
+
+    # -- HTTP ---------------------------------------------------------------
+
+    def _request(self, path: str, fields: dict[str, str] | None = None) -> Page:
+        data = urllib.parse.urlencode(fields).encode() if fields is not None else None
+        request = urllib.request.Request(
+            self.base_url + path, data=data, headers={"Referer": self.base_url + "/"}
+        )
+        try:
+            with self._opener.open(request, timeout=self.timeout) as answer:
+                return Page(answer.status, answer.headers.get("Location"), answer.read())
+        except urllib.error.HTTPError as answer:
+            return Page(answer.code, answer.headers.get("Location"), answer.read())
+        except urllib.error.URLError as exc:
+            raise WebError(f"{self.base_url}{path}: {exc.reason}") from exc
+
+    def get(self, path: str) -> Page:
+        return self._request(path)
+
+    def post(self, path: str, fields: dict[str, str]) -> Page:
+        return self._request(path, fields)
+
+    def _form(self, page: Page, action: str, what: str) -> Form:
+        form = form_posting_to(page.text, action) if page.status == 200 else None
+        if form is None:
+            raise WebError(f"{what}: no {action} form for {self.login} (HTTP {page.status}); missing capability?")
+        return form
+
+    def _submit(self, form: Form, values: dict[str, str], what: str, *, chosen_only: bool = False) -> str:
+        """Post FORM with every field it holds (or, CHOSEN_ONLY, every field
+        but selects nobody chose), VALUES over them; the 302's Location is
+        Fossil's sign that it wrote."""
+        sent = form.chosen_fields() if chosen_only else form.fields
+        page = self.post(urllib.parse.urlsplit(form.action).path, {**sent, **values})
+        if page.status != 302 or not page.location:
+            raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})")
+        return page.location
+
+    def _log_in(self, password: str) -> None:
+        page = self.post("/login", {"u": self.login, "p": password, "g": "/"})
+        if page.status != 302 or not any(c.name.startswith("fossil-") for c in self._cookies):
+            raise WebError(f"login as {self.login} at {self.base_url} failed (HTTP {page.status})")
+
+    def full_hash(self, prefix: str) -> str:
+        """The full hash of artifact PREFIX, from its raw bytes on the server
+        (`/raw`, needs `o`), checked by hashing them: a session may not have
+        the repository file."""
+        page = self.get(f"/raw/{prefix}")
+        if page.status != 200:
+            raise WebError(f"/raw/{prefix}: HTTP {page.status}")
+        for digest in (hashlib.sha3_256(page.body).hexdigest(), hashlib.sha1(page.body).hexdigest()):
+            if digest.startswith(prefix):
+                return digest
+        raise WebError(f"/raw/{prefix} returned bytes whose hash does not begin with it")
+
+    def raw(self, hash_: str) -> bytes:
+        page = self.get(f"/raw/{hash_}")
+        if page.status != 200:
+            raise WebError(f"/raw/{hash_}: HTTP {page.status}")
+        return page.body
+
+    # -- forum (D12) ------------------------------------------------------------
+
+    def new_thread(self, title: str, body_markdown: str) -> str:
+        """Start a thread; return its root post's full hash. Needs `3` (held for
+        moderation) or `4` (published at once)."""
+        form = self._form(self.get("/forumnew"), "/forume1", "new thread")
+        location = self._submit(
+            form,
+            {"title": title, "mimetype": MARKDOWN, "content": body_markdown, "submit": "Submit"},
+            "new thread",
+        )
+        return self.full_hash(_post_in(location))
+
+    def reply(self, to_hash: str, body_markdown: str) -> str:
+        """Reply to post TO_HASH; return the reply's full hash."""
+        form = self._form(self.post("/forumedit", {"fpid": to_hash, "reply": "Reply"}), "/forume2", "reply")
+        location = self._submit(
+            form, {"mimetype": MARKDOWN, "content": body_markdown, "submit": "Submit"}, "reply"
+        )
+        return self.full_hash(_post_in(location))
+
+    # -- tickets (D12) --------------------------------------------------------------
+
+    def new_ticket(self, title: str, comment: str, fields: dict[str, str] | None = None) -> str:
+        """File a ticket through /tktnew (needs `n`); return the ticket's id."""
+        form = self._form(self.get("/tktnew"), "/tktnew", "new ticket")
+        values = {"title": title, "icomment": comment, "mutype": "Markdown", **(fields or {})}
+        location = self._submit(form, {**values, "submit": "Submit"}, "new ticket")
+        match = re.search(r"/tktview/([0-9a-f]{40})", location)
+        if match is None:
+            raise WebError(f"new ticket: unexpected answer {location}")
+        return match.group(1)
+
+    def ticket_change(self, ticket: str, comment: str, fields: dict[str, str] | None = None) -> str:
+        """Add COMMENT (and set FIELDS) on TICKET through /tktedit (needs `c`
+        or `w`); return the change's full hash.
+
+        Fossil's answer names only the ticket, so the change is found as the
+        one artifact /tkthistory lists after the edit and not before, checked
+        on its raw bytes: its K card is the ticket and its U card this login."""
+        before = self._ticket_artifacts(ticket)
+        form = self._form(self.get(f"/tktedit/{ticket}"), "/tktedit", "ticket change")
+        values = {"icomment": comment, "mutype": "Markdown", **(fields or {})}
+        # Only chosen fields: an unset select would otherwise set its first option.
+        self._submit(form, {**values, "submit": "Submit"}, "ticket change", chosen_only=True)
+        new = [p for p in self._ticket_artifacts(ticket) if p not in before]
+        mine = [h for h in map(self.full_hash, new) if _is_change_by(self.raw(h), ticket, self.login)]
+        if len(mine) != 1:
+            raise WebError(f"ticket change on {ticket}: found {len(mine)} new changes by {self.login}")
+        return mine[0]
+
+    def _ticket_artifacts(self, ticket: str) -> list[str]:
+        page = self.get(f"/tkthistory/{ticket}")
+        if page.status != 200:
+            raise WebError(f"/tkthistory/{ticket}: HTTP {page.status} (needs `r`)")
+        return list(dict.fromkeys(_ARTIFACT_LINK.findall(page.text)))
+
+
+def _post_in(location: str) -> str:
+    match = re.search(r"/forumpost/([0-9a-f]{10,64})", location)
+    if match is None:
+        raise WebError(f"forum write: unexpected answer {location}")
+    return match.group(1)
+
+
+def _is_change_by(data: bytes, ticket: str, login: str) -> bool:
+    try:
+        card = parse(data)
+    except (ManifestError, UnicodeDecodeError):
+        return False
+    return card.text("K") == ticket and card.user == login
