@@ -1,0 +1,70 @@
+"""A node's configuration: where its repository is served and kept (D29).
+
+It is not state (D2): `ocx node init` writes it once, in /etc/ocx/NAME.json,
+and nothing a run does changes it. The node user's password sits beside it,
+readable only by root (D20).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+CONFIG_DIR = Path("/etc/ocx")
+STATE_ROOT = Path("/var/lib/ocx")
+RUNTIME_ROOT = Path("/run/ocx")
+# The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
+RUNS_STATE_DIRECTORY = "ocx-runs"
+
+
+class NodeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str  # the instance name of the node's units, e.g. ocx-node@NAME.service
+    repository: str  # the served repository file (D29)
+    url: str  # the Fossil server's base URL; runs clone from it (D16)
+    node_user: str = "ocx-node"  # D20
+    server_account: str = "fossil"  # the Unix account the Fossil server runs as (D27)
+    cpu_quota: float = 1.0  # D17: the node's own per-run CPU rate, in CPUs
+    python: str = "/opt/ocx/venv/bin/python"  # runs OCX's steps inside units
+
+    @property
+    def state_dir(self) -> Path:
+        return STATE_ROOT / self.name
+
+    @property
+    def runtime_dir(self) -> Path:
+        return RUNTIME_ROOT / self.name
+
+    @property
+    def socket_path(self) -> Path:
+        """The node service's socket: the hook and the runs' stop steps poke it (D4, D27)."""
+        return self.runtime_dir / "node.sock"
+
+    @property
+    def password_file(self) -> Path:
+        return CONFIG_DIR / f"{self.name}.node-password"
+
+    def node_password(self) -> str:
+        return self.password_file.read_text().strip()
+
+
+def config_path(name: str) -> Path:
+    return CONFIG_DIR / f"{name}.json"
+
+
+def load(name: str) -> NodeConfig:
+    return NodeConfig.model_validate_json(config_path(name).read_text())
+
+
+def save(config: NodeConfig, node_password: str | None = None) -> Path:
+    CONFIG_DIR.mkdir(parents=True, exist_ok=True)
+    path = config_path(config.name)
+    path.write_text(json.dumps(config.model_dump(), indent=2) + "\n")
+    if node_password is not None:
+        fd = os.open(config.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(node_password + "\n")
+    return path

@@ -1,0 +1,81 @@
+"""The feeder inside a session's unit, run as a real process (no systemd needed)."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+READER = """
+import json, sys
+want = int(sys.argv[1])
+out = open(sys.argv[2], "a")
+for _ in range(want):
+    line = sys.stdin.readline()
+    if not line:
+        break
+    out.write(line); out.flush()
+sys.exit(int(sys.argv[3]))
+"""
+
+
+def drop(inbox: Path, sequence: int, body: dict) -> None:
+    """As the node does: write aside, then rename into place (atomic)."""
+    temporary = inbox / f".{sequence}.tmp"
+    temporary.write_text(json.dumps(body) + "\n")
+    os.rename(temporary, inbox / f"{sequence:08d}-{sequence:040x}.json")
+
+
+def feeder(inbox: Path, *program: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--", *program],
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_deliveries_arrive_whole_in_order_and_the_exit_code_is_the_programs(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    got = tmp_path / "got.jsonl"
+    drop(inbox, 1, {"n": 1, "text": "first"})
+    running = feeder(inbox, sys.executable, "-c", READER, "200", str(got), "3")
+    for n in range(2, 201):
+        drop(inbox, n, {"n": n, "text": "x" * (n * 37 % 5000)})  # some larger than a pipe write
+    assert running.wait(timeout=60) == 3
+    lines = got.read_text().splitlines()
+    assert [json.loads(line)["n"] for line in lines] == list(range(1, 201))
+
+
+def test_files_still_being_written_are_not_read(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / ".2.tmp").write_text('{"n": "partial"')
+    got = tmp_path / "got.jsonl"
+    drop(inbox, 1, {"n": 1})
+    running = feeder(inbox, sys.executable, "-c", READER, "1", str(got), "0")
+    assert running.wait(timeout=30) == 0
+    assert got.read_text() == '{"n": 1}\n'
+
+
+def test_a_program_killed_by_a_signal_ends_the_feeder_by_the_same_signal(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    running = feeder(inbox, sys.executable, "-c", "import os; os.kill(os.getpid(), 9)")
+    assert running.wait(timeout=30) == -9
+
+
+def test_a_program_that_cannot_start_exits_203_like_systemd(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    running = feeder(inbox, str(tmp_path / "missing-program"))
+    assert running.wait(timeout=30) == 203
+    assert "cannot start" in running.stderr.read()
+
+
+def test_a_program_that_ignores_its_input_does_not_block_the_feeder(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for n in range(1, 50):
+        drop(inbox, n, {"n": n, "pad": "y" * 10000})  # ~500 KB: far more than a pipe holds
+    started = time.monotonic()
+    running = feeder(inbox, sys.executable, "-c", "import time; time.sleep(1)")
+    assert running.wait(timeout=30) == 0
+    assert time.monotonic() - started < 20

@@ -1,0 +1,49 @@
+"""The response a run's end gets (C4 order, D4, D17): pure, no systemd."""
+import pytest
+
+from ocx.node.outcome import EndFacts, decide_outcome
+from ocx.protocol import Outcome
+from ocx.protocol.messages import Budget
+
+BUDGET = Budget(wall="2h", cpu=60, memory="64M")
+
+
+def outcome(**facts):
+    return decide_outcome(EndFacts(**{"result": "success", "code": "exited", "status": "0", **facts}), BUDGET)
+
+
+def test_a_program_that_ends_by_itself_exited_with_its_code_and_duration():
+    assert outcome(seconds=52.2) == (Outcome.exited, "exit 0 after 52 seconds")
+    assert outcome(result="exit-code", status="3", seconds=1) == (Outcome.exited, "exit 3 after 1 second")
+
+
+def test_stopped_comes_before_every_other_cause():
+    assert outcome(stopped_by="pat", stop_hash="ab" * 20, result="timeout")[0] is Outcome.stopped
+    assert "stopped by pat" in outcome(stopped_by="pat", code="killed", status="TERM")[1]
+
+
+@pytest.mark.parametrize("facts,note", [
+    ({"result": "timeout", "code": "killed", "status": "TERM"}, "wall 2h reached"),
+    ({"result": "oom-kill", "code": "killed", "status": "KILL"}, "memory 64M reached"),
+    ({"result": "signal", "code": "killed", "status": "9", "oom_killed": True}, "memory 64M reached"),
+    ({"result": "success", "code": "killed", "status": "TERM", "cpu_budget_hit": True}, "cpu 1m reached"),
+])
+def test_budget_names_the_limit(facts, note):
+    assert outcome(**facts) == (Outcome.budget, note)
+
+
+def test_a_plain_kill_is_not_a_memory_budget():
+    assert outcome(result="signal", code="killed", status="9") == (Outcome.exited, "killed by SIGKILL after 0 seconds")
+
+
+def test_unenforced_names_what_the_node_could_not_hold():
+    found = outcome(code="killed", status="TERM", unenforced="run user claude-1 was given admin")
+    assert found[0] is Outcome.unenforced and "given admin" in found[1]
+
+
+def test_a_shutdown_writes_no_response_d4():
+    assert outcome(code="killed", status="TERM", system_stopping=True) is None
+
+
+def test_a_missing_program_says_so():
+    assert "could not be started" in outcome(result="exit-code", status="203")[1]
