@@ -1,0 +1,176 @@
+"""The system bus, and systemd's Manager on it (the only dbus-next user).
+
+Low-level Messages rather than proxy objects: no introspection round trip,
+and the property signatures are ours (units.properties), not guessed.
+dbus-next is imported here only, and this module is imported only by code
+that talks to systemd, so `ocx hook`'s start-up does not pay for it (D5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Sequence
+
+from dbus_next import BusType, Message, MessageType, Variant
+from dbus_next.aio import MessageBus
+
+from .units import Property
+
+SYSTEMD = "org.freedesktop.systemd1"
+MANAGER_PATH = "/org/freedesktop/systemd1"
+MANAGER = "org.freedesktop.systemd1.Manager"
+PROPS = "org.freedesktop.DBus.Properties"
+
+
+class BusError(Exception):
+    """An error reply; `name` is the D-Bus error name."""
+
+    def __init__(self, name: str, text: str):
+        super().__init__(f"{name}: {text}")
+        self.name = name
+        self.text = text
+
+
+def plain(value: Any) -> Any:
+    """Variants (nested too) unwrapped to plain Python values."""
+    if isinstance(value, Variant):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def variants(props: Sequence[Property]) -> tuple[list[list[Any]], list[int]]:
+    """`a(sv)` body and the unix_fds it refers to.
+
+    A property of signature 'h' carries an open fd; in the message it
+    becomes an index into unix_fds (needs negotiate_unix_fd).
+    """
+    body, fds = [], []
+    for name, sig, value in props:
+        if sig == "h":
+            fds.append(value)
+            value = len(fds) - 1
+        body.append([name, Variant(sig, value)])
+    return body, fds
+
+
+class Bus:
+    """One connection to the system bus."""
+
+    def __init__(self, bus: MessageBus):
+        self._bus = bus
+        self._watchers: dict[str, list[Callable[[str, dict], None]]] = {}
+        self._matched: set[str] = set()
+        bus.add_message_handler(self._on_message)
+
+    @classmethod
+    async def connect(cls, negotiate_unix_fd: bool = False,
+                      address: str | None = None) -> "Bus":
+        kw = {"bus_address": address} if address else {"bus_type": BusType.SYSTEM}
+        bus = await MessageBus(negotiate_unix_fd=negotiate_unix_fd, **kw).connect()
+        return cls(bus)
+
+    @property
+    def connected(self) -> bool:
+        return self._bus.connected
+
+    def close(self) -> None:
+        self._bus.disconnect()
+
+    async def call(self, member: str, signature: str = "", body: Sequence[Any] = (),
+                   *, path: str = MANAGER_PATH, interface: str = MANAGER,
+                   destination: str = SYSTEMD, unix_fds: Sequence[int] = ()) -> list[Any]:
+        reply = await self._bus.call(Message(
+            destination=destination, path=path, interface=interface, member=member,
+            signature=signature, body=list(body), unix_fds=list(unix_fds)))
+        if reply.message_type == MessageType.ERROR:
+            raise BusError(reply.error_name or "?", str(reply.body[0]) if reply.body else "")
+        return reply.body
+
+    # --- Manager ------------------------------------------------------------
+
+    async def start_transient_unit(self, name: str, props: Sequence[Property],
+                                   mode: str = "fail") -> str:
+        """StartTransientUnit; returns the job's path (the job may still run)."""
+        body, fds = variants(props)
+        if fds and not self._bus._negotiate_unix_fd:
+            raise BusError("ocx.NoUnixFd", "connect with negotiate_unix_fd=True to pass fds")
+        (job,) = await self.call("StartTransientUnit", "ssa(sv)a(sa(sv))",
+                                 [name, mode, body, []], unix_fds=fds)
+        return job
+
+    async def stop_unit(self, name: str, mode: str = "replace") -> str:
+        (job,) = await self.call("StopUnit", "ss", [name, mode])
+        return job
+
+    async def kill_unit(self, name: str, signo: int, whom: str = "all") -> None:
+        await self.call("KillUnit", "ssi", [name, whom, signo])
+
+    async def get_unit(self, name: str) -> str | None:
+        """The unit's object path, or None when systemd has no such unit."""
+        try:
+            (path,) = await self.call("GetUnit", "s", [name])
+        except BusError as e:
+            if e.name == "org.freedesktop.systemd1.NoSuchUnit":
+                return None
+            raise
+        return path
+
+    async def reset_failed_unit(self, name: str) -> None:
+        await self.call("ResetFailedUnit", "s", [name])
+
+    async def ref_unit(self, name: str) -> None:
+        await self.call("RefUnit", "s", [name])
+
+    async def unref_unit(self, name: str) -> None:
+        await self.call("UnrefUnit", "s", [name])
+
+    async def subscribe(self) -> None:
+        # Without Subscribe, systemd emits no unit signals to anyone (notes).
+        await self.call("Subscribe")
+
+    async def get_all(self, path: str, interface: str) -> dict[str, Any]:
+        (props,) = await self.call("GetAll", "s", [interface], path=path, interface=PROPS)
+        return plain(props)
+
+    async def get(self, path: str, interface: str, prop: str) -> Any:
+        (value,) = await self.call("Get", "ss", [interface, prop], path=path, interface=PROPS)
+        return plain(value)
+
+    # --- signals ------------------------------------------------------------
+
+    async def add_match(self, rule: str) -> None:
+        if rule in self._matched:
+            return
+        await self.call("AddMatch", "s", [rule], path="/org/freedesktop/DBus",
+                        interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        self._matched.add(rule)
+
+    async def watch_properties(self, path: str,
+                               callback: Callable[[str, dict], None]) -> Callable[[], None]:
+        """Call `callback(interface, changed)` on each PropertiesChanged of
+        the object at `path`; returns a function that stops watching."""
+        self._watchers.setdefault(path, []).append(callback)
+        await self.add_match(f"type='signal',sender='{SYSTEMD}',path='{path}',"
+                             f"interface='{PROPS}',member='PropertiesChanged'")
+
+        def unwatch() -> None:
+            cbs = self._watchers.get(path, [])
+            if callback in cbs:
+                cbs.remove(callback)
+        return unwatch
+
+    def _on_message(self, msg: Message) -> bool:
+        if (msg.message_type == MessageType.SIGNAL and msg.interface == PROPS
+                and msg.member == "PropertiesChanged" and msg.path in self._watchers):
+            interface, changed = msg.body[0], plain(msg.body[1])
+            for cb in list(self._watchers[msg.path]):
+                cb(interface, changed)
+        return False   # never consume: other handlers may want it
+
+
+async def wait_closed(bus: Bus, timeout: float) -> None:
+    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)

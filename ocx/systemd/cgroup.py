@@ -1,0 +1,121 @@
+"""A unit's cgroup, read from /sys/fs/cgroup (the only code that does).
+
+Two things systemd 252 does not tell on a cgroup v1 hybrid host:
+- CPU time (D17 cpu): CPUUsageNSec stays unset because cpu and cpuacct are
+  separate hierarchies; the unit's cgroup2 `cpu.stat` (usage_usec) under
+  /sys/fs/cgroup/unified is right, while it runs and from its ExecStopPost.
+- A memory kill (D17 memory): Result is `signal`/SIGKILL, as for any
+  `kill -9`; the v1 memory cgroup's `memory.oom_control` (oom_kill) and
+  `memory.failcnt` say the limit was hit. The cgroup is removed when the
+  unit stops, so read it while it runs or from its ExecStopPost.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+ROOT = "/sys/fs/cgroup"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError, PermissionError, OSError):
+        return None
+
+
+def _keyed(text: str | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in (text or "").splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().lstrip("-").isdigit():
+            out[k] = int(v)
+    return out
+
+
+def pure_v2(root: str = ROOT) -> bool:
+    return os.path.exists(os.path.join(root, "cgroup.controllers"))
+
+
+def unified_root(root: str = ROOT) -> str | None:
+    """Where the cgroup2 hierarchy is mounted: ROOT on pure v2,
+    ROOT/unified on a hybrid host, None on pure v1."""
+    if pure_v2(root):
+        return root
+    if os.path.exists(os.path.join(root, "unified", "cgroup.procs")):
+        return os.path.join(root, "unified")
+    return None
+
+
+def _join(base: str, control_group: str) -> str:
+    return os.path.join(base, control_group.lstrip("/"))
+
+
+def cpu_usage_usec(control_group: str, root: str = ROOT) -> int | None:
+    """CPU time of every process the cgroup holds and held, in µs."""
+    uni = unified_root(root)
+    if uni is not None:
+        stat = _keyed(_read(_join(_join(uni, control_group), "cpu.stat")))
+        if "usage_usec" in stat:
+            return stat["usage_usec"]
+    # Pure v1 (or a kernel without cgroup2 cpu.stat): cpuacct, in ns.
+    for d in ("cpuacct", "cpu,cpuacct"):
+        text = _read(_join(_join(os.path.join(root, d), control_group), "cpuacct.usage"))
+        if text and text.strip().isdigit():
+            return int(text) // 1000
+    return None
+
+
+@dataclass(frozen=True)
+class MemoryEvidence:
+    """What the memory cgroup saw: the kernel's OOM kills inside it, and
+    how often a charge hit the limit."""
+
+    oom_kill: int
+    failcnt: int | None = None       # v1 only
+    max_usage: int | None = None     # bytes, the peak
+
+    @property
+    def oom_killed(self) -> bool:
+        return self.oom_kill > 0
+
+
+def memory_evidence(control_group: str, root: str = ROOT) -> MemoryEvidence | None:
+    """The cgroup's memory counters, or None when it has none (gone)."""
+    if pure_v2(root):
+        d = _join(root, control_group)
+        events = _read(os.path.join(d, "memory.events"))
+        if events is None:
+            return None
+        peak = _read(os.path.join(d, "memory.peak"))
+        return MemoryEvidence(oom_kill=_keyed(events).get("oom_kill", 0),
+                              max_usage=int(peak) if peak and peak.strip().isdigit() else None)
+    d = _join(os.path.join(root, "memory"), control_group)
+    oom = _read(os.path.join(d, "memory.oom_control"))
+    if oom is None:
+        return None
+    fail = _read(os.path.join(d, "memory.failcnt"))
+    peak = _read(os.path.join(d, "memory.max_usage_in_bytes"))
+    return MemoryEvidence(
+        oom_kill=_keyed(oom).get("oom_kill", 0),
+        failcnt=int(fail) if fail and fail.strip().isdigit() else None,
+        max_usage=int(peak) if peak and peak.strip().isdigit() else None)
+
+
+def own_control_group(pid: int | str = "self", controller: str = "") -> str | None:
+    """A process's cgroup path: in the cgroup2 hierarchy by default, or in
+    the v1 hierarchy of `controller` (e.g. "memory")."""
+    text = _read(f"/proc/{pid}/cgroup")
+    for line in (text or "").splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if (controller and controller in ctrls.split(",")) or (not controller and ctrls == ""):
+            return path
+    return None
+
+
+def unit_control_group(pid: int | str = "self") -> str | None:
+    """The unit's cgroup as systemd names it (its ControlGroup), from inside
+    the unit: name=systemd's path on v1 hybrid, else the cgroup2 one."""
+    return own_control_group(pid, "name=systemd") or own_control_group(pid)

@@ -1,0 +1,198 @@
+"""The operations on systemd a node needs: start a transient service, stop
+it, read its state and CPU time, and see its end from D-Bus signals (D4).
+
+`Systemd` holds one system-bus connection. `run()` sets up the watch of a
+unit's signals *before* starting it, so a program that ends at once is not
+missed; `Run.ended()` then returns its End. AddRef (on by default in
+units.TransientService) keeps a unit that exited 0 until `release()` or
+until this connection closes, so its end can still be read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import cgroup
+from .units import (SERVICE_IFACE, UNIT_IFACE, End, EndTracker, TransientService,
+                    properties, unit_path)
+
+if TYPE_CHECKING:                      # bus imports dbus-next: keep it lazy
+    from .bus import Bus
+
+UINT64_MAX = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class UnitState:
+    name: str
+    active_state: str
+    sub_state: str
+    result: str | None
+    main_pid: int | None
+    control_group: str | None
+    exec_main_code: int | None
+    exec_main_status: int | None
+    cpu_usage_nsec: int | None       # None when systemd does not account it
+
+
+class Run:
+    """A started (or starting) unit whose end is being watched."""
+
+    def __init__(self, systemd: "Systemd", name: str):
+        self.systemd = systemd
+        self.name = name
+        self.path = unit_path(name)
+        self.tracker = EndTracker(name)
+        self.job: str | None = None
+        self._done = asyncio.get_running_loop().create_future()
+        self._unwatch = None
+
+    def _on_change(self, interface: str, changed: dict) -> None:
+        end = self.tracker.feed(interface, changed)
+        if end is not None and not self._done.done():
+            self._done.set_result(end)
+
+    async def ended(self, timeout: float | None = None) -> End:
+        """The unit's End, once it has ended (signals, no polling)."""
+        end = await asyncio.wait_for(asyncio.shield(self._done), timeout)
+        if self._unwatch:
+            self._unwatch()
+            self._unwatch = None
+        if None in (end.result, end.code, end.status):
+            # A signal carried only some of the Service's properties; with
+            # AddRef the unit still exists, so its own values are current.
+            got = await self.systemd.service_properties(self.name)
+            if got:
+                end = self.tracker.snapshot(end.active_state, {
+                    k: v for k, v in got.items() if k not in self.tracker.service})
+        return end
+
+    async def state(self) -> UnitState | None:
+        return await self.systemd.state(self.name)
+
+
+class Systemd:
+    """systemd's Manager over one system-bus connection."""
+
+    def __init__(self, bus: "Bus"):
+        self.bus = bus
+        self._subscribed = False
+
+    @classmethod
+    async def connect(cls, negotiate_unix_fd: bool = False) -> "Systemd":
+        from .bus import Bus
+
+        return cls(await Bus.connect(negotiate_unix_fd=negotiate_unix_fd))
+
+    async def __aenter__(self) -> "Systemd":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disconnecting also drops every AddRef this connection holds."""
+        self.bus.close()
+
+    async def _subscribe(self) -> None:
+        if not self._subscribed:
+            await self.bus.subscribe()
+            self._subscribed = True
+
+    async def start(self, service: TransientService) -> str:
+        """Start it without watching; returns the job path."""
+        return await self.bus.start_transient_unit(service.name, properties(service))
+
+    async def run(self, service: TransientService) -> Run:
+        """Watch, then start; `await run.ended()` gives its End."""
+        props = properties(service)         # refuse before touching the bus
+        await self._subscribe()
+        run = Run(self, service.name)
+        run._unwatch = await self.bus.watch_properties(run.path, run._on_change)
+        try:
+            run.job = await self.bus.start_transient_unit(service.name, props)
+        except BaseException:
+            run._unwatch()
+            raise
+        return run
+
+    async def watch(self, name: str) -> Run:
+        """Watch a unit that is already running (e.g. after a node restart)."""
+        await self._subscribe()
+        run = Run(self, name)
+        run.tracker.started = True          # no stale pair: it is running
+        run._unwatch = await self.bus.watch_properties(run.path, run._on_change)
+        st = await self.state(name)
+        if st is None or st.active_state in ("inactive", "failed"):
+            run._on_change(SERVICE_IFACE, {
+                "Result": st.result if st else None,
+                "ExecMainCode": st.exec_main_code if st else None,
+                "ExecMainStatus": st.exec_main_status if st else None})
+            run._on_change(UNIT_IFACE, {"ActiveState": st.active_state if st else "inactive"})
+        return run
+
+    async def stop(self, name: str) -> None:
+        await self.bus.stop_unit(name)
+
+    async def kill(self, name: str, signo: int, whom: str = "all") -> None:
+        await self.bus.kill_unit(name, signo, whom)
+
+    async def release(self, name: str) -> None:
+        """Drop the AddRef reference; the unit may be collected at once."""
+        from .bus import BusError
+
+        try:
+            await self.bus.unref_unit(name)
+        except BusError as e:
+            if e.name != "org.freedesktop.systemd1.NoSuchUnit":
+                raise
+
+    async def reset_failed(self, name: str) -> None:
+        await self.bus.reset_failed_unit(name)
+
+    async def service_properties(self, name: str) -> dict[str, Any] | None:
+        path = await self.bus.get_unit(name)
+        if path is None:
+            return None
+        return await self.bus.get_all(path, SERVICE_IFACE)
+
+    async def state(self, name: str) -> UnitState | None:
+        """The unit as systemd holds it now, or None when it has no such
+        unit (GetAll on a vanished unit's path returns a stub: GetUnit
+        first, notes)."""
+        path = await self.bus.get_unit(name)
+        if path is None:
+            return None
+        u = await self.bus.get_all(path, UNIT_IFACE)
+        s = await self.bus.get_all(path, SERVICE_IFACE)
+        cpu = s.get("CPUUsageNSec")
+        return UnitState(
+            name=name, active_state=u.get("ActiveState", "?"),
+            sub_state=u.get("SubState", "?"), result=s.get("Result"),
+            main_pid=s.get("MainPID") or None,
+            control_group=s.get("ControlGroup") or None,
+            exec_main_code=s.get("ExecMainCode"),
+            exec_main_status=s.get("ExecMainStatus"),
+            cpu_usage_nsec=None if cpu in (None, UINT64_MAX) else cpu)
+
+    async def cpu_usec(self, name: str) -> int | None:
+        """CPU time of all the unit's processes so far, in microseconds (D17
+        cpu), or None when it is not running. On cgroup v1 hybrid systemd
+        leaves CPUUsageNSec unset, so the cgroup2 cpu.stat is read."""
+        st = await self.state(name)
+        if st is None:
+            return None
+        if st.cpu_usage_nsec is not None:
+            return st.cpu_usage_nsec // 1000
+        if st.control_group is None:
+            return None
+        return cgroup.cpu_usage_usec(st.control_group)
+
+    async def memory_evidence(self, name: str) -> cgroup.MemoryEvidence | None:
+        """The running unit's memory cgroup counters (see cgroup.py)."""
+        st = await self.state(name)
+        if st is None or st.control_group is None:
+            return None
+        return cgroup.memory_evidence(st.control_group)
