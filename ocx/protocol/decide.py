@@ -31,6 +31,7 @@ class Arrival:
     pending_moderation: bool = False
     branch: str | None = None
     received: float = 0.0  # Unix seconds of its receipt
+    rcvid: int = 0  # its receipt: order of arrival (D26)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,11 @@ class OpenRecord:
     record: Record
     place: str
     received: float = 0.0
+    rcvid: int = 0
+
+    def precedes(self, arrival: "Arrival") -> bool:
+        """Only what arrived after the record reaches its run (D2: read again, deliver nothing old)."""
+        return arrival.rcvid > self.rcvid
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,7 @@ def _checkin(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     actions: list[Action] = []
     for opened in facts.open_records:
         record = opened.record
-        if arrival.branch not in record.checkins or arrival.sender == record.user:
+        if arrival.branch not in record.checkins or arrival.sender == record.user or not opened.precedes(arrival):
             continue  # C3: only its branches, never its own user's check-ins
         if record.is_command:
             actions.append(RunCheckin(opened.hash, arrival.hash, arrival.branch or ""))
@@ -188,7 +194,7 @@ def _conversation(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     actions: list[Action] = []
     for opened in facts.open_records:
         record = opened.record
-        if record.is_command or opened.place != arrival.place or arrival.hash == opened.hash:
+        if record.is_command or opened.place != arrival.place or not opened.precedes(arrival):
             continue
         if arrival.sender not in record.hears or arrival.sender == record.user:
             continue

@@ -21,13 +21,13 @@ def body(obj) -> str:
 
 
 def arrival(obj=None, **fields) -> Arrival:
-    base = dict(hash=HASH, kind=POST, sender="pat", sender_capabilities=ADMIN, text=body(obj or record()), place=THREAD)
+    base = dict(hash=HASH, kind=POST, sender="pat", sender_capabilities=ADMIN, text=body(obj or record()), place=THREAD, rcvid=10)
     base.update(fields)
     return Arrival(**base)
 
 
-SESSION = OpenRecord(HASH, parse_message(record()), THREAD, received=1000.0)
-CI = OpenRecord(CI_HASH, parse_message(ci_record()), THREAD, received=1000.0)
+SESSION = OpenRecord(HASH, parse_message(record()), THREAD, received=1000.0, rcvid=5)
+CI = OpenRecord(CI_HASH, parse_message(ci_record()), THREAD, received=1000.0, rcvid=5)
 OPEN = NodeFacts(NODE, "ocx-node", (SESSION, CI))
 EMPTY = NodeFacts(NODE, "ocx-node")
 
@@ -101,14 +101,14 @@ def test_posts_in_the_place_from_a_heard_user_are_delivered():
     assert action.delivery.text == f"Post {POST_HASH} from pat: Looks good?"
 
 
-@pytest.mark.parametrize("changes", [{"sender": "eve"}, {"sender": "claude-91c0de"}, {"place": "6" * 40}, {"hash": HASH}])
+@pytest.mark.parametrize("changes", [{"sender": "eve"}, {"sender": "claude-91c0de"}, {"place": "6" * 40}, {"rcvid": 5}, {"rcvid": 2}])
 def test_posts_not_delivered(changes):
     fields = {"hash": POST_HASH, "text": "hello", **changes}
     assert isinstance(only(decide(arrival(**fields), OPEN)), Ignore)
 
 
 def test_ticket_changes_are_delivered_as_changes():
-    ticket_record = OpenRecord(HASH, parse_message(record()), TICKET)
+    ticket_record = OpenRecord(HASH, parse_message(record()), TICKET, rcvid=1)
     facts = NodeFacts(NODE, "ocx-node", (ticket_record,))
     action = only(decide(arrival(hash=POST_HASH, kind=CHANGE, text="more detail", place=TICKET), facts))
     assert action.delivery.text == f"Change {POST_HASH} to {TICKET} from pat: more detail"
@@ -134,3 +134,7 @@ def test_a_delivery_is_one_json_line_d13():
     assert line.endswith("\n") and line.count("\n") == 1
     assert json.loads(line) == {"ocx": 1, "delivery": "post", "hash": POST_HASH, "text": f"Post {POST_HASH} from pat: two\nlines",
                                 "user": "pat", "body": "two\nlines"}
+
+
+def test_check_ins_that_arrived_before_the_record_are_not_given():
+    assert isinstance(only(decide(arrival(kind=CHECKIN, branch="dev", sender="ann", text="", rcvid=4), OPEN)), Ignore)
