@@ -1,10 +1,8 @@
 """Where a run lives: its unit's name (D3) and its workspace (D2, D16).
 
-A record's workspace has two parts. The node's part, under the node's state
-directory, holds what the node must trust (the record, the start mark, the
-outcome, the inbox) and is never writable from inside the run. The run's
-part is its HOME, systemd's StateDirectory for the unit, where its clone and
-checkout are; systemd gives it to the run's dynamic user at start.
+A record's workspace has two parts. The node's part (records.py), under the
+node's state directory, holds what the node must trust and is never writable
+from inside the run. The run's part is its HOME, below.
 """
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..protocol.hashes import short
-from .config import RUNS_STATE_DIRECTORY, NodeConfig
+from .config import RUNS_STATE_DIRECTORY
 
 SLICE = "ocx.slice"  # D3
 
@@ -38,48 +36,26 @@ def parse_unit_name(name: str) -> tuple[str, str, str | None] | None:
 
 
 @dataclass(frozen=True)
-class Workspace:
-    config: NodeConfig
-    record: str  # full hash
+class RunHome:
+    """The run's own part of its workspace: its HOME, clone and checkout (D16).
+
+    systemd's StateDirectory for the unit: the node prepares it on the host
+    before start, and DynamicUser gives it to the run's user at start.
+    """
+
     stem: str
 
-    @classmethod
-    def of(cls, config: NodeConfig, node: str, record: str, checkin: str | None = None) -> "Workspace":
-        return cls(config, record, unit_stem(node, record, checkin))
-
-    # The node's part.
-    @property
-    def node_dir(self) -> Path:
-        return self.config.state_dir / "records" / short(self.record)
-
-    @property
-    def record_file(self) -> Path:
-        return self.node_dir / "record.json"
-
-    @property
-    def inbox(self) -> Path:
-        return self.node_dir / "inbox"
-
-    @property
-    def outcome_file(self) -> Path:
-        return self.node_dir / f"{self.stem}.outcome.json"
-
-    @property
-    def started_file(self) -> Path:
-        return self.node_dir / f"{self.stem}.started"
-
-    # The run's part.
     @property
     def state_directory(self) -> str:
         """StateDirectory= of the unit, relative to /var/lib."""
         return f"{RUNS_STATE_DIRECTORY}/{self.stem}"
 
     @property
-    def home(self) -> Path:
-        """Where the run sees its HOME (systemd links it to /var/lib/private)."""
+    def inside(self) -> Path:
+        """The path the run sees (systemd links it into /var/lib/private)."""
         return Path("/var/lib") / self.state_directory
 
     @property
-    def home_on_host(self) -> Path:
-        """Where the node prepares it before start (DynamicUser keeps it private)."""
+    def on_host(self) -> Path:
+        """Where the node prepares it (DynamicUser keeps /var/lib/private 0700)."""
         return Path("/var/lib/private") / self.state_directory
