@@ -142,7 +142,8 @@ class InContainerItem(pytest.Item):
         run.run()
         outcome, text = run.outcome(self.original_nodeid)
         if outcome == "skipped":
-            pytest.skip(text)
+            # Reported at the test's own location, not this line.
+            raise pytest.skip.Exception(text, _use_item_location=True)
         if outcome == "failed":
             raise InnerFailure(text)
 

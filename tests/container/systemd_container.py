@@ -26,8 +26,9 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 def engine() -> str:
     """Start (if needed) the Docker engine; set and return DOCKER_HOST."""
-    out = subprocess.run(["sh", str(HERE / "engine.sh")], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(["sh", str(HERE / "engine.sh")], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"engine.sh failed ({out.returncode}): {out.stderr.strip()[-2000:]}")
     host = out.stdout.strip().splitlines()[-1]
     os.environ["DOCKER_HOST"] = host
     return host
@@ -105,11 +106,20 @@ class SystemdContainer:
             r = self.exec(["systemctl", "is-system-running"])
             state = r.output.strip()
             if state in ("running", "degraded"):
+                self._check_cgroups()
                 return state
             time.sleep(0.2)
         raise RuntimeError(f"systemd did not reach running in {self.boot_timeout} s "
                            f"(last state {state!r}); failed units:\n"
                            + self.exec(["systemctl", "--failed", "--no-pager"]).output)
+
+    def _check_cgroups(self) -> None:
+        # A read-only v1 hierarchy makes MemoryMax & co. silently do nothing
+        # (container-init's remount failed): refuse to test on that.
+        ro = self.exec(["awk", '$2 ~ "^/sys/fs/cgroup/" && $4 ~ "^ro" {print $2}',
+                        "/proc/self/mounts"]).output.split()
+        if ro:
+            raise RuntimeError(f"cgroup hierarchies left read-only in the container: {ro}")
 
     def exec(self, argv: list[str], env: dict[str, str] | None = None,
              workdir: str | None = None, user: str = "") -> ExecResult:
