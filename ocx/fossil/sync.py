@@ -68,25 +68,33 @@ class CallerClone:
         if "not authorized to write" in out or "Error:" in out:
             raise FossilError(["push"], 0, out, "the server refused the push")
 
-    def _new_control_artifacts(self, since_rcvid: int) -> list[str]:
-        with Repository(self.path) as clone:
-            return [
-                a.hash
-                for receipt in clone.receipts_since(since_rcvid)
-                for a in receipt.artifacts
-                if a.event_type == "g"
-            ]
-
-    def _tag(self, subcommand: list[str], user_override: str | None) -> str:
+    def _write_one(self, event_type: str, args: list[str], input: str | None = None) -> str:
+        """Run a local write in the clone, push it, and return the hash of the
+        one artifact of EVENT_TYPE it made (a local write is a receipt too)."""
         with Repository(self.path) as clone:
             before = clone.max_rcvid()
-        override = ["--user-override", user_override] if user_override else []
-        self._fossil("tag", *subcommand, *override)
-        written = self._new_control_artifacts(before)
+        run_fossil([*args, "-R", str(self.path)], home=self.home, user=self.login, input=input)
+        with Repository(self.path) as clone:
+            written = [
+                a.hash for r in clone.receipts_since(before) for a in r.artifacts if a.event_type == event_type
+            ]
         if len(written) != 1:
-            raise FossilError(["tag", *subcommand[:2]], 0, "", f"expected one tag change, found {len(written)}")
+            raise FossilError(args[:2], 0, "", f"expected one new artifact of type {event_type}, found {len(written)}")
         self.push()
         return written[0]
+
+    def _tag(self, subcommand: list[str], user_override: str | None) -> str:
+        override = ["--user-override", user_override] if user_override else []
+        return self._write_one("g", ["tag", *subcommand, *override])
+
+    def write_wiki(self, name: str, content: str, *, mimetype: str = "text/x-markdown") -> str:
+        """Write a new version of wiki page NAME (e.g. `sandbox/claude`, D14)
+        and push it; return the version's full hash."""
+        self.pull()
+        with Repository(self.path) as clone:
+            exists = bool(clone.wiki_versions(name))
+        verb = "commit" if exists else "create"
+        return self._write_one("w", ["wiki", verb, name, "--mimetype", mimetype], input=content)
 
     def tag(self, checkin: str, name: str, value: str | None = None, *, user_override: str | None = None) -> str:
         """Add tag NAME (stored as `sym-NAME`) with VALUE on CHECKIN, push it;
@@ -105,6 +113,9 @@ class CallerClone:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self._fossil("open", "--force", str(self.path), cwd=directory)
+        # Fossil notices edits by mtime; a program edits faster than a second,
+        # and Fossil then refuses the commit (R card mismatch): hash instead.
+        self._fossil("settings", "mtime-changes", "off")
         return directory
 
     def commit(

@@ -139,6 +139,13 @@ class WebSession:
         )
         return self.full_hash(_post_in(location))
 
+    def edit(self, post_hash: str, body_markdown: str, title: str | None = None) -> str:
+        """Edit one's own post (D9: an edit is never a message); return the
+        edit's full hash. TITLE applies to a root post only."""
+        form = self._form(self.post("/forumedit", {"fpid": post_hash, "edit": "Edit"}), "/forume2", "edit")
+        values = {"content": body_markdown, "submit": "Submit", **({"title": title} if title else {})}
+        return self.full_hash(_post_in(self._submit(form, values, "edit")))
+
     # -- tickets (D12) --------------------------------------------------------------
 
     def new_ticket(self, title: str, comment: str, fields: dict[str, str] | None = None) -> str:
