@@ -12,11 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-CONFIG_DIR = Path("/etc/ocx")
-STATE_ROOT = Path("/var/lib/ocx")
-RUNTIME_ROOT = Path("/run/ocx")
-# The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
-RUNS_STATE_DIRECTORY = "ocx-runs"
+from . import paths
+
+CONFIG_DIR = Path(paths.CONFIG_DIR)
+STATE_ROOT = Path(paths.STATE_ROOT)
+RUNTIME_ROOT = Path(paths.RUNTIME_ROOT)
+RUNS_STATE_DIRECTORY = paths.RUNS_STATE_DIRECTORY
 
 
 class NodeConfig(BaseModel):

@@ -1,0 +1,72 @@
+"""The node's own checks of a well-formed record before it runs (C6, D14, D16, D19, D35).
+
+They need the repository (runner pages, the run user) and the host (the
+sandbox paths); the rules themselves are protocol.admission's.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..fossil.errors import UnknownUser
+from ..fossil.repository import Repository
+from ..protocol.admission import admission_error
+from ..protocol.errors import FieldError
+from ..protocol.messages import Record
+from .config import CONFIG_DIR, RUNTIME_ROOT, NodeConfig
+from .records import open_records
+from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
+
+
+def runner_page(repository: Repository, runner: str) -> RunnerPage | FieldError | None:
+    """The runner's page as an admin last wrote it (D14), a FieldError if it is broken, or None."""
+    version = repository.wiki_latest_by_admin(PAGE_PREFIX + runner)
+    if version is None:
+        return None
+    try:
+        return parse_page(version.content)
+    except FieldError as error:
+        return FieldError("runner", f"page {PAGE_PREFIX}{runner} ({version.hash[:10]}) is not usable: {error}")
+
+
+def node_files(config: NodeConfig) -> list[Path]:
+    return [Path(config.repository).resolve().parent, config.state_dir, CONFIG_DIR, RUNTIME_ROOT,
+            Path("/var/lib/private")]
+
+
+def sandbox_error(record: Record, config: NodeConfig) -> FieldError | None:
+    """D16: a path that does not exist, or that names the node's own files, is refused."""
+    for kind in ("read_only", "read_write"):
+        for index, text in enumerate(getattr(record.sandbox, kind)):
+            field, path = f"sandbox.{kind}[{index}]", Path(text)
+            if not os.path.exists(path):
+                return FieldError(field, f"{text} does not exist on this node")
+            resolved = path.resolve()
+            for own in node_files(config):
+                own = own.resolve() if own.exists() else own
+                if resolved == own or own in resolved.parents or resolved in own.parents:
+                    return FieldError(field, f"{text} names the node's own files ({own}) (D16)")
+    return None
+
+
+def admission(repository: Repository, config: NodeConfig, record_hash: str, record: Record) -> tuple[FieldError | None, RunnerPage | None]:
+    """The first reason to refuse RECORD here, and its runner's page."""
+    page = None if record.is_command else runner_page(repository, record.runner)
+    if isinstance(page, FieldError):
+        return page, None
+    offers = {record.runner: page.offer(record.runner)} if page is not None else {}
+    try:
+        capabilities = repository.effective_capabilities(record.user)
+    except UnknownUser:
+        capabilities = None  # the node makes it (D19)
+    error = admission_error(record, offers=offers, node_user=config.node_user, run_user_capabilities=capabilities)
+    if error is None:
+        error = sandbox_error(record, config)
+    if error is None:
+        for other in open_records(config):
+            opened, _ = other.load()
+            if opened.hash != record_hash and opened.record.user == record.user:
+                # Its password is the other run's; a second run would reset it.
+                error = FieldError("user", f"{record.user!r} already runs open record {opened.hash[:12]} on this node")
+                break
+    return error, page

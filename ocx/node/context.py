@@ -1,0 +1,44 @@
+"""What every step of the node needs, resolved once per pass."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..fossil.repository import Repository
+from ..fossil.web import WebSession
+from .config import NodeConfig
+
+
+@dataclass
+class NodeContext:
+    config: NodeConfig
+    server_code: str
+    _web: WebSession | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, config: NodeConfig) -> "NodeContext":
+        with Repository(config.repository) as repository:
+            return cls(config, repository.server_code())
+
+    @property
+    def fossil_home(self) -> Path:
+        """HOME for the node's own `fossil` runs (its ~/.fossil lives there)."""
+        return self.config.state_dir / "home"
+
+    def web(self) -> WebSession:
+        """The node user's web session, logged in on first use (D20)."""
+        if self._web is None:
+            self._web = WebSession(self.config.url, self.config.node_user, self.config.node_password())
+        return self._web
+
+    def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:
+        """A line in the journal with the record's hash as a field (issue: inspection)."""
+        from ..systemd import journal
+
+        fields = {"OCX_NODE": self.server_code}
+        if record:
+            fields["OCX_RECORD"] = record
+        try:
+            journal.send(message, priority, **fields)
+        except OSError:
+            print(f"ocx node: {message}" + (f" [{record}]" if record else ""), flush=True)

@@ -1,0 +1,65 @@
+"""A run's stop step: what systemd says of its end, kept for the node (D4).
+
+    python -m ocx.node.ended NODE RECORD STEM
+
+systemd runs it as root (ExecStopPost with `+`) when the program has ended,
+still in the unit's cgroup and network namespace. It writes the end's facts
+into the record's directory and pokes the node's socket, a unix socket,
+since the run may have no network (D4, D34). It must return fast: a slow
+stop step turns the unit's Result into `timeout`. So: standard library,
+ocx.systemd's cgroup reader, no pydantic, no HTTP.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import asdict
+
+from ..systemd import stoppost
+from ..systemd.system_state import stopping
+from .paths import RUNTIME_ROOT, STATE_ROOT
+
+
+def ended_file(record_dir: str, stem: str) -> str:
+    return os.path.join(record_dir, f"ended-{stem}.json")
+
+
+def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict:
+    record_dir = os.path.join(STATE_ROOT, node, "records", record)
+    report = stoppost.collect(env)
+    body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
+    path = ended_file(record_dir, stem)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w") as out:
+        json.dump(body, out)
+    os.replace(temporary, path)
+    return body
+
+
+def poke(node: str, line: str) -> bool:
+    """Wake the node service (socket activation queues it if none runs)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(2)
+            connection.connect(os.path.join(RUNTIME_ROOT, node, "node.sock"))
+            connection.sendall(line.encode() + b"\n")
+        return True
+    except OSError:
+        return False  # the boot-time check answers it later (D6)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print("usage: python -m ocx.node.ended NODE RECORD STEM", file=sys.stderr)
+        return 2
+    node, record, stem = argv
+    record_end(node, record, stem)
+    poke(node, f"ended {stem}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

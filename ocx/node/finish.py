@@ -1,0 +1,58 @@
+"""Answering the runs that ended: from their stop step's facts to a response (C4, D4).
+
+The stop step only records; the node writes, once it runs, and again after
+any failure (the Fossil server down, say), since an ended run without its
+`answered` mark is answered by the next pass.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from .context import NodeContext
+from .outcome import EndFacts, decide_outcome
+from .records import RecordDir, open_records
+from .respond import Target, respond
+
+
+def end_facts(ended: dict, record_dir: RecordDir) -> EndFacts:
+    stop = record_dir.marked("stop")
+    unenforced = record_dir.marked("unenforced")
+    started = record_dir.marked("started") or {}
+    memory = ended.get("memory") or {}
+    return EndFacts(
+        result=ended.get("result") or "?",
+        code=ended.get("code"),
+        status=ended.get("status"),
+        oom_killed=bool(memory.get("oom_kill")) or bool(memory.get("oom_killed")),
+        seconds=max(0.0, ended.get("at", time.time()) - started.get("at", ended.get("at", 0.0))),
+        stopped_by=stop.get("by") if stop else None,
+        stop_hash=stop.get("stop") if stop else None,
+        cpu_budget_hit=record_dir.marked("cpu") is not None,
+        unenforced=unenforced.get("why") if unenforced else None,
+        system_stopping=bool(ended.get("system_stopping")),
+    )
+
+
+def ended_reports(record_dir: RecordDir) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(record_dir.path.glob("ended-*.json"))]
+
+
+def answer_ended_runs(context: NodeContext) -> int:
+    """Respond for every session whose unit's end was recorded; returns how many."""
+    answered = 0
+    for record_dir in open_records(context.config):
+        opened, _ = record_dir.load()
+        if opened.record.is_command:
+            continue
+        for ended in ended_reports(record_dir):
+            decided = decide_outcome(end_facts(ended, record_dir), opened.record.budget)
+            if decided is None:
+                continue  # a shutdown: the check at the next start answers lost (D4, D6)
+            try:
+                respond(context, Target.of(record_dir), *decided, record_dir)
+                answered += 1
+            except Exception as error:  # e.g. the Fossil server is down: the next pass tries again
+                context.log(f"could not answer yet: {error}", record=opened.hash, priority=4)
+            break
+    return answered
