@@ -67,7 +67,8 @@ class Served:
     def commit(self, login: str, filename: str, text: str, **options) -> str:
         directory = self.checkout(login)
         self.clone(login).pull()
-        run_fossil(["update"], home=self.work / f"home-{login}", cwd=directory, user=login)
+        # Every commit starts from trunk's tip, whatever an earlier one branched.
+        run_fossil(["update", "trunk"], home=self.work / f"home-{login}", cwd=directory, user=login)
         (directory / filename).write_text(text)
         return self.clone(login).commit(directory, f"{filename} by {login}", **options)
 
