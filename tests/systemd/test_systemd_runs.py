@@ -175,3 +175,31 @@ def test_cpu_time_of_a_running_unit_increases():
     # 0.9 s of wall between first and last at ~one CPU: well over 0.3 s.
     assert samples[-1] - samples[0] > 300_000, samples
     assert st.control_group and st.control_group.startswith("/ocx.slice/")
+
+
+FORKS = """
+import errno, os, sys, time
+kids, refused = [], 0
+for _ in range(12):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        refused += e.errno == errno.EAGAIN
+        continue
+    if pid == 0:
+        time.sleep(2)
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+sys.exit(0 if refused and len(kids) < 12 else 1)
+"""
+
+
+def test_tasks_max_makes_forks_fail_but_the_run_goes_on_d17():
+    async def go():
+        async with await Systemd.connect() as sd:
+            run = await sd.run(sandboxed("tasks", [PY, "-c", FORKS], tasks_max=5))
+            return await run.ended(timeout=30)
+    end = arun(go())
+    assert (end.result, end.code, end.status) == ("success", "exited", 0)
