@@ -57,6 +57,35 @@ def message_check(
     raise typer.Exit(code)
 
 
+node_app = typer.Typer(help="Run this host's node: its service, its check, its set-up.", no_args_is_help=True)
+app.add_typer(node_app, name="node")
+
+
+@node_app.command("serve")
+def node_serve(name: str = typer.Argument(..., help="The node's name (its units' instance).")) -> None:
+    """The node's root service, started by systemd on a poke or a repository change (D26, D27)."""
+    from ..node.service import serve_forever
+
+    serve_forever(name)
+
+
+@node_app.command("check")
+def node_check(name: str = typer.Argument(..., help="The node's name.")) -> None:
+    """The deliberate check (D6): answer lost runs, start missed records, then read what arrived."""
+    from ..node.check import run_check
+
+    counts = run_check(name)
+    typer.echo(", ".join(f"{key} {value}" for key, value in counts.items()))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(repository: str = typer.Argument(..., help="Fossil's %R: the repository that received.")) -> None:
+    """Fossil's after-receive hook: hand what arrived to the node and return at once (D5)."""
+    from .hook import main as hook_main
+
+    raise typer.Exit(hook_main([repository]))
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,75 @@
+"""The node's root service: socket- and path-activated, it exits when idle (D26, D27).
+
+    ocx node serve NAME
+
+systemd starts it when Fossil's hook or a run's stop step connects to the
+node's socket, or when the repository file changes (ocx-node@NAME.path).
+It runs passes while pokes keep coming, then exits: the node keeps no
+process per run, and none at all while nothing happens. A poke that comes
+as it exits stays queued on the socket, and systemd starts it again.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import socket
+
+from . import config as node_config
+from .context import NodeContext
+from .intake import run_pass
+
+SD_LISTEN_FDS_START = 3
+IDLE_SECONDS = 5.0  # a burst of pushes is one service run, not one per push
+
+
+def listening_socket() -> socket.socket | None:
+    """The socket systemd passed (LISTEN_FDS), if it started us for it."""
+    if os.environ.get("LISTEN_PID") != str(os.getpid()) or int(os.environ.get("LISTEN_FDS", "0")) < 1:
+        return None
+    listener = socket.socket(fileno=SD_LISTEN_FDS_START)
+    listener.setblocking(False)
+    return listener
+
+
+def drain(listener: socket.socket) -> int:
+    """Accept every queued poke; what they say is only a hint (D26)."""
+    count = 0
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return count
+        with connection:
+            connection.settimeout(1)
+            try:
+                while connection.recv(65536):
+                    pass
+            except OSError:
+                pass
+        count += 1
+
+
+async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
+    from ..systemd.manager import Systemd
+
+    context = NodeContext.load(node_config.load(name))
+    listener = listening_socket()
+    passes = 0
+    async with await Systemd.connect() as systemd:
+        while True:
+            if listener is not None:
+                drain(listener)
+            report = await run_pass(context, systemd)
+            passes += 1
+            if report.actions:
+                context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions")
+            if listener is None:
+                return passes
+            ready, _, _ = await asyncio.to_thread(select.select, [listener], [], [], idle)
+            if not ready:
+                return passes
+
+
+def serve_forever(name: str) -> int:
+    return asyncio.run(serve(name))
