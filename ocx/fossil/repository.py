@@ -81,10 +81,10 @@ class Repository(WorkReads):
 
     # -- artifacts ------------------------------------------------------------
 
-    def resolve(self, prefix: str) -> str:
+    def resolve(self, prefix: str, *, min_digits: int = MIN_PREFIX) -> str:
         """The full hash that PREFIX (10+ hex digits) names (D11)."""
-        if not (MIN_PREFIX <= len(prefix) <= 64) or not set(prefix) <= _HEX:
-            raise BadPrefix(f"{prefix!r}: not {MIN_PREFIX} to 64 lowercase hex digits")
+        if not (min_digits <= len(prefix) <= 64) or not set(prefix) <= _HEX:
+            raise BadPrefix(f"{prefix!r}: not {min_digits} to 64 lowercase hex digits")
         # Range on the primary index; phantoms (size<0) are not artifacts we hold.
         matches = [
             row[0]
