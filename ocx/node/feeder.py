@@ -1,6 +1,6 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -m ocx.node.feeder INBOX -- PROGRAM [ARG...]
+    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
 input and writes each delivery file the node drops into INBOX (named
@@ -9,6 +9,12 @@ never two interleaved. It wakes on inotify, never on a timer, and never
 lets a slow reader block the node: the node only writes files. When the
 program ends, the feeder ends the same way, so systemd's Result, exit code
 and signal are the program's (D4).
+
+D17's `cpu` budget, which systemd does not cap: the feeder reads its own
+unit's cgroup CPU time, waking no more often than the remaining budget
+could be spent at the node's CPU rate, and ends the program when it is
+spent. What counts is the stop step's own reading of the cgroup, which
+the run cannot touch: a feeder killed by its program still ends the run.
 
 Standard library only; it is started once per session, so it stays small.
 """
@@ -22,6 +28,8 @@ import signal
 import struct
 import subprocess
 import sys
+
+from ..systemd import cgroup
 
 IN_CLOSE_WRITE = 0x008
 IN_MOVED_TO = 0x080
@@ -50,8 +58,30 @@ def delivery_names(directory: str) -> list[str]:
     return sorted(n for n in os.listdir(directory) if n.endswith(".json") and n[:1].isdigit())
 
 
+class CpuBudget:
+    """The unit's CPU time against its budget, from its own cgroup (D17)."""
+
+    def __init__(self, seconds: float, rate: float):
+        self.limit_usec = int(seconds * 1_000_000)
+        self.rate = max(rate, 0.01)
+        self.group = cgroup.own_control_group()
+
+    def used_usec(self) -> int:
+        used = cgroup.cpu_usage_usec(self.group) if self.group else None
+        return used or 0
+
+    def spent(self) -> bool:
+        return self.used_usec() >= self.limit_usec
+
+    def wait_seconds(self) -> float:
+        """The soonest the rest could be spent, running flat out at the rate."""
+        remaining = self.limit_usec - self.used_usec()
+        return max(0.05, remaining / 1_000_000 / self.rate)
+
+
 class Feeder:
-    def __init__(self, inbox: str, argv: list[str]):
+    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None):
+        self.cpu = cpu
         self.inbox = inbox
         self.seen: set[str] = set()
         self.pending = b""
@@ -98,7 +128,11 @@ class Feeder:
                 else:
                     selector.unregister(self.pipe)
                 registered = want_write
-            for key, _ in selector.select():
+            if self.cpu is not None and self.cpu.spent():
+                self.child.kill()  # D17: the budget is spent; the stop step says so
+                return self.child.wait()
+            timeout = self.cpu.wait_seconds() if self.cpu is not None else None
+            for key, _ in selector.select(timeout):
                 if key.data == "ended":
                     return self.child.wait()
                 if key.data == "inbox":
@@ -116,18 +150,27 @@ def _end_like(status: int) -> None:
     sys.exit(status)
 
 
+def parse(args: list[str]) -> tuple[str, CpuBudget | None, list[str]]:
+    if "--" not in args or args.index("--") in (0, len(args) - 1):
+        sys.exit("usage: python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] -- PROGRAM [ARG...]")
+    split = args.index("--")
+    head, program = args[:split], args[split + 1 :]
+    options = dict(zip(head[1::2], head[2::2]))
+    cpu = CpuBudget(float(options["--cpu"]), float(options.get("--rate", "1"))) if "--cpu" in options else None
+    return head[0], cpu, program
+
+
 def main(args: list[str]) -> None:
-    if len(args) < 3 or args[1] != "--":
-        sys.exit("usage: python -m ocx.node.feeder INBOX -- PROGRAM [ARG...]")
+    inbox, cpu, program = parse(args)
     # systemd signals the whole control group on stop; the feeder outlives the
     # program so that the program's own end is what the unit reports.
     # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
     signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        feeder = Feeder(args[0], args[2:])
+        feeder = Feeder(inbox, program, cpu)
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.EACCES):
-            print(f"ocx feeder: cannot start {args[2]}: {error.strerror}", file=sys.stderr)
+            print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)
             sys.exit(203)  # what systemd says when it cannot exec a program
         raise
     _end_like(feeder.run())

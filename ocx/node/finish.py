@@ -15,7 +15,7 @@ from .records import RecordDir, open_records
 from .respond import Target, respond
 
 
-def end_facts(ended: dict, record_dir: RecordDir) -> EndFacts:
+def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None) -> EndFacts:
     stop = record_dir.marked("stop")
     unenforced = record_dir.marked("unenforced")
     started = record_dir.marked("started") or {}
@@ -28,7 +28,8 @@ def end_facts(ended: dict, record_dir: RecordDir) -> EndFacts:
         seconds=max(0.0, ended.get("at", time.time()) - started.get("at", ended.get("at", 0.0))),
         stopped_by=stop.get("by") if stop else None,
         stop_hash=stop.get("stop") if stop else None,
-        cpu_budget_hit=record_dir.marked("cpu") is not None,
+        # D17: the stop step's own cgroup reading decides, not anything the run says.
+        cpu_budget_hit=bool(cpu_budget) and (ended.get("cpu_usec") or 0) >= cpu_budget * 1_000_000,
         unenforced=unenforced.get("why") if unenforced else None,
         system_stopping=bool(ended.get("system_stopping")),
     )
@@ -46,7 +47,8 @@ def answer_ended_runs(context: NodeContext) -> int:
         if opened.record.is_command:
             continue
         for ended in ended_reports(record_dir):
-            decided = decide_outcome(end_facts(ended, record_dir), opened.record.budget)
+            facts = end_facts(ended, record_dir, opened.record.budget.cpu)
+            decided = decide_outcome(facts, opened.record.budget)
             if decided is None:
                 continue  # a shutdown: the check at the next start answers lost (D4, D6)
             try:

@@ -47,7 +47,8 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
     name = unit_name(server_code, opened.hash)
     home = RunHome(name.removesuffix(".service"))
     budget, sandbox = record.budget, record.sandbox
-    feeder = [config.python, "-m", "ocx.node.feeder", INBOX_INSIDE, "--", *page.argv(record.remote)]
+    cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
+    feeder = [config.python, "-m", "ocx.node.feeder", INBOX_INSIDE, *cpu, "--", *page.argv(record.remote)]
     return TransientService(
         name=name,
         # D3: systemctl status names the record, the runner and the user.
