@@ -81,12 +81,13 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
         opened, _ = record_dir.load()
         if opened.record.is_command or record_dir.marked("unenforced") or not repository.holds_admin(opened.record.user):
             continue
-        why = f"run user {opened.record.user} was given admin or setup"
-        record_dir.mark("unenforced", {"why": why})
         name = unit_name(context.server_code, opened.hash)
         state = await systemd.state(name)
-        if state is not None and state.active_state in ("active", "activating", "reloading"):
-            await systemd.stop(name)
+        if state is None or state.active_state not in ("active", "activating", "reloading"):
+            continue  # it ended already: its own end is its answer
+        why = f"run user {opened.record.user} was given admin or setup"
+        record_dir.mark("unenforced", {"why": why})
+        await systemd.stop(name)
         context.log(f"unenforced: {why}", record=opened.hash, priority=4)
 
 

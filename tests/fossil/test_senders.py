@@ -89,3 +89,20 @@ def test_receipts_name_the_sender_and_what_arrived(served) -> None:
     assert by_hash[checkin] == ("alice", "ci")
     # The check-in's file travelled in the same receipt, with no event of its own.
     assert any(kind is None and sender == "alice" for sender, kind in by_hash.values())
+
+
+def test_ticket_append_by_sync_is_read_as_an_append(served) -> None:
+    """`fossil ticket change ID +comment TEXT` in a clone, pushed: the reader
+    reports the appended comment and the pusher as sender."""
+    from ocx.fossil.program import run_fossil
+
+    ticket = served.web("alice").new_ticket("appended by sync", "first words")
+    clone = served.clone("bob")
+    clone.pull()
+    run_fossil(["ticket", "change", ticket, "+comment", "more from bob", "-R", str(clone.path)],
+               home=clone.home, user="bob")
+    clone.push()
+    with served.repository() as repo:
+        last = repo.ticket_changes(ticket[:12])[-1]
+    assert (last.comment, last.comment_appended, last.sender.login) == ("more from bob", True, "bob")
+    assert served.sender_by_sql(last.hash)[0] == "bob"
