@@ -94,11 +94,15 @@ class Served:
             db.close()
 
 
-def start_served(base: Path, logins: dict[str, str] = LOGINS) -> Served:
+def start_served(base: Path, logins: dict[str, str] = LOGINS, *, backoffice: bool = False) -> Served:
     home, work = base / "home", base / "work"
     work.mkdir(parents=True)
     path = base / "served.fossil"
     passwords = {"admin": admin.new_repository(path, "admin", home=home)}
+    if not backoffice:
+        # Fossil's backoffice detaches (its own session) and waits out a 60 s
+        # lease after the server stops; these tests need no hooks.
+        admin.set_setting(path, "backoffice-disable", "on", home=home)
     for login, letters in logins.items():
         passwords[login] = admin.create_user(path, login, letters, f"{login}@example.org", home=home)
     server = serve(path, home=home)
