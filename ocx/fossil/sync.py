@@ -39,13 +39,17 @@ class CallerClone:
     home: Path
 
     @classmethod
-    def create(cls, path: Path | str, base_url: str, login: str, password: str, *, home: Path | str) -> CallerClone:
+    def create(cls, path: Path | str, base_url: str, login: str, password: str, *, home: Path | str,
+               save_password: bool = True) -> CallerClone:
         """Clone BASE_URL over HTTP as LOGIN (needs `g`) into PATH; autosync off
-        (fossil-facts.md: a program drives it)."""
+        (fossil-facts.md: a program drives it). Without SAVE_PASSWORD the clone
+        keeps no password of the server's (C6 `no_password`; its own user row
+        gets a random local one from Fossil)."""
         path, home = Path(path), Path(home)
         url = _credentialed_url(base_url, login, password)
+        save = ["--save-http-password"] if save_password else []
         try:
-            run_fossil(["clone", "--save-http-password", url, str(path)], home=home, user=login)
+            run_fossil(["clone", *save, url, str(path)], home=home, user=login)
         except FossilError as exc:
             # Never echo the URL: it holds the password.
             raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
@@ -57,6 +61,9 @@ class CallerClone:
         in_checkout = cwd is not None
         repository = [] if in_checkout else ["-R", str(self.path)]
         return run_fossil([*args, *repository], home=self.home, cwd=cwd, user=self.login).stdout
+
+    def set_setting(self, name: str, value: str) -> None:
+        self._fossil("settings", name, value)
 
     def pull(self) -> None:
         self._fossil("pull")
