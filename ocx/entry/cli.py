@@ -10,7 +10,7 @@ import typer
 from .. import __version__
 
 app = typer.Typer(help="OCX: humans and AI agents on one Fossil repository, every request, limit and judgement on the record.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 message_app = typer.Typer(help="OCX messages (records, stops, responses) as text.", no_args_is_help=True)
 app.add_typer(message_app, name="message")
 
@@ -76,6 +76,22 @@ def node_check(name: str = typer.Argument(..., help="The node's name.")) -> None
 
     counts = run_check(name)
     typer.echo(", ".join(f"{key} {value}" for key, value in counts.items()))
+
+
+from .cli_node import register as _register_node_setup  # noqa: E402  (node init, demo)
+
+_register_node_setup(app, node_app)
+
+
+@node_app.command("poke")
+def node_poke(name: str = typer.Argument(..., help="The node's name."),
+              wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:
+    """Wake the node's service: it answers ended runs and reads what arrived (D26)."""
+    from ..node import config as node_config
+    from ..node.poke import poke_node
+
+    url = node_config.load(name).url if wait_server else None
+    raise typer.Exit(0 if poke_node(name, url) else 1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -64,7 +64,9 @@ def main() -> int:
         print("probe " + json.dumps(probe()), flush=True)
         return 0
     if objective.startswith("sleep"):
-        time.sleep(3600)
+        words = objective.split()
+        time.sleep(float(words[1]) if len(words) > 1 else 3600)
+        return 0
     if objective.startswith("eat memory"):
         hoard = []
         while True:

@@ -1,0 +1,61 @@
+"""Exactly one response through repeats, crashes and a Fossil server that is down (C3, D2, D5)."""
+import subprocess
+import time
+
+import pytest
+
+from ocx.protocol import Outcome
+
+from .harness import journal, ocx, systemctl, wait_for
+
+pytestmark = pytest.mark.systemd
+
+
+def running(node, record: str) -> bool:
+    return systemctl("is-active", node.unit(record)).strip() == "active"
+
+
+def test_one_record_seen_by_every_trigger_gives_one_unit_and_one_response(node):
+    record = node.post(node.record(objective="sleep 4"))
+    wait_for(lambda: running(node, record), 30, what="the run")
+    line = f"{record} forum-post {record[:14]}\n"
+    for _ in range(2):  # Fossil's hook, twice, on the same artifact
+        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "hook", node.config.repository],
+                       input=line, text=True, check=True, timeout=30)
+    (node.config.state_dir / "mark.json").unlink()  # D2: the mark is only a shortcut
+    ocx("node", "check", node.name)
+    systemctl("start", f"ocx-node@{node.name}.service")  # and the path unit's service, by hand
+    response = node.response(record)
+    assert response.outcome is Outcome.exited
+    time.sleep(2)
+    assert len(node.responses(record)) == 1
+    starts = [l for l in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}", "--no-pager"],
+                                        capture_output=True, text=True).stdout.splitlines() if l.startswith("started ")]
+    assert len(starts) == 1, starts
+
+
+def test_the_node_service_killed_while_a_run_lives(node):
+    record = node.post(node.record(objective="sleep 5"))
+    wait_for(lambda: running(node, record), 30, what="the run")
+    systemctl("kill", "--signal=KILL", f"ocx-node@{node.name}.service")
+    assert running(node, record)  # the run is systemd's, not the node's
+    response = node.response(record, timeout=60)
+    assert response.outcome is Outcome.exited and response.note.startswith("exit 0")
+
+
+def test_the_fossil_server_down_when_a_run_ends(node):
+    record = node.post(node.record(objective="sleep 3"))
+    wait_for(lambda: running(node, record), 30, what="the run")
+    systemctl("stop", f"ocx-fossil@{node.name}.service")
+    try:
+        wait_for(lambda: not running(node, record), 30, what="the run's end")
+        time.sleep(2)  # the node tried, and could not write
+        assert node.responses(record) == []
+    finally:
+        systemctl("start", f"ocx-fossil@{node.name}.service")
+    wait_for(lambda: node.responses(record), 60, what="the response once the server is back")
+    time.sleep(2)
+    answers = node.responses(record)
+    assert len(answers) == 1 and answers[0][0].outcome is Outcome.exited
+    assert "could not answer yet" in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"],
+                                                    capture_output=True, text=True).stdout
