@@ -84,4 +84,15 @@ echo "$OCX_SRC" >"$site/ocx-src.pth"
 if [ -f "$OCX_UNITS/ocx.slice" ]; then
     install -m 0644 "$OCX_UNITS/ocx.slice" /etc/systemd/system/ocx.slice
 fi
+# The `ocx` command for the node's units, the shell and `docker exec`
+# (OCX is not pip-installed, so no console script exists).
+cat >"$VENV/bin/ocx" <<'SH'
+#!/bin/sh
+exec /opt/ocx/venv/bin/python -m ocx.entry.launch "$@"
+SH
+chmod 0755 "$VENV/bin/ocx"
+ln -sfn "$VENV/bin/ocx" /usr/local/bin/ocx
+# The units' Documentation= points here (docs/operating.md).
+mkdir -p /usr/share/doc
+ln -sfn "$OCX_SRC/docs" /usr/share/doc/ocx
 echo "provisioned: $VENV ($("$VENV/bin/python" --version))"

@@ -9,10 +9,11 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 400
 
 # Each external program is run from one place (the brief; architecture.md).
-PROGRAM_HOMES = {"fossil": {"ocx/fossil/program.py"}}
+PROGRAM_HOMES = {"fossil": {"ocx/fossil/program.py"}, "useradd": {"ocx/node/account.py"}}
 SUBPROCESS_HOMES = {
     "ocx/fossil/program.py",  # fossil
     "ocx/node/feeder.py",  # a session's own program, inside its unit (D13)
+    "ocx/node/account.py",  # useradd: the Fossil server's account (D27)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md).

@@ -1,0 +1,57 @@
+"""`ocx node init` and `ocx demo`: setting a node up on this host (kept out
+of cli.py, which stays the list of what OCX can do)."""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer, node_app: typer.Typer) -> None:
+    node_app.command("init")(node_init)
+    app.command("demo")(demo)
+
+
+def node_init(
+    name: str = typer.Option(..., "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
+    port: Optional[int] = typer.Option(None, help="The Fossil server's port on 127.0.0.1 (a new node: 8080)."),
+    repository: Optional[str] = typer.Option(None, help="Adopt this repository file instead of making a new one."),
+    account: str = typer.Option("fossil", help="The Unix account the Fossil server runs as (never root, D27)."),
+    node_user: str = typer.Option("ocx-node", help="The node's own Fossil login (D20)."),
+    admin: str = typer.Option("admin", help="The setup login of a new repository."),
+) -> None:
+    """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
+    from ..node.init import InitError, InitOptions, init_node
+
+    started = time.monotonic()
+    try:
+        report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
+                                       node_user=node_user, admin_login=admin))
+    except InitError as error:
+        typer.echo(f"ocx node init: {error}", err=True)
+        raise typer.Exit(1)
+    for step in report.steps:
+        typer.echo(("changed  " if step.changed else "ok       ") + step.what)
+    if report.admin_login:
+        typer.echo(f"admin login {report.admin_login}: password in {report.admin_password_file}")
+    typer.echo(f"node {name} at {report.config.url}: "
+               + ("set up" if report.changed else "nothing changed")
+               + f" in {time.monotonic() - started:.1f} s")
+
+
+def demo(
+    publish: Optional[int] = typer.Option(None, help="Relay this port of the container to the server (contrib/demo.sh)."),
+    container: Optional[str] = typer.Option(None, help="The container this runs in, for the hints it prints."),
+) -> None:
+    """The main job: a node named `demo` on this host, and what it made."""
+    from ..node.demo import Demo, run_demo
+    from ..node.init import InitError
+
+    try:
+        done = run_demo(Demo(publish=publish, in_container=container))
+    except InitError as error:
+        typer.echo(f"ocx demo: {error}", err=True)
+        raise typer.Exit(1)
+    total = sum(done.timings.values())
+    typer.echo(f"\ndemo ready in {total:.1f} s")

@@ -1,0 +1,131 @@
+"""The node's units on its host: units/ copied into /etc/systemd/system, the
+drop-ins only the node knows (its account, repository and port), then
+reload, enable and start over D-Bus (ocx/systemd/unit_files.py).
+
+Templates hold what every node shares; a drop-in per instance holds what a
+template cannot know (D26: the path unit's file). A file is written only
+when its text differs, and systemd is reloaded only then, so a second init
+changes nothing. A unit whose files changed is restarted, others started.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .config import NodeConfig
+
+SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
+SYSTEM_UNITS = Path("/etc/systemd/system")
+TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
+             "ocx-node@.path", "ocx-check@.service")
+DROP_IN = "node.conf"
+
+
+def port_of(url: str) -> int:
+    return urlparse(url).port or 80
+
+
+def instance_units(name: str) -> dict[str, str]:
+    """What each unit of node NAME is, for the report and the docs."""
+    return {
+        f"ocx-fossil@{name}.service": "the Fossil server (its own account, 127.0.0.1)",
+        f"ocx-node@{name}.socket": "the node's socket: hook and stop steps poke it (D4, D27)",
+        f"ocx-node@{name}.path": "watches the repository file (D26)",
+        f"ocx-node@{name}.service": "the root service, started on demand by the two above",
+        f"ocx-check@{name}.service": "the deliberate check at boot (D6)",
+    }
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def drop_ins(config: NodeConfig, home: str) -> dict[str, str]:
+    """Unit name → the text of its drop-in."""
+    name, account = config.name, config.server_account
+    head = "# Written by `ocx node init`; a rerun rewrites it from /etc/ocx/%s.json.\n" % name
+    return {
+        f"ocx-fossil@{name}.service": head + "[Service]\n"
+        f"User={account}\nGroup={account}\n"
+        f"Environment={_quoted('OCX_REPOSITORY=' + config.repository)} OCX_PORT={port_of(config.url)}"
+        f" {_quoted('HOME=' + home)}\n",
+        f"ocx-node@{name}.socket": head + f"[Socket]\nSocketGroup={account}\n",
+        f"ocx-node@{name}.path": head + f"[Path]\nPathChanged={config.repository}\n",
+    }
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    if path.exists() and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".ocx-tmp")
+    temporary.write_text(text)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, path)
+    return True
+
+
+def install_files(config: NodeConfig, home: str, source: Path = SOURCE_UNITS,
+                  target: Path = SYSTEM_UNITS) -> dict[str, bool]:
+    """File name (template or drop-in's unit) → whether it was written."""
+    changed = {}
+    for template in TEMPLATES:
+        changed[template] = write_if_changed(target / template, (source / template).read_text())
+    for unit, text in drop_ins(config, home).items():
+        changed[unit] = write_if_changed(target / f"{unit}.d" / DROP_IN, text)
+    return changed
+
+
+def _touched(unit: str, changed: dict[str, bool]) -> bool:
+    template = unit.split("@")[0] + "@." + unit.rsplit(".", 1)[1]
+    return changed.get(unit, False) or changed.get(template, False)
+
+
+async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float = 20.0) -> list[tuple[str, str, bool]]:
+    """Reload if a file changed, enable the four, start three; returns (unit, state, changed)."""
+    from ..systemd.bus import Bus
+    from ..systemd import unit_files
+
+    name = config.name
+    server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
+                                 f"ocx-node@{name}.path", f"ocx-check@{name}.service")
+    done = []
+    bus = await Bus.connect()
+    try:
+        if any(changed.values()):
+            await unit_files.reload(bus)
+        enabled = await unit_files.enable(bus, [server, sock, path, check])
+        done.append(("enabled: " + ", ".join((server, sock, path, check)), "", bool(enabled.changes)))
+        for unit in (server, sock, path):
+            before, _ = await unit_files.active_state(bus, unit)
+            restart = before == "active" and _touched(unit, changed)
+            state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)
+            if state != "active":
+                raise RuntimeError(f"{unit} is {state} after start; see journalctl -u {unit}")
+            done.append((unit, state, before != "active" or restart))
+    finally:
+        bus.close()
+    return done
+
+
+def wait_listening(url_port: int, timeout: float = 20.0) -> float:
+    """Seconds until the Fossil server accepts on 127.0.0.1 (it binds just after start)."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        try:
+            with socket.create_connection(("127.0.0.1", url_port), timeout=0.5):
+                return time.monotonic() - start
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{url_port} after {timeout:.0f} s")
+
+
+def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:
+    changed = install_files(config, home, source)
+    started = asyncio.run(activate(config, changed))
+    wait_listening(port_of(config.url))
+    return changed, started

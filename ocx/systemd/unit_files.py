@@ -1,0 +1,74 @@
+"""Installing and starting a node's own (non-transient) units over D-Bus.
+
+What `systemctl daemon-reload`, `enable` and `start` would do, as Manager
+calls, so `ocx node init` runs no systemctl (architecture: D-Bus only in
+ocx/systemd). Jobs are waited for by watching the unit's ActiveState: a
+start that fails says which state and result it ended in.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from .units import SERVICE_IFACE, UNIT_IFACE
+
+SETTLED = ("active", "failed", "inactive")
+
+
+@dataclass(frozen=True)
+class Enabled:
+    changes: tuple[tuple[str, str, str], ...]  # (type, file, destination) as systemd reports them
+
+
+async def reload(bus) -> None:
+    """daemon-reload: systemd replies once the unit files are read again."""
+    await bus.call("Reload")
+
+
+async def enable(bus, names: list[str]) -> Enabled:
+    """EnableUnitFiles (not runtime, force): the [Install] symlinks; an
+    instance of a template is linked to the template. Already enabled: no changes."""
+    _carries, changes = await bus.call("EnableUnitFiles", "asbb", [list(names), False, True])
+    return Enabled(tuple(tuple(change) for change in changes))
+
+
+async def unit_file_state(bus, name: str) -> str:
+    """'enabled', 'disabled', 'static', … as `systemctl is-enabled` says."""
+    (state,) = await bus.call("GetUnitFileState", "s", [name])
+    return state
+
+
+async def active_state(bus, name: str) -> tuple[str, str]:
+    """(ActiveState, SubState) of NAME, loading it if systemd has not."""
+    (path,) = await bus.call("LoadUnit", "s", [name])
+    unit = await bus.get_all(path, UNIT_IFACE)
+    return unit.get("ActiveState", "?"), unit.get("SubState", "?")
+
+
+async def service_property(bus, name: str, prop: str):
+    (path,) = await bus.call("LoadUnit", "s", [name])
+    return await bus.get(path, SERVICE_IFACE, prop)
+
+
+async def start(bus, name: str, *, restart: bool = False, timeout: float = 20.0) -> str:
+    """StartUnit (or RestartUnit when its files changed), then wait until the
+    unit is active; returns the ActiveState it settled in."""
+    await bus.call("RestartUnit" if restart else "StartUnit", "ss", [name, "replace"])
+    return await wait_settled(bus, name, timeout)
+
+
+async def wait_settled(bus, name: str, timeout: float) -> str:
+    """Until no job is pending on NAME and it is active, failed or inactive.
+    A short poll while a job we queued runs; the node itself never polls (D26)."""
+    (path,) = await bus.call("LoadUnit", "s", [name])
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    seen = "?"
+    while loop.time() < deadline:
+        unit = await bus.get_all(path, UNIT_IFACE)
+        seen = unit.get("ActiveState", "?")
+        job_id = (unit.get("Job") or [0])[0]
+        if job_id == 0 and seen in SETTLED:
+            return seen
+        await asyncio.sleep(0.05)
+    return seen

@@ -1,0 +1,194 @@
+"""`ocx node init` from nothing, on real systemd (in the test container).
+
+One init per module (node `optest`, port 8181); each test looks at one
+thing it promised. Nothing is replaced by a stand-in: the account, the
+repository, the units and the Fossil server are the real ones.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+import sqlite3
+import stat
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.systemd
+
+NAME = "optest"
+PORT = 8181
+OCX = ["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch"]
+REPO = Path(f"/var/lib/ocx-fossil/{NAME}.fossil")
+
+
+def sh(*argv: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(argv), capture_output=True, text=True, check=check, **kw)
+
+
+def init() -> subprocess.CompletedProcess:
+    return sh(*OCX, "node", "init", "--name", NAME, "--port", str(PORT))
+
+
+def prop(unit: str, name: str) -> str:
+    return sh("systemctl", "show", unit, "-p", name, "--value").stdout.strip()
+
+
+def rows(sql: str) -> list[tuple]:
+    db = sqlite3.connect(f"file:{REPO}?mode=ro", uri=True, timeout=10)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+def snapshot() -> dict:
+    """What a second init must leave exactly as it was."""
+    files = [*Path("/etc/ocx").glob(f"{NAME}*"), *Path("/etc/systemd/system").rglob("ocx*")]
+    return {
+        "users": rows("SELECT uid, login, pw, cap, cookie, info, mtime FROM user ORDER BY uid"),
+        "config": rows("SELECT name, value, mtime FROM config WHERE name NOT IN ('backoffice')"
+                       " ORDER BY name"),
+        "files": {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
+                           p.lstat().st_mtime_ns, stat.S_IMODE(p.lstat().st_mode))
+                  for p in sorted(files)},
+    }
+
+
+@pytest.fixture(scope="module")
+def first():
+    started = time.monotonic()
+    done = init()
+    return done, time.monotonic() - started
+
+
+def test_init_from_nothing_succeeds(first):
+    done, seconds = first
+    assert "changed  new repository" in done.stdout, done.stdout
+    assert f"http://127.0.0.1:{PORT}" in done.stdout
+    print(f"init from nothing: {seconds:.2f} s")
+
+
+def test_the_fossil_server_runs_as_its_own_account_not_root(first):
+    unit = f"ocx-fossil@{NAME}.service"
+    assert prop(unit, "ActiveState") == "active"
+    pid = int(prop(unit, "MainPID"))
+    uid = os.stat(f"/proc/{pid}").st_uid
+    assert pwd.getpwuid(uid).pw_name == "fossil" and uid != 0
+    assert REPO.stat().st_uid == uid  # the hook runs as the file's owner (D27)
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=5) as reply:
+        assert reply.status == 200
+
+
+def test_the_node_user_holds_exactly_the_letters_chosen(first):
+    from ocx.fossil.repository import Repository
+    from ocx.node.init import NODE_USER_CAPABILITIES
+
+    with Repository(REPO) as repository:
+        own = repository.user("ocx-node").capabilities
+        assert sorted(own) == sorted(NODE_USER_CAPABILITIES)
+        assert not set(own) & set("asp")  # D20: never admin, setup, password change
+        assert not repository.holds_admin("ocx-node")
+
+
+def test_the_after_receive_hook_is_registered(first):
+    from ocx.fossil.program import run_fossil
+
+    hooks = json.loads(rows("SELECT value FROM config WHERE name='hooks'")[0][0])
+    command = "/opt/ocx/venv/bin/python -m ocx.entry.launch hook %R"
+    assert [h for h in hooks if h["type"] == "after-receive" and h["cmd"] == command]
+    listed = run_fossil(["hook", "list", "-R", str(REPO)], home="/tmp/optest-home").stdout
+    assert command in listed and "after-receive" in listed
+
+
+def test_socket_and_path_units_are_active_and_everything_enabled(first):
+    for unit in (f"ocx-node@{NAME}.socket", f"ocx-node@{NAME}.path"):
+        assert prop(unit, "ActiveState") == "active", unit
+    for unit in (f"ocx-fossil@{NAME}.service", f"ocx-node@{NAME}.socket",
+                 f"ocx-node@{NAME}.path", f"ocx-check@{NAME}.service"):
+        assert prop(unit, "UnitFileState") == "enabled", unit
+    assert prop(f"ocx-node@{NAME}.path", "Paths") .find(str(REPO)) >= 0
+    sock = Path(f"/run/ocx/{NAME}/node.sock")
+    info = sock.stat()
+    assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660
+    assert info.st_gid == pwd.getpwnam("fossil").pw_gid
+
+
+def test_config_and_password_files(first):
+    from ocx.node.config import load
+
+    config = load(NAME)
+    assert (config.repository, config.url, config.node_user, config.server_account) == (
+        str(REPO), f"http://127.0.0.1:{PORT}", "ocx-node", "fossil")
+    for secret in (config.password_file, Path(f"/etc/ocx/{NAME}.admin-password")):
+        info = secret.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == 0, secret
+        assert len(secret.read_text().strip()) == 32
+
+
+def test_the_passwords_work_and_the_node_user_posts_unmoderated(first):
+    from ocx.fossil.repository import Repository
+    from ocx.fossil.web import WebSession
+
+    url = f"http://127.0.0.1:{PORT}"
+    WebSession(url, "admin", Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip())
+    node = WebSession(url, "ocx-node", Path(f"/etc/ocx/{NAME}.node-password").read_text().strip())
+    post = node.new_thread("init test", "posted as the node user")
+    with Repository(REPO) as repository:
+        assert repository.sender(post).login == "ocx-node"  # D20, D21
+        assert not repository.is_private(post)  # letter 4: no moderation (D28)
+
+
+def test_a_second_init_changes_nothing(first):
+    before = snapshot()
+    again = init()
+    assert "changed" not in again.stdout.replace("nothing changed", ""), again.stdout
+    assert snapshot() == before
+
+
+def wait_new_invocation(unit: str, before: str, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = prop(unit, "InvocationID")
+        if now and now != before:
+            return now
+        time.sleep(0.1)
+    raise AssertionError(f"{unit} was not started again within {timeout} s; journal:\n"
+                         + sh("journalctl", "-u", unit, "-n", "30", "--no-pager", check=False).stdout)
+
+
+def test_a_web_request_starts_the_node_service_through_the_path_unit(first):
+    unit = f"ocx-node@{NAME}.service"
+    time.sleep(0.5)
+    before = prop(unit, "InvocationID")
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/timeline", timeout=5):
+        pass
+    wait_new_invocation(unit, before)
+    journal = sh("journalctl", "-u", f"ocx-node@{NAME}.path", "-u", unit, "--no-pager", check=False).stdout
+    assert "Started" in journal
+
+
+def test_many_requests_do_not_stop_the_trigger(first):
+    """StartLimitIntervalSec=0: without it, 5 starts in 10 s fail the path unit (D26)."""
+    for _ in range(12):
+        with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=5):
+            pass
+        time.sleep(0.15)
+    assert prop(f"ocx-node@{NAME}.path", "ActiveState") == "active"
+    assert prop(f"ocx-node@{NAME}.path", "Result") == "success"
+
+
+def test_the_hook_as_the_server_account_reaches_the_node_socket(first):
+    unit = f"ocx-node@{NAME}.service"
+    deadline = time.monotonic() + 10
+    while prop(unit, "ActiveState") not in ("inactive", "failed") and time.monotonic() < deadline:
+        time.sleep(0.1)  # let the path unit's start end, so ours is a new one
+    before = prop(unit, "InvocationID")
+    done = sh("runuser", "-u", "fossil", "--", *OCX, "hook", str(REPO), input="")
+    assert done.stderr == "", done.stderr  # "not reachable" if the socket refused the account
+    wait_new_invocation(unit, before)
