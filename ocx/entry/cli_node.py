@@ -14,7 +14,8 @@ def register(app: typer.Typer, node_app: typer.Typer) -> None:
 
 
 def node_init(
-    name: str = typer.Option(..., "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
+    name_argument: Optional[str] = typer.Argument(None, metavar="NAME", help="The node's name (or --name)."),
+    name: Optional[str] = typer.Option(None, "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
     port: Optional[int] = typer.Option(None, help="The Fossil server's port on 127.0.0.1 (a new node: 8080)."),
     repository: Optional[str] = typer.Option(None, help="Adopt this repository file instead of making a new one."),
     account: str = typer.Option("fossil", help="The Unix account the Fossil server runs as (never root, D27)."),
@@ -24,6 +25,10 @@ def node_init(
     """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
     from ..node.init import InitError, InitOptions, init_node
 
+    name = name or name_argument
+    if not name or (name_argument and name_argument != name):
+        typer.echo("ocx node init: give the node's name once, as NAME or --name NAME", err=True)
+        raise typer.Exit(2)
     started = time.monotonic()
     try:
         report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,

@@ -184,11 +184,35 @@ def test_many_requests_do_not_stop_the_trigger(first):
 
 
 def test_the_hook_as_the_server_account_reaches_the_node_socket(first):
+    """The socket is root:fossil 0660: the hook, as the server's account, connects.
+    (While the node service fails at once, a poke left queued restarts it in a
+    loop, so its InvocationID alone would not prove this connection.)"""
     unit = f"ocx-node@{NAME}.service"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 3
     while prop(unit, "ActiveState") not in ("inactive", "failed") and time.monotonic() < deadline:
-        time.sleep(0.1)  # let the path unit's start end, so ours is a new one
+        time.sleep(0.1)
     before = prop(unit, "InvocationID")
     done = sh("runuser", "-u", "fossil", "--", *OCX, "hook", str(REPO), input="")
     assert done.stderr == "", done.stderr  # "not reachable" if the socket refused the account
     wait_new_invocation(unit, before)
+    assert prop(f"ocx-node@{NAME}.socket", "ActiveState") == "active"
+
+def test_init_adopts_an_existing_repository(first):
+    from ocx.fossil import admin
+    from ocx.node.config import load
+
+    directory = Path("/var/lib/ocx-adopt")
+    directory.mkdir(exist_ok=True)
+    fossil = pwd.getpwnam("fossil")
+    os.chown(directory, fossil.pw_uid, fossil.pw_gid)
+    repository = directory / "mine.fossil"
+    admin.new_repository(repository, "owner", home="/tmp/optest-home")
+    done = sh(*OCX, "node", "init", "adopted", "--repository", str(repository), "--port", "8182", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(adopted)" in done.stdout and "new repository" not in done.stdout
+    assert load("adopted").repository == str(repository)
+    assert not Path("/etc/ocx/adopted.admin-password").exists()  # its admin is the owner's own
+    assert prop("ocx-fossil@adopted.service", "ActiveState") == "active"
+    assert repository.stat().st_uid == fossil.pw_uid
+    refused = sh(*OCX, "node", "init", "adopted", "--port", "8183", check=False)
+    assert refused.returncode == 1 and "port=8182" in refused.stderr
