@@ -18,7 +18,7 @@ class NodeContext:
     @classmethod
     def load(cls, config: NodeConfig) -> "NodeContext":
         with Repository(config.repository) as repository:
-            return cls(config, repository.server_code())
+            return cls(config, repository.server_code)
 
     @property
     def fossil_home(self) -> Path:

@@ -20,38 +20,15 @@ Standard library only; it is started once per session, so it stays small.
 """
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import selectors
 import signal
-import struct
 import subprocess
 import sys
 
 from ..systemd import cgroup
-
-IN_CLOSE_WRITE = 0x008
-IN_MOVED_TO = 0x080
-IN_NONBLOCK = 0o4000
-IN_CLOEXEC = 0o2000000
-
-
-def _inotify(directory: str) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-    if fd < 0 or libc.inotify_add_watch(fd, directory.encode(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0:
-        raise OSError(ctypes.get_errno(), f"inotify on {directory}")
-    return fd
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 65536):
-            pass
-    except BlockingIOError:
-        pass
-
+from .inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 
 def delivery_names(directory: str) -> list[str]:
     """The finished delivery files, in the order the node numbered them."""
@@ -86,7 +63,7 @@ class Feeder:
         self.seen: set[str] = set()
         self.pending = b""
         self.reader_gone = False
-        self.watch = _inotify(inbox)  # before the first listing: nothing slips between
+        self.watch = watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)  # before the first listing: nothing slips between
         self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, close_fds=True)
         self.pipe = self.child.stdin.fileno()
         os.set_blocking(self.pipe, False)
@@ -136,7 +113,7 @@ class Feeder:
                 if key.data == "ended":
                     return self.child.wait()
                 if key.data == "inbox":
-                    _drain(self.watch)
+                    drain(self.watch)
                     self.collect()
             self.write()
 

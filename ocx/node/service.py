@@ -4,9 +4,12 @@
 
 systemd starts it when Fossil's hook or a run's stop step connects to the
 node's socket, or when the repository file changes (ocx-node@NAME.path).
-It runs passes while pokes keep coming, then exits: the node keeps no
-process per run, and none at all while nothing happens. A poke that comes
-as it exits stays queued on the socket, and systemd starts it again.
+It runs passes while pokes or changes of the repository keep coming, then
+one last pass, and exits: the node keeps no process per run, and none at
+all while nothing happens. While it runs it watches the repository file
+itself, since its path unit does not fire for a unit already running; a
+poke that comes as it exits stays queued on the socket, and systemd
+starts it again.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import socket
 
 from . import config as node_config
 from .context import NodeContext
+from .inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
 from .intake import run_pass
 
 SD_LISTEN_FDS_START = 3
@@ -55,20 +59,21 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
 
     context = NodeContext.load(node_config.load(name))
     listener = listening_socket()
-    passes = 0
+    changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
+    passes, last = 0, False
     async with await Systemd.connect() as systemd:
         while True:
             if listener is not None:
                 drain(listener)
+            drain_events(changes)
             report = await run_pass(context, systemd)
             passes += 1
             if report.actions:
                 context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions")
-            if listener is None:
+            if listener is None or last:
                 return passes
-            ready, _, _ = await asyncio.to_thread(select.select, [listener], [], [], idle)
-            if not ready:
-                return passes
+            ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], idle)
+            last = not ready  # idle: one more pass, so nothing that came meanwhile waits
 
 
 def serve_forever(name: str) -> int:

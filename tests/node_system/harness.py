@@ -77,7 +77,7 @@ class Node:
     @property
     def server_code(self) -> str:
         with Repository(self.config.repository) as repository:
-            return repository.server_code()
+            return repository.server_code
 
     def repository(self) -> Repository:
         return Repository(self.config.repository)

@@ -27,7 +27,7 @@ def test_the_unit_is_named_and_described_as_d3_says(node):
     fields = node.record(objective="sleep")
     record = node.post(fields)
     unit = node.unit(record)
-    wait_for(lambda: "active" in systemctl("is-active", unit), 30, what=f"{unit} active")
+    wait_for(lambda: systemctl("is-active", unit).strip() == "active", 30, what=f"{unit} active")
     shown = systemctl("show", unit, "-p", "Description", "-p", "Slice", "-p", "DynamicUser")
     assert f"Description=OCX record {record} runner testrun as {fields['user']}" in shown
     assert "Slice=ocx.slice" in shown and "DynamicUser=yes" in shown
@@ -38,7 +38,7 @@ def test_the_unit_is_named_and_described_as_d3_says(node):
 
 def test_a_stop_from_an_admin_answers_stopped_naming_the_sender(node):
     record = node.post(node.record(objective="sleep"))
-    wait_for(lambda: "active" in systemctl("is-active", node.unit(record)), 30, what="the run")
+    wait_for(lambda: systemctl("is-active", node.unit(record)).strip() == "active", 30, what="the run")
     node.stop(record)
     response = node.response(record)
     assert response.outcome is Outcome.stopped and f"stopped by {node.admin.name}" in response.note
@@ -55,7 +55,7 @@ def test_memory_is_told_apart_from_a_plain_kill(node):
     assert (node.response(eater).outcome, node.response(eater).note) == (Outcome.budget, "memory 64M reached")
     sleeper = node.post(node.record(objective="sleep", budget={"wall": "1m", "memory": "64M"}))
     unit = node.unit(sleeper)
-    wait_for(lambda: "active" in systemctl("is-active", unit), 30, what="the sleeper")
+    wait_for(lambda: systemctl("is-active", unit).strip() == "active", 30, what="the sleeper")
     systemctl("kill", "--signal=KILL", "--kill-who=all", unit)
     response = node.response(sleeper)
     assert response.outcome is Outcome.exited and "SIGKILL" in response.note
@@ -70,7 +70,7 @@ def test_cpu_is_counted_for_all_processes_and_ends_the_run_as_budget(node):
 def test_a_run_user_given_admin_is_answered_unenforced(node):
     fields = node.record(objective="sleep")
     record = node.post(fields)
-    wait_for(lambda: "active" in systemctl("is-active", node.unit(record)), 30, what="the run")
+    wait_for(lambda: systemctl("is-active", node.unit(record)).strip() == "active", 30, what="the run")
     node.login(fields["user"], "a")  # an admin hands the run user admin, mid-run (D24)
     node.reply(record, "poke")  # any request to the server wakes the node (D26)
     response = node.response(record)
@@ -80,7 +80,7 @@ def test_a_run_user_given_admin_is_answered_unenforced(node):
 def test_the_run_user_holds_exactly_d19_letters_while_it_runs_and_none_after(node):
     fields = node.record(objective="sleep")
     record = node.post(fields)
-    wait_for(lambda: "active" in systemctl("is-active", node.unit(record)), 30, what="the run")
+    wait_for(lambda: systemctl("is-active", node.unit(record)).strip() == "active", 30, what="the run")
     assert sorted(node.capabilities(fields["user"])) == sorted("gior234")
     node.stop(record)
     node.response(record)
