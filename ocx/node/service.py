@@ -70,8 +70,14 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
             passes += 1
             if report.actions:
                 context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions")
-            if listener is None or last:
+            if listener is None:
                 return passes
+            if last:
+                # Anything that came during the last pass is read before exiting;
+                # what comes after this look finds the path unit free to fire.
+                ready, _, _ = select.select([listener, changes], [], [], 0)
+                if not ready:
+                    return passes
             ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], idle)
             last = not ready  # idle: one more pass, so nothing that came meanwhile waits
 

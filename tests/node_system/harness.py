@@ -84,13 +84,15 @@ class Node:
 
     def login(self, name: str, capabilities: str) -> Login:
         """A person's login on the served repository, with exactly these letters."""
-        if name not in self.logins:
+        with self.repository() as repository:
+            exists = any(user.login == name for user in repository.users())
+        if not exists:
             password = admin.create_user(self.config.repository, name, capabilities, f"{name}@test",
                                          home=self.home)
             self.logins[name] = Login(name, password)
         else:
             admin.set_capabilities(self.config.repository, name, capabilities, home=self.home)
-        return self.logins[name]
+        return self.logins.get(name) or Login(name, "")
 
     def clone_of(self, login: Login) -> CallerClone:
         path = self.home / f"{login.name}-{secrets.token_hex(3)}.fossil"
