@@ -30,6 +30,21 @@ import sys
 from ..systemd import cgroup
 from .inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 
+KEEP = "OCX_KEEP_ENVIRONMENT"
+
+
+def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Exactly the variables the node set (D15): systemd adds its own
+    (INVOCATION_ID, JOURNAL_STREAM, LOGNAME, STATE_DIRECTORY…), which the
+    program does not get. Without the list, the environment passes as it is."""
+    environ = dict(os.environ if environ is None else environ)
+    keep = environ.pop(KEEP, None)
+    if keep is None:
+        return environ
+    names = set(keep.split(","))
+    return {name: value for name, value in environ.items() if name in names}
+
+
 def delivery_names(directory: str) -> list[str]:
     """The finished delivery files, in the order the node numbered them."""
     return sorted(n for n in os.listdir(directory) if n.endswith(".json") and n[:1].isdigit())
@@ -64,7 +79,7 @@ class Feeder:
         self.pending = b""
         self.reader_gone = False
         self.watch = watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)  # before the first listing: nothing slips between
-        self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, close_fds=True)
+        self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, close_fds=True, env=program_environment())
         self.pipe = self.child.stdin.fileno()
         os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)

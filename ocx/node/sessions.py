@@ -14,6 +14,7 @@ from ..fossil.sync import CallerClone
 from ..protocol.decide import OpenRecord
 from ..systemd.units import BindPath, ExecCommand, TransientService
 from .config import CONFIG_DIR, RUNTIME_ROOT, NodeConfig
+from .feeder import KEEP as KEEP_ENVIRONMENT
 from .layout import SLICE, RunHome, unit_name
 from .records import RecordDir
 from .runner_pages import RunnerPage
@@ -24,8 +25,10 @@ CLONE, CHECKOUT = "repo.fossil", "checkout"
 
 
 def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str]:
-    """D15, exactly: nothing inherited from whoever started the node."""
-    return {"HOME": home, "USER": user, "PATH": SYSTEM_PATH, "LANG": "C.UTF-8", **page_env}
+    """D15, exactly: nothing inherited from whoever started the node. The
+    feeder hands the program only these names, none of systemd's own."""
+    wanted = {"HOME": home, "USER": user, "PATH": SYSTEM_PATH, "LANG": "C.UTF-8", **page_env}
+    return {**wanted, KEEP_ENVIRONMENT: ",".join(wanted)}
 
 
 def hidden_paths(config: NodeConfig) -> list[str]:

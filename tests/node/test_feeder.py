@@ -79,3 +79,12 @@ def test_a_program_that_ignores_its_input_does_not_block_the_feeder(tmp_path):
     running = feeder(inbox, sys.executable, "-c", "import time; time.sleep(1)")
     assert running.wait(timeout=30) == 0
     assert time.monotonic() - started < 20
+
+
+def test_the_program_gets_exactly_the_variables_the_node_named():
+    from ocx.node.feeder import program_environment
+
+    given = {"HOME": "/h", "USER": "run-1", "INVOCATION_ID": "x", "JOURNAL_STREAM": "1:2",
+             "OCX_KEEP_ENVIRONMENT": "HOME,USER,PATH"}
+    assert program_environment(given) == {"HOME": "/h", "USER": "run-1"}
+    assert program_environment({"A": "1"}) == {"A": "1"}

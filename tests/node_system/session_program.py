@@ -38,7 +38,9 @@ def probe() -> dict:
         except OSError:
             return False
 
-    interfaces = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+    # /proc/net/dev is the network namespace's own; /sys/class/net is not remounted.
+    with open("/proc/net/dev") as dev:
+        interfaces = sorted(line.split(":")[0].strip() for line in dev.readlines()[2:])
     paths = json.loads(os.environ.get("PROBE_PATHS", "{}"))
     return {
         "environment": dict(os.environ),

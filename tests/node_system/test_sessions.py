@@ -84,4 +84,5 @@ def test_the_run_user_holds_exactly_d19_letters_while_it_runs_and_none_after(nod
     assert sorted(node.capabilities(fields["user"])) == sorted("gior234")
     node.stop(record)
     node.response(record)
-    assert node.capabilities(fields["user"]) == ""
+    # C4: withdrawn after the response is written.
+    wait_for(lambda: node.capabilities(fields["user"]) == "", 10, what="the letters withdrawn")

@@ -1,0 +1,77 @@
+"""D16's sandbox and D15's environment, seen from inside a run (D19, D34)."""
+import json
+import os
+
+import pytest
+
+from ocx.protocol import Outcome
+
+from .harness import journal, systemctl, wait_for
+
+pytestmark = pytest.mark.systemd
+
+
+def probe(node, runner: str, **fields) -> dict:
+    record = node.post(node.record(runner=runner, objective="probe", **fields))
+    assert node.response(record).outcome is Outcome.exited
+    line = next(l for l in journal(node.unit(record)).splitlines() if l.startswith("probe "))
+    return json.loads(line.removeprefix("probe "))
+
+
+@pytest.fixture(scope="module")
+def paths(node):
+    os.makedirs("/srv/probe-rw", exist_ok=True)
+    os.makedirs("/srv/probe-ro", exist_ok=True)
+    # Another run's home, as it lies on the host while that run lives.
+    other = node.post(node.record(objective="sleep 30"))
+    wait_for(lambda: systemctl("is-active", node.unit(other)).strip() == "active", 30, what="the other run")
+    named = {
+        "other_workspace": f"/var/lib/private/ocx-runs/{node.unit(other).removesuffix('.service')}",
+        "node_repository": node.config.repository,
+        "node_state": str(node.config.state_dir),
+        "node_password": str(node.config.password_file),
+        "read_write": "/srv/probe-rw",
+        "read_only": "/srv/probe-ro",
+    }
+    env = {"PROBE_SERVER": node.url.removeprefix("http://"), "PROBE_PATHS": json.dumps(named)}
+    node.runner_page(node.admin, env=env, name="proberun")
+    yield env
+    node.stop(other)
+
+
+def test_the_sandbox_holds_from_inside(node, paths):
+    seen = probe(node, "proberun", sandbox={"network": True, "read_only": ["/srv/probe-ro"], "read_write": ["/srv/probe-rw"]})
+    seen.pop("environment")
+    assert seen["home_writable"], seen
+    assert seen["tmp_writable"], seen
+    assert not seen["usr_writable"] and not seen["etc_writable"]
+    assert seen["writable"]["read_write"] and seen["visible"]["read_only"] and not seen["writable"]["read_only"], seen
+    for hidden in ("other_workspace", "node_repository", "node_state", "node_password"):
+        assert not seen["visible"][hidden], (hidden, seen)
+    assert seen["reaches_server"] is True  # network: true reaches the node's server, as a clone must
+
+
+def test_the_environment_is_exactly_d15s(node, paths):
+    fields = node.record()
+    seen = probe(node, "proberun", user=fields["user"])
+    env = seen["environment"]
+    assert set(env) == {"HOME", "USER", "PATH", "LANG", "PROBE_SERVER", "PROBE_PATHS"}, sorted(env)
+    assert env["USER"] == fields["user"] and env["LANG"] == "C.UTF-8"
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and os.path.realpath(env["HOME"]) == seen["cwd"]
+
+
+def test_network_false_has_no_route_out(node, paths):
+    seen = probe(node, "proberun", sandbox={"network": False, "read_only": [], "read_write": []})
+    assert seen["interfaces"] == ["lo"] and seen["reaches_server"] is False
+
+
+def test_the_workspace_holds_a_clone_and_a_checkout_as_the_run_user(node, paths):
+    record = node.post(node.record(objective="sleep 20"))
+    unit = node.unit(record)
+    wait_for(lambda: systemctl("is-active", unit).strip() == "active", 30, what="the run")
+    home = f"/var/lib/private/ocx-runs/{unit.removesuffix('.service')}"
+    assert os.path.exists(f"{home}/repo.fossil") and os.path.exists(f"{home}/checkout/.fslckout")
+    uid = int(systemctl("show", unit, "-p", "UID", "--value").strip())
+    assert os.stat(home).st_uid == uid != 0
+    node.stop(record)
+    node.response(record)
