@@ -85,15 +85,12 @@ _register_node_setup(app, node_app)
 
 @node_app.command("poke")
 def node_poke(name: str = typer.Argument(..., help="The node's name."),
-              wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers."),
-              if_behind: bool = typer.Option(False, help="Only if a receipt came after the node's mark.")) -> None:
+              wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:
     """Wake the node's service: it answers ended runs and reads what arrived (D26)."""
     from ..node import config as node_config
-    from ..node.poke import behind, poke_node
+    from ..node.poke import poke_node
 
     config = node_config.load(name)
-    if if_behind and not behind(config.repository, str(config.state_dir)):
-        raise typer.Exit(0)
     raise typer.Exit(0 if poke_node(name, config.url if wait_server else None) else 1)
 
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from ocx.fossil import capabilities
 from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact, UnknownUser
-from ocx.fossil.manifest import Artifact, parse
+from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.records import ReceivedArtifact, Receipt, Sender, User
 from ocx.fossil.storage import content, hash_matches
@@ -112,6 +112,19 @@ class Repository(WorkReads):
     def event_type(self, hash_: str) -> str | None:
         row = self._one("SELECT e.type FROM event e JOIN blob b ON b.rid=e.objid WHERE b.uuid=?", (hash_,))
         return row[0] if row else None
+
+    def awaiting_crosslink(self, hash_: str) -> bool:
+        """A post, ticket change, check-in, wiki or tag artifact stored without
+        its event row yet. Seen on 2.21: a web forum post's blob (with its
+        rcvid) becomes visible before its `event` and `forumpost` rows, so a
+        reader that took it as a plain file would pass it over for good."""
+        if self.event_type(hash_) is not None:
+            return False
+        try:
+            artifact = parse(self.artifact(hash_))
+        except (ManifestError, UnicodeDecodeError, RepositoryError):
+            return False  # a file's content, or nothing readable: never crosslinked
+        return any(card.letter not in ("M", "Z") for card in artifact.cards)  # M+Z only: a cluster
 
     def is_private(self, hash_: str) -> bool:
         return self._one("SELECT 1 FROM private WHERE rid=?", (self._rid(hash_),)) is not None

@@ -26,7 +26,9 @@ def capabilities_of(repository: Repository, login: str | None) -> frozenset[str]
 
 
 def arrival(repository: Repository, receipt: Receipt, stored: ReceivedArtifact) -> Arrival:
-    kind = _KINDS.get(stored.event_type or "", OTHER)
+    # Read again: the receipt's list may predate Fossil's crosslinking (intake.settled).
+    event_type = stored.event_type or repository.event_type(stored.hash)
+    kind = _KINDS.get(event_type or "", OTHER)
     base = dict(hash=stored.hash, kind=kind, sender=receipt.sender,
                 sender_capabilities=capabilities_of(repository, receipt.sender),
                 received=receipt.time.timestamp(), rcvid=receipt.rcvid, pending_moderation=stored.private)

@@ -9,7 +9,9 @@ response is written only when the repository holds none.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
+from itertools import takewhile
 
 from ..fossil.repository import Repository
 from ..protocol import decide as d
@@ -57,21 +59,32 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
         answer_ended_runs(context)
         with Repository(context.config.repository) as repository:
             mark = read_mark(context)
-            while receipts := repository.receipts_since(mark):  # read again before stopping (D26)
-                for receipt in receipts:
-                    for stored in receipt.artifacts:
-                        try:
-                            came = arrival(repository, receipt, stored)
-                        except Exception as error:  # one unreadable artifact stops nothing else
-                            context.log(f"cannot read {stored.hash}: {error}", priority=4)
-                            continue
-                        for action in d.decide(came, facts(context)):
-                            await act(context, systemd, repository, came, action, report)
+            while True:  # read again before stopping (D26)
+                receipts = repository.receipts_since(mark)
+                # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
+                ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
+                for receipt in ready:
+                    await handle(context, systemd, repository, receipt, report)
                     mark = receipt.rcvid
                     write_mark(context, mark)
                     report.receipts += 1
+                if len(ready) < len(receipts):
+                    context.log(f"receipt {receipts[len(ready)].rcvid} is still being crosslinked: waiting", priority=7)
+                if not ready or len(ready) < len(receipts):
+                    break
             await hold_enforcement(context, systemd, repository)
     return report
+
+
+async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport) -> None:
+    for stored in receipt.artifacts:
+        try:
+            came = arrival(repository, receipt, stored)
+        except Exception as error:  # one unreadable artifact stops nothing else
+            context.log(f"cannot read {stored.hash}: {error}", priority=4)
+            continue
+        for action in d.decide(came, facts(context)):
+            await act(context, systemd, repository, came, action, report)
 
 
 async def hold_enforcement(context: NodeContext, systemd, repository: Repository) -> None:
@@ -91,6 +104,17 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
         context.log(f"unenforced: {why}", record=opened.hash, priority=4)
 
 
+SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
+
+
+def settled(repository: Repository, receipt) -> bool:
+    """Whether Fossil has finished crosslinking what this receipt stored."""
+    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
+        return True
+    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
+                   if stored.event_type is None)
+
+
 def _place_kind(came: d.Arrival) -> str:
     return THREAD if came.kind == d.POST else TICKET
 
@@ -98,6 +122,9 @@ def _place_kind(came: d.Arrival) -> str:
 async def act(context: NodeContext, systemd, repository: Repository, came: d.Arrival, action: d.Action,
               report: PassReport) -> None:
     if isinstance(action, d.Ignore):
+        if came.kind in (d.POST, d.CHANGE):  # an operator can see why a post did nothing
+            context.log(f"ignored {came.kind} {came.hash[:12]} from {came.sender}: {action.why}", record=came.hash,
+                        priority=7)
         return
     report.actions.append(type(action).__name__)
     if isinstance(action, d.Refuse):

@@ -68,8 +68,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
             drain_events(changes)
             report = await run_pass(context, systemd)
             passes += 1
-            if report.actions:
-                context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions")
+            context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions",
+                        priority=6 if report.actions else 7)
             if listener is None:
                 return passes
             if last:

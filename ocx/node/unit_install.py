@@ -21,7 +21,7 @@ from .config import NodeConfig
 SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
-             "ocx-node@.path", "ocx-check@.service")
+             "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service")
 DROP_IN = "node.conf"
 
 
@@ -34,7 +34,7 @@ def instance_units(name: str) -> dict[str, str]:
     return {
         f"ocx-fossil@{name}.service": "the Fossil server (its own account, 127.0.0.1)",
         f"ocx-node@{name}.socket": "the node's socket: hook and stop steps poke it (D4, D27)",
-        f"ocx-node@{name}.path": "watches the repository file (D26)",
+        f"ocx-node@{name}.path": "watches the repository file (D26), through ocx-wake@{name}.service",
         f"ocx-node@{name}.service": "the root service, started on demand by the two above",
         f"ocx-check@{name}.service": "the deliberate check at boot (D6)",
     }
