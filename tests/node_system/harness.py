@@ -137,7 +137,12 @@ class Node:
         return found
 
     def response(self, record_hash: str, timeout: float = 60.0) -> Response:
-        answers = wait_for(lambda: self.responses(record_hash), timeout, 0.2, f"a response to {record_hash[:12]}")
+        try:
+            answers = wait_for(lambda: self.responses(record_hash), timeout, 0.2, f"a response to {record_hash[:12]}")
+        except AssertionError as error:
+            node_log = subprocess.run(["journalctl", "-u", f"ocx-node@{self.name}.service", "-n", "40", "--no-pager",
+                                       "-o", "short-precise"], capture_output=True, text=True).stdout
+            raise AssertionError(f"{error}\n--- the node's journal ---\n{node_log}") from None
         assert len(answers) == 1, answers
         response, sender = answers[0]
         assert sender == self.config.node_user, f"response sent by {sender}"

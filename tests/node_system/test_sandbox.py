@@ -20,8 +20,10 @@ def probe(node, runner: str, **fields) -> dict:
 
 @pytest.fixture(scope="module")
 def paths(node):
-    os.makedirs("/srv/probe-rw", exist_ok=True)
-    os.makedirs("/srv/probe-ro", exist_ok=True)
+    # World-writable on the host: only the sandbox stands between the run and them.
+    for directory in ("/srv/probe-rw", "/srv/probe-ro"):
+        os.makedirs(directory, exist_ok=True)
+        os.chmod(directory, 0o777)
     # Another run's home, as it lies on the host while that run lives.
     other = node.post(node.record(objective="sleep 30"))
     wait_for(lambda: systemctl("is-active", node.unit(other)).strip() == "active", 30, what="the other run")
@@ -42,12 +44,14 @@ def paths(node):
 def test_the_sandbox_holds_from_inside(node, paths):
     seen = probe(node, "proberun", sandbox={"network": True, "read_only": ["/srv/probe-ro"], "read_write": ["/srv/probe-rw"]})
     seen.pop("environment")
-    assert seen["home_writable"], seen
-    assert seen["tmp_writable"], seen
-    assert not seen["usr_writable"] and not seen["etc_writable"]
-    assert seen["writable"]["read_write"] and seen["visible"]["read_only"] and not seen["writable"]["read_only"], seen
-    for hidden in ("other_workspace", "node_repository", "node_state", "node_password"):
-        assert not seen["visible"][hidden], (hidden, seen)
+    expected = {"home_writable": True, "tmp_writable": True, "usr_writable": False, "etc_writable": False,
+                "rw writable": True, "ro visible": True, "ro writable": False,
+                **{f"{hidden} visible": False for hidden in ("other_workspace", "node_repository", "node_state", "node_password")}}
+    found = {**{k: seen[k] for k in ("home_writable", "tmp_writable", "usr_writable", "etc_writable")},
+             "rw writable": seen["writable"]["read_write"], "ro visible": seen["visible"]["read_only"],
+             "ro writable": seen["writable"]["read_only"],
+             **{f"{hidden} visible": seen["visible"][hidden] for hidden in ("other_workspace", "node_repository", "node_state", "node_password")}}
+    assert found == expected
     assert seen["reaches_server"] is True  # network: true reaches the node's server, as a clone must
 
 
