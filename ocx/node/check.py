@@ -59,10 +59,17 @@ async def _start_missed(context: NodeContext, systemd, record_dir: RecordDir, op
         await start_session(context, systemd, repository, record_dir, opened, page)
 
 
+SERVER_WAIT_SECONDS = 60.0  # at boot the Fossil server may still be starting
+
+
 async def check_node(name: str) -> dict[str, int]:
     from ..systemd.manager import Systemd
+    from .poke import server_answers
 
     context = NodeContext.load(node_config.load(name))
+    deadline = asyncio.get_running_loop().time() + SERVER_WAIT_SECONDS
+    while not server_answers(context.config.url) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.5)  # the answers it writes go through the server
     async with await Systemd.connect() as systemd:
         return await check(context, systemd)
 

@@ -31,8 +31,16 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         # D17: the stop step's own cgroup reading decides, not anything the run says.
         cpu_budget_hit=bool(cpu_budget) and (ended.get("cpu_usec") or 0) >= cpu_budget * 1_000_000,
         unenforced=unenforced.get("why") if unenforced else None,
-        system_stopping=bool(ended.get("system_stopping")),
+        # D4: ended by a shutdown, as its stop step saw, or before this boot's manager started.
+        system_stopping=bool(ended.get("system_stopping")) or ended_before_this_boot(ended),
     )
+
+
+def ended_before_this_boot(ended: dict) -> bool:
+    from ..systemd.system_state import started_at
+
+    booted = started_at()
+    return booted is not None and ended.get("at", booted) < booted
 
 
 def ended_reports(record_dir: RecordDir) -> list[dict]:
