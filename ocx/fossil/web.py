@@ -13,6 +13,7 @@ import hashlib
 import http.cookiejar
 import re
 import urllib.error
+import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from ocx.fossil.manifest import ManifestError, parse
 
 MARKDOWN = "text/x-markdown"
 _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
+
+
+RETRIES_ON_400 = 3
 
 
 class WebError(RuntimeError):
@@ -90,7 +94,13 @@ class WebSession:
         but selects nobody chose), VALUES over them; the 302's Location is
         Fossil's sign that it wrote."""
         sent = form.chosen_fields() if chosen_only else form.fields
-        page = self.post(urllib.parse.urlsplit(form.action).path, {**sent, **values})
+        for attempt in range(RETRIES_ON_400 + 1):
+            page = self.post(urllib.parse.urlsplit(form.action).path, {**sent, **values})
+            # Seen on 2.21 under a burst of posts: now and then a 400 that wrote
+            # nothing, and the same form accepted a moment later.
+            if page.status != 400:
+                break
+            time.sleep(0.2 * (attempt + 1))
         if page.status != 302 or not page.location:
             raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})")
         return page.location

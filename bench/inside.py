@@ -1,0 +1,98 @@
+"""The node benchmark's part inside the systemd container: prints figures, asserts nothing.
+
+    python bench/inside.py NAME [RECORDS]
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.node_system.drive import node  # noqa: E402
+from tests.node_system.harness import systemctl, wait_for  # noqa: E402
+
+
+def show(unit: str, prop: str) -> str:
+    return subprocess.run(["systemctl", "show", unit, "-p", prop, "--value", "--timestamp=unix"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def receipt_time(n, hash_: str) -> float:
+    with n.repository() as repository:
+        return repository.sender(hash_).time.timestamp()
+
+
+def quantiles(values: list[float]) -> str:
+    values = sorted(values)
+    p99 = values[min(len(values) - 1, int(round(0.99 * (len(values) - 1))))]
+    return f"median {statistics.median(values) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms (n={len(values)})"
+
+
+def node_memory(name: str) -> str:
+    value = show(f"ocx-node@{name}.service", "MemoryCurrent")
+    return f"{int(value) / 2**20:.1f} MiB" if value.isdigit() else f"({value or 'not accounted'})"
+
+
+def burst(n, count: int) -> list[str]:
+    started = time.monotonic()
+    records = [n.post(n.record(objective="sleep 1200", budget={"wall": "30m"})) for _ in range(count)]
+    print(f"posted {count} records in {time.monotonic() - started:.1f} s through the web form")
+    return records
+
+
+def starts(n, records: list[str]) -> list[float]:
+    def started(record):
+        value = show(n.unit(record), "ExecMainStartTimestamp")
+        return float(value.lstrip("@")) if value.startswith("@") else None
+    wait_for(lambda: all(started(r) for r in records), 600, 1.0, "every unit started")
+    return [started(r) - receipt_time(n, r) for r in records]
+
+
+def ends_to_responses(n, count: int) -> list[float]:
+    records = [n.post(n.record(objective="exit 0")) for _ in range(count)]
+    delays = []
+    for record in records:
+        n.response(record, timeout=120)
+        ended = json.loads(next((n.config.state_dir / "records" / record).glob("ended-*.json")).read_text())["at"]
+        answer = next(p for p in n.repository().thread(record) if p.sender.login == n.config.node_user)
+        delays.append(answer.sender.time.timestamp() - ended)
+    return delays
+
+
+def hook_times(n, lines: int = 100, runs: int = 10) -> list[float]:
+    text = "".join(f"{i:040x} forum-post {i:014x}\n" for i in range(lines))
+    times = []
+    for _ in range(runs):
+        began = time.monotonic()
+        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "hook", n.config.repository],
+                       input=text, text=True, check=True)
+        times.append(time.monotonic() - began)
+    return times
+
+
+def main(name: str, count: int = 100) -> None:
+    n = node(name)
+    print(f"hook given {100} lines, start to exit: {quantiles(hook_times(n))}")
+    print(f"end of a unit to its response in the repository: {quantiles(ends_to_responses(n, 20))}")
+    first = burst(n, count)
+    print(f"burst of {count}: receipt to unit start (ExecMainStartTimestamp): {quantiles(starts(n, first))}")
+    idle = wait_for(lambda: systemctl("is-active", f"ocx-node@{name}.service").strip() != "active", 60, 0.5, "idle")
+    print(f"with {count} runs open and nothing arriving, the node service is {systemctl('is-active', f'ocx-node@{name}.service').strip()}: no OCX process per run")
+    second = burst(n, count)
+    memory = []
+    for _ in range(20):
+        memory.append(node_memory(name))
+        time.sleep(0.2)
+    starts(n, second)
+    print(f"node service memory while starting runs {count + 1}..{2 * count}: {', '.join(sorted(set(memory)))}")
+    running = systemctl("list-units", "ocx-*", "--no-legend", "--state=active").count(".service")
+    print(f"units active at once: {running}")
+    for record in first + second:
+        n.stop(record)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], *(int(a) for a in sys.argv[2:]))
