@@ -6,7 +6,7 @@ import pytest
 from .harness import Login, Node, ocx, wait_for
 
 NAME = "nodetest"
-PORT = 8181
+PORT = 8191
 
 
 @pytest.fixture(scope="session")

@@ -162,14 +162,22 @@ def wait_new_invocation(unit: str, before: str, timeout: float = 10.0) -> str:
                          + sh("journalctl", "-u", unit, "-n", "30", "--no-pager", check=False).stdout)
 
 
+def wait_idle(unit: str, seconds: float = 20.0) -> None:
+    """The node service runs while changes keep coming, then exits (service.py)."""
+    deadline = time.monotonic() + seconds
+    while prop(unit, "ActiveState") not in ("inactive", "failed") and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def test_a_web_request_starts_the_node_service_through_the_path_unit(first):
     unit = f"ocx-node@{NAME}.service"
-    time.sleep(0.5)
+    wait_idle(unit)
     before = prop(unit, "InvocationID")
     with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/timeline", timeout=5):
         pass
     wait_new_invocation(unit, before)
-    journal = sh("journalctl", "-u", f"ocx-node@{NAME}.path", "-u", unit, "--no-pager", check=False).stdout
+    journal = sh("journalctl", "-u", f"ocx-node@{NAME}.path", "-u", f"ocx-wake@{NAME}.service", "-u", unit,
+                 "--no-pager", check=False).stdout
     assert "Started" in journal
 
 
@@ -188,9 +196,7 @@ def test_the_hook_as_the_server_account_reaches_the_node_socket(first):
     (While the node service fails at once, a poke left queued restarts it in a
     loop, so its InvocationID alone would not prove this connection.)"""
     unit = f"ocx-node@{NAME}.service"
-    deadline = time.monotonic() + 3
-    while prop(unit, "ActiveState") not in ("inactive", "failed") and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_idle(unit)
     before = prop(unit, "InvocationID")
     done = sh("runuser", "-u", "fossil", "--", *OCX, "hook", str(REPO), input="")
     assert done.stderr == "", done.stderr  # "not reachable" if the socket refused the account
