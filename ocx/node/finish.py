@@ -49,6 +49,10 @@ def ended_reports(record_dir: RecordDir) -> list[dict]:
 
 def answer_ended_runs(context: NodeContext) -> int:
     """Respond for every session whose unit's end was recorded; returns how many."""
+    from ..systemd.system_state import stopping
+
+    if stopping():
+        return 0  # D4: a node shutting down writes no response; the next start answers lost
     answered = 0
     for record_dir in open_records(context.config):
         opened, _ = record_dir.load()

@@ -92,7 +92,8 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
     restriction: end it, and answer `unenforced`."""
     for record_dir in open_records(context.config):
         opened, _ = record_dir.load()
-        if opened.record.is_command or record_dir.marked("unenforced") or not repository.holds_admin(opened.record.user):
+        # The repository first (one query); systemd only for the rare user that gained admin.
+        if opened.record.is_command or not repository.holds_admin(opened.record.user) or record_dir.marked("unenforced"):
             continue
         name = unit_name(context.server_code, opened.hash)
         state = await systemd.state(name)

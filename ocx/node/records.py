@@ -22,6 +22,7 @@ from ..protocol.messages import Record, parse_message
 from .config import NodeConfig
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
+_LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
 
 
 def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
@@ -64,7 +65,17 @@ class RecordDir:
         write_atomically(self.path / "record.json", json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
-        body = json.loads((self.path / "record.json").read_text())
+        """The saved record; parsed once per version of its file, since every
+        arrival reads every open record (intake.facts)."""
+        path = self.path / "record.json"
+        stamp = (str(path), path.stat().st_mtime_ns)
+        if stamp not in _LOADED:
+            _LOADED[stamp] = self._parse(path)
+        return _LOADED[stamp]
+
+    @staticmethod
+    def _parse(path: Path) -> tuple[OpenRecord, str]:
+        body = json.loads(path.read_text())
         record = parse_message(body["record"])
         assert isinstance(record, Record)
         opened = OpenRecord(body["hash"], record, body["place"], body["received"], body["rcvid"])

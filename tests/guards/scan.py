@@ -9,8 +9,9 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 400
 
 # Each external program is run from one place (the brief; architecture.md).
-PROGRAM_HOMES = {"fossil": {"ocx/fossil/program.py"}, "useradd": {"ocx/node/account.py"}}
+PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"}, "useradd": {"ocx/node/account.py"}}
 SUBPROCESS_HOMES = {
+    "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
     "ocx/node/feeder.py",  # a session's own program, inside its unit (D13)
     "ocx/node/account.py",  # useradd: the Fossil server's account (D27)
