@@ -66,6 +66,7 @@ fi
 docker exec ocx-demo /opt/ocx/venv/bin/ocx demo --publish "$relay_port" --container ocx-demo
 echo
 echo "On this host: the Fossil server is http://127.0.0.1:$host_port/ (relayed into ocx-demo)."
+echo "  export DOCKER_HOST=$DOCKER_HOST                the engine the demo started, for the docker commands"
 echo "  docker exec ocx-demo cat /etc/ocx/demo.admin-password    the admin's password"
 echo "  docker rm -f ocx-demo                                    to remove it all"
 log "done in $(since "$t0")"
