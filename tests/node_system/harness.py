@@ -154,3 +154,18 @@ class Node:
     def capabilities(self, login: str) -> str:
         with self.repository() as repository:
             return repository.user(login).capabilities
+
+
+def fenced(message: dict, text: str = "A record for the node.") -> str:
+    return f"{text}\n\n```json\n{json.dumps(message)}\n```\n"
+
+
+def ticket_responses(node: Node, ticket: str, record_hash: str) -> list[tuple[Response, str | None]]:
+    """Every response to RECORD_HASH among the ticket's changes, with its sender (D12)."""
+    found = []
+    with node.repository() as repository:
+        for change in repository.ticket_changes(ticket):
+            message = find_message(change.comment or "")
+            if message and message.get("kind") == "response" and message.get("answers") == record_hash:
+                found.append((parse_message(message), change.sender.login))
+    return found
