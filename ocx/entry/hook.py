@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 
-from ..node.paths import CONFIG_DIR, RUNTIME_ROOT
+from ..node.paths import CONFIG_DIR
+from ..node.wake import poke
 
 
 def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:
@@ -42,12 +42,7 @@ def main(argv: list[str], stdin=sys.stdin) -> int:
     if node is None:
         print(f"ocx hook: no node is configured for {argv[0] if argv else '(no repository)'}", file=sys.stderr)
         return 0
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(2)
-            connection.connect(os.path.join(RUNTIME_ROOT, node, "node.sock"))
-            connection.sendall(("hook\n" + lines).encode())
-    except OSError as error:
-        # The path unit and the boot-time check still find the work (D26, D6).
+    error = poke(node, "hook\n" + lines)
+    if error is not None:
         print(f"ocx hook: node {node} not reachable: {error}", file=sys.stderr)
     return 0

@@ -13,7 +13,7 @@ from ..fossil.repository import Repository
 from ..protocol.admission import admission_error
 from ..protocol.errors import FieldError
 from ..protocol.messages import Record
-from .config import CONFIG_DIR, RUNTIME_ROOT, NodeConfig
+from .config import NodeConfig
 from .records import open_records
 from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
 
@@ -30,8 +30,8 @@ def runner_page(repository: Repository, runner: str) -> RunnerPage | FieldError 
 
 
 def node_files(config: NodeConfig) -> list[Path]:
-    return [Path(config.repository).resolve().parent, config.state_dir, CONFIG_DIR, RUNTIME_ROOT,
-            Path("/var/lib/private")]
+    # and every run's home (DynamicUser keeps them under /var/lib/private)
+    return [*config.own_paths(), Path("/var/lib/private")]
 
 
 def sandbox_error(record: Record, config: NodeConfig) -> FieldError | None:

@@ -42,7 +42,12 @@ class NodeConfig(BaseModel):
     @property
     def socket_path(self) -> Path:
         """The node service's socket: the hook and the runs' stop steps poke it (D4, D27)."""
-        return self.runtime_dir / "node.sock"
+        return Path(paths.socket_path(self.name))
+
+    def own_paths(self) -> list[Path]:
+        """What is the node's and never a run's (D16): its repository's directory,
+        its state, its configuration and secrets, its sockets."""
+        return [Path(self.repository).resolve().parent, self.state_dir, CONFIG_DIR, RUNTIME_ROOT]
 
     @property
     def password_file(self) -> Path:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from dataclasses import asdict
 
 from ..systemd import stoppost
 from ..systemd.system_state import stopping
-from .paths import RUNTIME_ROOT, STATE_ROOT
+from .paths import STATE_ROOT
+from .wake import poke
 
 
 def ended_file(record_dir: str, stem: str) -> str:
@@ -39,25 +39,13 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
     return body
 
 
-def poke(node: str, line: str) -> bool:
-    """Wake the node service (socket activation queues it if none runs)."""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(2)
-            connection.connect(os.path.join(RUNTIME_ROOT, node, "node.sock"))
-            connection.sendall(line.encode() + b"\n")
-        return True
-    except OSError:
-        return False  # the boot-time check answers it later (D6)
-
-
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print("usage: python -m ocx.node.ended NODE RECORD STEM", file=sys.stderr)
         return 2
     node, record, stem = argv
     record_end(node, record, stem)
-    poke(node, f"ended {stem}")
+    poke(node, f"ended {stem}")  # on failure the boot-time check answers it later (D6)
     return 0
 
 

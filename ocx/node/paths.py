@@ -4,3 +4,8 @@ STATE_ROOT = "/var/lib/ocx"
 RUNTIME_ROOT = "/run/ocx"
 # The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
 RUNS_STATE_DIRECTORY = "ocx-runs"
+
+
+def socket_path(node: str) -> str:
+    """The node service's socket (units/ocx-node@.socket): every poke goes here (D4, D27)."""
+    return f"{RUNTIME_ROOT}/{node}/node.sock"

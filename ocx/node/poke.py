@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import urllib.request
 
-from .ended import poke
+from .wake import poke
 
 
 def server_answers(url: str) -> bool:
@@ -24,4 +24,4 @@ def poke_node(name: str, url: str | None = None, wait: float = 30.0) -> bool:
     deadline = time.monotonic() + wait
     while url is not None and not server_answers(url) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return poke(name, "poke")
+    return poke(name, "poke") is None

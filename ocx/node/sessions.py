@@ -13,7 +13,7 @@ from pathlib import Path
 from ..fossil.sync import CallerClone
 from ..protocol.decide import OpenRecord
 from ..systemd.units import BindPath, ExecCommand, TransientService
-from .config import CONFIG_DIR, RUNTIME_ROOT, NodeConfig
+from .config import NodeConfig
 from .feeder import KEEP as KEEP_ENVIRONMENT
 from .layout import SLICE, RunHome, unit_name
 from .records import RecordDir
@@ -33,9 +33,8 @@ def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str
 
 def hidden_paths(config: NodeConfig) -> list[str]:
     """D16: the node's repository, its state and its secrets are not the run's to see."""
-    repository_dir = str(Path(config.repository).resolve().parent)
     # "-": a path that does not exist on this host is simply not there to hide.
-    return [f"-{p}" for p in (repository_dir, str(config.state_dir), str(CONFIG_DIR), str(RUNTIME_ROOT))]
+    return [f"-{p}" for p in config.own_paths()]
 
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:

@@ -1,17 +1,33 @@
-"""`python -m ocx.node.wake NAME`: the path unit's service, a poke and nothing else (D26).
+"""Poking a node's service through its socket, and `python -m ocx.node.wake NAME` (D26).
 
-A path unit does not fire again while the unit it starts is still running,
-so it must not start the node's service itself: a change that came as that
-service was exiting would wait for the next one. It starts this instead,
-which lives for a few milliseconds and leaves a connection queued on the
-node's socket; systemd then starts the node's service for it, or the
-running one reads it before it exits. Standard library only.
+Every wake-up goes through here: Fossil's hook, a run's stop step, the
+Fossil server coming back, and the path unit. The path unit does not fire
+again while the unit it starts is still running, so it must not start the
+node's service itself: a change that came as that service was exiting
+would wait for the next one. It starts `ocx-wake@NAME` instead, which lives
+for a few milliseconds and leaves a connection queued on the node's socket;
+systemd then starts the node's service for it, or the running one reads it
+before it exits. Standard library only: these run on hot paths.
 """
 from __future__ import annotations
 
+import socket
 import sys
 
-from .ended import poke
+from .paths import socket_path
+
+
+def poke(node: str, text: str) -> OSError | None:
+    """Leave TEXT (a hint, never read as data) on NODE's socket; the error, if any."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(2)
+            connection.connect(socket_path(node))
+            connection.sendall(text.encode() + b"\n")
+        return None
+    except OSError as error:
+        return error  # the path unit and the boot-time check still find the work (D26, D6)
+
 
 if __name__ == "__main__":
-    sys.exit(0 if len(sys.argv) == 2 and poke(sys.argv[1], "changed") else 1)
+    sys.exit(0 if len(sys.argv) == 2 and poke(sys.argv[1], "changed") is None else 1)
