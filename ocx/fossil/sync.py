@@ -40,9 +40,9 @@ class CallerClone:
 
     @classmethod
     def create(cls, path: Path | str, base_url: str, login: str, password: str, *, home: Path | str,
-               save_password: bool = True) -> CallerClone:
+               save_password: bool = True, autosync: str = "off") -> CallerClone:
         """Clone BASE_URL over HTTP as LOGIN (needs `g`) into PATH; autosync off
-        (fossil-facts.md: a program drives it). Without SAVE_PASSWORD the clone
+        unless told (fossil-facts.md: a program drives it). Without SAVE_PASSWORD the clone
         keeps no password of the server's (C6 `no_password`; its own user row
         gets a random local one from Fossil)."""
         path, home = Path(path), Path(home)
@@ -54,7 +54,7 @@ class CallerClone:
             # Never echo the URL: it holds the password.
             raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
         clone = cls(path, login, home)
-        clone._fossil("settings", "autosync", "off")
+        clone._fossil("settings", "autosync", autosync)
         return clone
 
     def _fossil(self, *args: str, cwd: Path | None = None) -> str:
@@ -116,10 +116,11 @@ class CallerClone:
 
     # -- check-ins ----------------------------------------------------------------
 
-    def open_checkout(self, directory: Path | str) -> Path:
+    def open_checkout(self, directory: Path | str, version: str | None = None) -> Path:
+        """A checkout of VERSION (a check-in's hash; the tip by default)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self._fossil("open", "--force", str(self.path), cwd=directory)
+        self._fossil("open", "--force", "--nosync", str(self.path), *([version] if version else []), cwd=directory)
         # Fossil notices edits by mtime; a program edits faster than a second,
         # and Fossil then refuses the commit (R card mismatch): hash instead.
         self._fossil("settings", "mtime-changes", "off")

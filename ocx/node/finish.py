@@ -18,7 +18,9 @@ from .respond import Target, respond
 def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None) -> EndFacts:
     stop = record_dir.marked("stop")
     unenforced = record_dir.marked("unenforced")
-    started = record_dir.marked("started") or {}
+    stem = str(ended.get("unit", "")).removesuffix(".service")
+    # The program's own time starts once its workspace is ready.
+    started = record_dir.marked(f"prepared-{stem}") or record_dir.marked("started") or {}
     memory = ended.get("memory") or {}
     return EndFacts(
         result=ended.get("result") or "?",
@@ -33,7 +35,16 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         unenforced=unenforced.get("why") if unenforced else None,
         # D4: ended by a shutdown, as its stop step saw, or before this boot's manager started.
         system_stopping=bool(ended.get("system_stopping")) or ended_before_this_boot(ended),
+        unprepared=unprepared(record_dir, stem),
     )
+
+
+def unprepared(record_dir: RecordDir, stem: str) -> str | None:
+    """Why the run's program never started, or None once its home was made."""
+    if record_dir.marked(f"prepared-{stem}") is not None:
+        return None
+    failed = record_dir.marked(f"unprepared-{stem}")
+    return failed.get("why", "unknown") if failed else "its preparation did not finish"
 
 
 def ended_before_this_boot(ended: dict) -> bool:

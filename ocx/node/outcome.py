@@ -24,6 +24,7 @@ class EndFacts:
     cpu_budget_hit: bool = False  # the node stopped it at its cpu budget (D17)
     unenforced: str | None = None  # what the node could no longer hold (D24)
     system_stopping: bool = False  # ended by a shutdown: the next start answers lost (D4)
+    unprepared: str | None = None  # its workspace was never made, so its program never ran
 
 
 def _signal(status: str | None) -> str:
@@ -52,6 +53,8 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if facts.stopped_by is not None:
         by = f" (stop {facts.stop_hash})" if facts.stop_hash else ""
         return Outcome.stopped, f"stopped by {facts.stopped_by}{by} {after}"
+    if facts.unprepared is not None:
+        return Outcome.refused, f"the node could not prepare its workspace: {facts.unprepared}"
     if facts.result == "timeout":
         return Outcome.budget, f"wall {budget.wall} reached"
     if facts.result == "oom-kill" or (facts.oom_killed and facts.code in ("killed", "dumped")):

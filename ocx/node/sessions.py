@@ -1,27 +1,24 @@
 """A session record becomes a transient unit (C3, D3, D13-D17, D19).
 
 `session_service` is pure: from a record, its runner page and the node's
-configuration to the unit systemd will hold. `prepare` makes the run's
-home (a clone over HTTP as the run user and a checkout) before start.
+configuration to the unit systemd will hold. The run's home (a clone over
+HTTP as the run user and a checkout) is made by prepare.py: in the unit's
+ExecStartPre where the run has network, by the node before start otherwise.
 """
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
-from ..fossil.sync import CallerClone
 from ..protocol.decide import OpenRecord
 from ..systemd.units import BindPath, ExecCommand, TransientService
 from .config import NodeConfig
 from .feeder import KEEP as KEEP_ENVIRONMENT
 from .layout import SLICE, RunHome, unit_name
+from .prepare import Preparation
 from .records import RecordDir
 from .runner_pages import RunnerPage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
-CLONE, CHECKOUT = "repo.fossil", "checkout"
+PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec counts only after it
 
 
 def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str]:
@@ -41,6 +38,23 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
     return ExecCommand(argv=[config.python, "-m", "ocx.node.ended", config.name, record_dir.hash, stem],
                        privileged=True)
+
+
+def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
+                checkin: str | None = None) -> Preparation:
+    record = opened.record
+    return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
+                       config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin)
+
+
+def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
+    """Privileged, so it can write the repository's user table and the run's home."""
+    return ExecCommand(argv=[config.python, "-m", "ocx.node.prepare", *step.argv()], privileged=True)
+
+
+def prepared_in_unit(opened: OpenRecord) -> bool:
+    """D34: a run without network cannot reach the server from its own unit."""
+    return opened.record.sandbox.network
 
 
 def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
@@ -74,29 +88,12 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         inaccessible_paths=hidden_paths(config),
         bind_paths=[BindPath(str(record_dir.inbox), INBOX_INSIDE, read_only=True),
                     *[BindPath(h) for h in page.homes]],
+        exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem))]
+        if prepared_in_unit(opened) else [],
+        timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],
         standard_output="journal",
         standard_error="journal",
         add_ref=False,
         timeout_stop_sec=30,
     )
-
-
-def prepare(config: NodeConfig, home: RunHome, user: str, password: str, *, keep_password: bool,
-            fossil_home: Path) -> Path:
-    """The run's home on the host: a clone over HTTP as its user, and a checkout (D16).
-
-    A `no_password` run's clone keeps no password (C6): it writes through
-    the node's tools instead.
-    """
-    root = home.on_host
-    if root.exists():
-        shutil.rmtree(root)  # a half-made home from a pass that crashed
-    root.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(root.parent.parent, 0o700)  # /var/lib/private, as systemd keeps it
-    root.mkdir(mode=0o700)
-    clone = CallerClone.create(root / CLONE, config.url, user, password, home=root, save_password=keep_password)
-    checkout = clone.open_checkout(root / CHECKOUT)
-    if keep_password:
-        clone.set_setting("autosync", "on")  # it writes with Fossil as a person does (C5)
-    return checkout

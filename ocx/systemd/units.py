@@ -82,6 +82,7 @@ class TransientService:
     inaccessible_paths: Sequence[str] = ()
     bind_paths: Sequence[BindPath] = ()
     state_directory: Sequence[str] = ()
+    exec_start_pre: Sequence[ExecCommand] = ()   # e.g. the node's preparation of a run
     exec_stop_post: Sequence[ExecCommand] = ()
     standard_input: str | int | None = None      # a name, or an open fd
     standard_output: str | int | None = None
@@ -90,6 +91,7 @@ class TransientService:
     type: str | None = None
     kill_mode: str | None = None
     timeout_stop_sec: float | None = None
+    timeout_start_sec: float | None = None       # bounds ExecStartPre (RuntimeMaxSec starts after it)
     add_ref: bool = True      # keeps a unit that exited 0 readable (notes)
     collect_mode: str | None = "inactive-or-failed"
     accounting: bool = True
@@ -222,6 +224,8 @@ def properties(s: TransientService) -> list[Property]:
             if d.startswith("/") or ".." in d.split("/"):
                 raise UnitError(f"state_directory: {d!r} must be relative, below /var/lib")
         props.append(("StateDirectory", "as", list(s.state_directory)))
+    if s.exec_start_pre:
+        props += exec_commands("ExecStartPre", s.exec_start_pre)
     if s.exec_stop_post:
         props += exec_commands("ExecStopPost", s.exec_stop_post)
     for name, value in (("StandardInput", s.standard_input),
@@ -235,6 +239,8 @@ def properties(s: TransientService) -> list[Property]:
         props.append(("KillMode", "s", s.kill_mode))
     if s.timeout_stop_sec is not None:
         props.append(("TimeoutStopUSec", "t", _usec(s.timeout_stop_sec)))
+    if s.timeout_start_sec is not None:
+        props.append(("TimeoutStartUSec", "t", _usec(s.timeout_start_sec)))
     if s.add_ref:
         props.append(("AddRef", "b", True))
     if s.collect_mode:

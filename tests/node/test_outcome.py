@@ -47,3 +47,17 @@ def test_a_shutdown_writes_no_response_d4():
 
 def test_a_missing_program_says_so():
     assert "could not be started" in outcome(result="exit-code", status="203")[1]
+
+
+def test_a_run_whose_workspace_was_never_made_is_refused_with_the_reason():
+    outcome_, note = outcome(result="exit-code", status="1", unprepared="FossilError: clone failed")
+    assert outcome_ is Outcome.refused
+    assert note == "the node could not prepare its workspace: FossilError: clone failed"
+
+
+def test_a_stop_during_preparation_is_still_stopped():
+    assert outcome(stopped_by="pat", unprepared="its preparation did not finish")[0] is Outcome.stopped
+
+
+def test_a_shutdown_during_preparation_waits_for_lost():
+    assert outcome(system_stopping=True, unprepared="its preparation did not finish") is None

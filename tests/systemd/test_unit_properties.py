@@ -100,6 +100,15 @@ def test_stop_post_plain_and_privileged_d4():
         ["/bin/true", ["/bin/true"], ["ignore-failure"]]])
 
 
+def test_start_pre_privileged_and_its_timeout():
+    prepare = ExecCommand(["/opt/ocx/venv/bin/python", "-m", "ocx.node.prepare"], privileged=True)
+    p = props(exec_start_pre=[prepare], timeout_start_sec=600)
+    assert p["ExecStartPreEx"] == ("a(sasas)", [
+        ["/opt/ocx/venv/bin/python", ["/opt/ocx/venv/bin/python", "-m", "ocx.node.prepare"], ["privileged"]]])
+    assert p["TimeoutStartUSec"] == ("t", 600_000_000)
+    assert "ExecStartPre" not in props() and "TimeoutStartUSec" not in props()
+
+
 def test_exec_path_may_differ_from_argv0():
     p = props(argv=["/bin/true"], exec_stop_post=[ExecCommand(["sh", "-c", "x"], path="/bin/sh")])
     assert p["ExecStopPost"][1] == [["/bin/sh", ["sh", "-c", "x"], False]]

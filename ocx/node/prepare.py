@@ -1,0 +1,156 @@
+"""A run's workspace, made before its program starts (C5, D16, D19, D34).
+
+    python -m ocx.node.prepare --repository R --url U --user LOGIN --home DIR
+        --marks RECORD_DIR --stem STEM [--no-password] [--checkin HASH]
+
+Where the run has network, systemd runs this as the unit's privileged
+ExecStartPre (`+`: root, outside the sandbox, but inside the unit's network
+namespace): every run prepares in its own unit, in parallel, and the node
+only starts units. A run without network cannot reach the server from its
+unit, so the node calls `prepare_run` itself before the start (D34).
+
+Either way it gives the run user exactly D19's letters and a new random
+password that only this process sees, clones over HTTP as that user, and
+checks out (exactly CHECKIN, for a `command` run). Its last act is the
+`prepared-STEM` mark; on failure it writes `unprepared-STEM` with the reason
+(never the password) and exits 1, and the node answers the record refused.
+Standard library and ocx.fossil only: no pydantic, so it starts fast.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fossil import admin
+from ..fossil.errors import UnknownUser
+from ..fossil.repository import Repository
+from ..fossil.sync import CallerClone
+
+# D19: clone (g), check in and push (i, which brings o), read tickets (r),
+# read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
+# no admin, setup, password change, nor u/v's inherited letters. Every login
+# still holds `nobody`'s letters, as Fossil gives them to anyone.
+RUN_USER_CAPABILITIES = "gior234"
+CLONE, CHECKOUT = "repo.fossil", "checkout"
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """Everything the step needs, none of it secret (it is the unit's argv)."""
+
+    repository: str
+    url: str
+    user: str
+    home: Path  # the run's home as the host sees it
+    marks: Path  # the record's directory in the node's state
+    stem: str
+    fossil_home: Path  # HOME of the node's own `fossil` runs (its ~/.fossil), never the run's
+    keep_password: bool = True
+    checkin: str | None = None
+
+    def argv(self) -> list[str]:
+        args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
+                "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
+                "--fossil-home", str(self.fossil_home)]
+        args += [] if self.keep_password else ["--no-password"]
+        return args + (["--checkin", self.checkin] if self.checkin else [])
+
+
+def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> str:
+    """The run user with exactly D19's letters and a new random password, made if new (C5)."""
+    with Repository(repository_file) as repository:
+        try:
+            repository.user(login)
+            exists = True
+        except UnknownUser:
+            exists = False
+    if not exists:
+        return admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, "OCX run user", home=fossil_home)
+    admin.set_capabilities(repository_file, login, RUN_USER_CAPABILITIES, home=fossil_home)
+    return admin.set_random_password(repository_file, login, home=fossil_home)
+
+
+def _empty(root: Path) -> None:
+    """A home left half-made by a crashed attempt starts again from nothing."""
+    for entry in root.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _give(root: Path, uid: int, gid: int) -> None:
+    for directory, subdirectories, files in os.walk(root):
+        for name in [directory, *(os.path.join(directory, f) for f in [*subdirectories, *files])]:
+            os.lchown(name, uid, gid)
+
+
+def make_home(step: Preparation, password: str) -> Path:
+    """The clone over HTTP as the run user and its checkout (D16). A
+    `no_password` run's clone keeps no password (C6): it writes through the
+    node's tools instead."""
+    root = step.home
+    if root.exists():
+        _empty(root)
+    else:  # the node prepares before the unit exists; systemd gives it to the run at start
+        root.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(root.parent.parent, 0o700)  # /var/lib/private, as systemd keeps it
+        root.mkdir(mode=0o700)
+    clone = CallerClone.create(root / CLONE, step.url, step.user, password, home=root,
+                               save_password=step.keep_password,
+                               autosync="on" if step.keep_password else "off")
+    checkout = clone.open_checkout(root / CHECKOUT, step.checkin)
+    owner = root.stat()
+    if owner.st_uid != os.getuid():  # in the unit: systemd made the directory the run user's
+        _give(root, owner.st_uid, owner.st_gid)
+    return checkout
+
+
+def prepare_run(step: Preparation) -> None:
+    step.marks.joinpath(f"unprepared-{step.stem}.json").unlink(missing_ok=True)
+    started = time.time()
+    step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    password = ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home)
+    make_home(step, password)
+    del password  # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
+    _mark(step, "prepared", {"at": time.time(), "seconds": round(time.time() - started, 3)})
+
+
+def _mark(step: Preparation, name: str, body: dict) -> None:
+    path = step.marks / f"{name}-{step.stem}.json"
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps(body) + "\n")
+    os.replace(temporary, path)
+
+
+def parse(argv: list[str]) -> Preparation:
+    parser = argparse.ArgumentParser(prog="python -m ocx.node.prepare")
+    for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home"):
+        parser.add_argument(f"--{name}", required=True)
+    parser.add_argument("--no-password", action="store_true")
+    parser.add_argument("--checkin")
+    args = parser.parse_args(argv)
+    return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
+                       Path(args.fossil_home),
+                       keep_password=not args.no_password, checkin=args.checkin)
+
+
+def main(argv: list[str]) -> int:
+    step = parse(argv)
+    try:
+        prepare_run(step)
+    except Exception as failure:  # the node answers it: refused, with this reason
+        _mark(step, "unprepared", {"at": time.time(), "why": f"{type(failure).__name__}: {failure}"})
+        print(f"ocx prepare: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
