@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fossil.repository import Repository
+from ..fossil.sync import CallerClone
 from ..fossil.web import WebSession
 from .config import NodeConfig
 
@@ -30,6 +31,15 @@ class NodeContext:
         if self._web is None:
             self._web = WebSession(self.config.url, self.config.node_user, self.config.node_password())
         return self._web
+
+    def node_clone(self) -> CallerClone:
+        """The node user's own clone, for what it writes by sync: `ci` verdicts (D20, V1)."""
+        path = self.config.state_dir / "node-clone.fossil"
+        if path.exists():
+            return CallerClone(path, self.config.node_user, self.fossil_home)
+        self.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return CallerClone.create(path, self.config.url, self.config.node_user, self.config.node_password(),
+                                  home=self.fossil_home)
 
     def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:
         """A line in the journal with the record's hash as a field (issue: inspection)."""

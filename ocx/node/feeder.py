@@ -1,6 +1,6 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] -- PROGRAM [ARG...]
+    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
 input and writes each delivery file the node drops into INBOX (named
@@ -15,6 +15,10 @@ unit's cgroup CPU time, waking no more often than the remaining budget
 could be spent at the node's CPU rate, and ends the program when it is
 spent. What counts is the stop step's own reading of the cgroup, which
 the run cannot touch: a feeder killed by its program still ends the run.
+
+A `command` run (C2) has no deliveries: INBOX `-` gives the program no
+input, and `--last-line FILE` passes its output on to the journal while
+keeping its last line in FILE, the reason of its `ci` verdict (V1).
 
 Standard library only; it is started once per session, so it stays small.
 """
@@ -71,20 +75,71 @@ class CpuBudget:
         return max(0.05, remaining / 1_000_000 / self.rate)
 
 
+NO_INBOX = "-"
+
+
+class LastLine:
+    """The program's output, passed on whole, and its last non-empty line kept."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.tail = b""
+        self.last = b""
+
+    def take(self, chunk: bytes) -> None:
+        os.write(sys.stdout.fileno(), chunk)
+        lines = (self.tail + chunk).split(b"\n")
+        self.tail = lines.pop()
+        self.last = next((line for line in reversed(lines) if line.strip()), self.last)
+
+    def save(self) -> None:
+        last = self.tail if self.tail.strip() else self.last
+        with open(self.path, "wb") as out:
+            out.write(last.strip()[-1000:])
+
+
 class Feeder:
-    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None):
+    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None, output: LastLine | None = None):
         self.cpu = cpu
         self.inbox = inbox
+        self.output = output
         self.seen: set[str] = set()
         self.pending = b""
-        self.reader_gone = False
-        self.watch = watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)  # before the first listing: nothing slips between
-        self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, close_fds=True, env=program_environment())
-        self.pipe = self.child.stdin.fileno()
-        os.set_blocking(self.pipe, False)
+        self.reader_gone = inbox == NO_INBOX
+        # The watch before the first listing: nothing slips between.
+        self.watch = None if inbox == NO_INBOX else watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
+        piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
+        self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
+                                      close_fds=True, env=program_environment(), **piped)
+        self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
+        if self.pipe >= 0:
+            os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)
+        self.relay_open = output is not None
+        if output is not None:
+            os.set_blocking(self.child.stdout.fileno(), False)
+
+    def relay(self) -> bool:
+        """Pass on what the program printed; False at the end of its output."""
+        try:
+            chunk = os.read(self.child.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return True
+        if chunk:
+            self.output.take(chunk)
+        return bool(chunk)
+
+    def finish(self, status: int) -> int:
+        """The program ended: what it printed last, without waiting on its leftovers."""
+        if self.output is not None:
+            while self.relay_open and self.relay():
+                pass
+            self.output.save()
+        return status
 
     def collect(self) -> None:
+        if self.inbox == NO_INBOX:
+            return
         for name in delivery_names(self.inbox):
             if name in self.seen:
                 continue
@@ -107,7 +162,10 @@ class Feeder:
 
     def run(self) -> int:
         selector = selectors.DefaultSelector()
-        selector.register(self.watch, selectors.EVENT_READ, "inbox")
+        if self.watch is not None:
+            selector.register(self.watch, selectors.EVENT_READ, "inbox")
+        if self.output is not None:
+            selector.register(self.child.stdout.fileno(), selectors.EVENT_READ, "output")
         selector.register(self.pidfd, selectors.EVENT_READ, "ended")
         self.collect()
         self.write()
@@ -122,11 +180,14 @@ class Feeder:
                 registered = want_write
             if self.cpu is not None and self.cpu.spent():
                 self.child.kill()  # D17: the budget is spent; the stop step says so
-                return self.child.wait()
+                return self.finish(self.child.wait())
             timeout = self.cpu.wait_seconds() if self.cpu is not None else None
             for key, _ in selector.select(timeout):
                 if key.data == "ended":
-                    return self.child.wait()
+                    return self.finish(self.child.wait())
+                if key.data == "output" and not self.relay():
+                    selector.unregister(key.fileobj)
+                    self.relay_open = False
                 if key.data == "inbox":
                     drain(self.watch)
                     self.collect()
@@ -142,24 +203,26 @@ def _end_like(status: int) -> None:
     sys.exit(status)
 
 
-def parse(args: list[str]) -> tuple[str, CpuBudget | None, list[str]]:
+def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, list[str]]:
     if "--" not in args or args.index("--") in (0, len(args) - 1):
-        sys.exit("usage: python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] -- PROGRAM [ARG...]")
+        sys.exit("usage: python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
+                 " -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
     options = dict(zip(head[1::2], head[2::2]))
     cpu = CpuBudget(float(options["--cpu"]), float(options.get("--rate", "1"))) if "--cpu" in options else None
-    return head[0], cpu, program
+    output = LastLine(options["--last-line"]) if "--last-line" in options else None
+    return head[0], cpu, output, program
 
 
 def main(args: list[str]) -> None:
-    inbox, cpu, program = parse(args)
+    inbox, cpu, output, program = parse(args)
     # systemd signals the whole control group on stop; the feeder outlives the
     # program so that the program's own end is what the unit reports.
     # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
     signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        feeder = Feeder(inbox, program, cpu)
+        feeder = Feeder(inbox, program, cpu, output)
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.EACCES):
             print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)

@@ -24,6 +24,7 @@ from .finish import answer_ended_runs
 from .records import THREAD, TICKET, RecordDir, node_lock, open_records, write_atomically
 from .respond import Target, respond, withdraw
 from .layout import unit_name
+from .command_runs import enqueue, stop_command_runs, tend
 from .runs import start_session, stop_session
 
 
@@ -57,6 +58,7 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
     report = PassReport()
     with node_lock(context.config):
         answer_ended_runs(context)
+        await tend(context, systemd)  # D18: the ended check-in run judged, the next one started
         with Repository(context.config.repository) as repository:
             mark = read_mark(context)
             while True:  # read again before stopping (D26)
@@ -73,6 +75,7 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
                 if not ready or len(ready) < len(receipts):
                     break
             await hold_enforcement(context, systemd, repository)
+        await tend(context, systemd)  # check-ins that just arrived
     return report
 
 
@@ -143,7 +146,8 @@ async def act(context: NodeContext, systemd, repository: Repository, came: d.Arr
             withdraw(context, record_dir, opened.record.user)
             record_dir.mark("answered", {"outcome": action.outcome.value, "by": action.by})
     elif isinstance(action, d.RunCheckin):
-        context.log(f"check-in {action.checkin[:12]} for a command record: not run yet", record=action.record_hash)
+        if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch, came.rcvid):
+            context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)
 
 
 async def refuse(context: NodeContext, repository: Repository, came: d.Arrival, record_hash: str,
@@ -179,6 +183,9 @@ async def admit(context: NodeContext, systemd, repository: Repository, came: d.A
 async def stop(context: NodeContext, systemd, action: d.StopRun, stop_hash: str) -> None:
     record_dir = RecordDir.of(context.config, action.record_hash)
     opened, _ = record_dir.load()
+    if opened.record.is_command:
+        record_dir.mark("stop", {"by": action.by, "stop": stop_hash})  # no later check-in runs
+        await stop_command_runs(context, systemd, record_dir, opened)
     if opened.record.is_command or not await stop_session(context, systemd, record_dir, action.by, stop_hash):
         # Nothing runs that could answer it at its end: answer now (C3).
         respond(context, Target.of(record_dir), Outcome.stopped, f"stopped by {action.by} (stop {stop_hash})", record_dir)

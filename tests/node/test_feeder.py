@@ -88,3 +88,30 @@ def test_the_program_gets_exactly_the_variables_the_node_named():
              "OCX_KEEP_ENVIRONMENT": "HOME,USER,PATH"}
     assert program_environment(given) == {"HOME": "/h", "USER": "run-1"}
     assert program_environment({"A": "1"}) == {"A": "1"}
+
+
+def command_run(tmp_path: Path, script: str) -> tuple[subprocess.CompletedProcess, str]:
+    last = tmp_path / "last-line"
+    done = subprocess.run([sys.executable, "-m", "ocx.node.feeder", "-", "--last-line", str(last), "--",
+                           sys.executable, "-c", script], capture_output=True, timeout=30)
+    return done, last.read_bytes().decode()
+
+
+def test_a_command_run_passes_its_output_on_and_keeps_its_last_line(tmp_path):
+    script = "import sys\nfor i in range(5000): print('line', i)\nprint('12 passed', file=sys.stderr)\nprint()\nsys.exit(4)"
+    done, last = command_run(tmp_path, script)
+    assert done.returncode == 4
+    assert done.stdout.decode().splitlines()[:2] == ["line 0", "line 1"]
+    assert "line 4999" in done.stdout.decode() and "12 passed" in done.stdout.decode()
+    assert last == "12 passed"  # stderr counts; a trailing blank line does not
+
+
+def test_a_command_run_without_a_final_newline_and_without_input(tmp_path):
+    done, last = command_run(tmp_path, "import sys\nprint(repr(sys.stdin.read()))\nsys.stdout.write('ok: done')")
+    assert done.returncode == 0 and last == "ok: done"
+    assert done.stdout.decode().startswith("''")  # its standard input is empty, not the node's
+
+
+def test_a_command_that_prints_nothing_leaves_an_empty_last_line(tmp_path):
+    done, last = command_run(tmp_path, "pass")
+    assert done.returncode == 0 and last == ""

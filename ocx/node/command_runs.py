@@ -1,0 +1,215 @@
+"""`command` records: each check-in on their branches, run once, then judged (C2, D3, D17, D18, V1).
+
+A command record stays open until stopped. Each check-in that reaches it
+(decide's RunCheckin) joins its queue, a file per check-in named by its
+receipt, so arrival order survives restarts. One runs at a time (D18): its
+own unit `ocx-N-R-C.service`, a fresh clone and a checkout of exactly that
+check-in, the record's sandbox and, for each run, its budget. When the unit
+has ended (its stop step wrote `ended-STEM.json`), the node starts the next
+check-in first, then adds the `ci` verdict on the one that ended, as the node
+user, against the record's full hash.
+
+Every step is keyed by files, so a pass repeated after a crash does
+nothing twice: `started-STEM` (its unit was started), `ended-STEM` (the stop
+step), `verdict-STEM` (the tag is in the repository).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from ..protocol.decide import OpenRecord
+from ..protocol.messages import Outcome
+from ..protocol.verdict import Judgement, VerdictTag, format_verdict
+from ..systemd.units import TransientService
+from .context import NodeContext
+from .finish import end_facts
+from .layout import SLICE, RunHome, unit_name, unit_stem
+from .outcome import decide_outcome
+from .prepare import prepare_run
+from .records import RecordDir, open_records, write_atomically
+from .sessions import environment, hidden_paths, prepare_step, prepared_in_unit, preparation, stop_step
+
+LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
+RUNNING = ("active", "activating", "reloading", "deactivating")
+
+
+def queue_dir(record_dir: RecordDir) -> Path:
+    return record_dir.path / "checkins"
+
+
+def enqueue(record_dir: RecordDir, checkin: str, branch: str, rcvid: int) -> bool:
+    """Add CHECKIN to the record's queue once; False if it was there already."""
+    queue = queue_dir(record_dir)
+    queue.mkdir(exist_ok=True)
+    if any(p.name.endswith(f"-{checkin}.json") for p in queue.iterdir()):
+        return False
+    write_atomically(queue / f"{rcvid:012d}-{checkin}.json", json.dumps({"checkin": checkin, "branch": branch}) + "\n")
+    return True
+
+
+def queued(record_dir: RecordDir) -> list[str]:
+    """The record's check-ins in arrival order."""
+    queue = queue_dir(record_dir)
+    if not queue.is_dir():
+        return []
+    return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
+
+
+def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str) -> TransientService:
+    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17)."""
+    config, record = context.config, opened.record
+    name = unit_name(context.server_code, opened.hash, checkin)
+    home = RunHome(name.removesuffix(".service"))
+    budget, sandbox = record.budget, record.sandbox
+    cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
+    last_line = str(home.inside / LAST_LINE)
+    argv = [config.python, "-m", "ocx.node.feeder", "-", *cpu, "--last-line", last_line, "--", *(record.command or [])]
+    step = preparation(config, record_dir, opened, home.stem, checkin)
+    checkout = home.inside / "checkout"
+    return TransientService(
+        name=name,
+        description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
+        slice=SLICE,
+        argv=argv,
+        environment=environment(str(home.inside), record.user, {}),
+        # The program runs at the check-in's root; "-": it is made by the unit's own ExecStartPre.
+        working_directory=f"-{checkout}",
+        dynamic_user=True,
+        state_directory=[home.state_directory],
+        memory_max=budget.memory_bytes,
+        tasks_max=budget.processes,
+        runtime_max_sec=budget.wall_seconds,
+        cpu_quota=config.cpu_quota,
+        protect_system="strict",
+        protect_home="tmpfs",
+        private_tmp=True,
+        private_network=not sandbox.network,  # D34
+        read_only_paths=list(sandbox.read_only),
+        read_write_paths=list(sandbox.read_write),
+        inaccessible_paths=hidden_paths(config),
+        exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
+        timeout_start_sec=600,
+        exec_stop_post=[stop_step(config, record_dir, home.stem)],
+        standard_input="null",
+        standard_output="journal",
+        standard_error="journal",
+        add_ref=False,
+        timeout_stop_sec=30,
+    )
+
+
+def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict,
+                home: RunHome) -> tuple[Judgement, str] | None:
+    """`pass` on exit 0, else `fail`; the reason its last line, or the limit it hit (D17)."""
+    facts = end_facts(ended, record_dir, opened.record.budget.cpu)
+    decided = decide_outcome(facts, opened.record.budget)
+    if decided is None or decided[0] is Outcome.stopped:
+        return None  # a shutdown or a stop: the check-in was not judged
+    outcome, note = decided
+    try:
+        last = (home.on_host / LAST_LINE).read_text(errors="replace").strip()
+    except OSError:
+        last = ""
+    if outcome is Outcome.budget:
+        return Judgement.failed, f"budget: {note}"
+    if outcome is Outcome.refused:
+        return Judgement.failed, f"not run: {note}"
+    passed = facts.code == "exited" and facts.status == "0"
+    return (Judgement.passed if passed else Judgement.failed), (last or note).replace("\r", " ")
+
+
+async def tend(context: NodeContext, systemd) -> int:
+    """Judge every ended check-in run and start each record's next; returns verdicts written."""
+    written = 0
+    for record_dir in open_records(context.config):
+        opened, _ = record_dir.load()
+        if not opened.record.is_command or record_dir.marked("stop"):
+            continue
+        written += await _tend_record(context, systemd, record_dir, opened)
+    return written
+
+
+async def _tend_record(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> int:
+    unjudged = []
+    for checkin in queued(record_dir):
+        stem = unit_stem(context.server_code, opened.hash, checkin)
+        if record_dir.marked(f"verdict-{stem}") is not None:
+            continue
+        if record_dir.marked(f"started-{stem}") is None:
+            await start_checkin(context, systemd, record_dir, opened, checkin)
+            break
+        if record_dir.marked(f"ended-{stem}") is None:
+            if await _gone(systemd, stem + ".service") and record_dir.marked(f"ended-{stem}") is None:
+                # Its unit vanished without an end (the host went down): it never finished, so it runs again.
+                (record_dir.path / f"started-{stem}.json").unlink()
+                await start_checkin(context, systemd, record_dir, opened, checkin)
+            break  # D18: it still runs
+        unjudged.append((checkin, stem))  # ended: judge it once the next one is on its way
+    written = 0
+    for checkin, stem in unjudged:
+        written += judge(context, record_dir, opened, checkin, stem)
+    return written
+
+
+async def _gone(systemd, name: str) -> bool:
+    state = await systemd.state(name)
+    return state is None or state.active_state not in RUNNING
+
+
+async def start_checkin(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> str:
+    service = command_service(context, opened, record_dir, checkin)
+    stem = service.name.removesuffix(".service")
+    if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
+        try:
+            prepare_run(preparation(context.config, record_dir, opened, stem, checkin))
+        except Exception as failure:  # judged `fail: not run`, and the queue goes on
+            record_dir.mark(f"unprepared-{stem}", {"why": f"{type(failure).__name__}: {failure}"})
+            record_dir.mark(f"started-{stem}", {"unit": service.name, "at": time.time()})
+            record_dir.mark(f"ended-{stem}", {"unit": service.name, "at": time.time(), "result": "exit-code"})
+            return service.name
+    record_dir.mark(f"started-{stem}", {"unit": service.name, "at": time.time()})
+    await systemd.start(service)
+    context.log(f"started {service.name} for check-in {checkin}", record=opened.hash)
+    return service.name
+
+
+def judge(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> int:
+    """The `ci` verdict of one ended run, as the node user (V1, D20); 1 when written."""
+    home = RunHome(stem)
+    ended = record_dir.marked(f"ended-{stem}") or {}
+    verdict = verdict_for(context, record_dir, opened, ended, home)
+    if verdict is not None:
+        judgement, reason = verdict
+        value = format_verdict(judgement, reason[:500], opened.hash)
+        try:
+            tag = context.node_clone().tag(checkin, VerdictTag.ci.value, value)
+        except Exception as error:  # e.g. the server is down: the next pass tries again
+            context.log(f"could not write the verdict on {checkin[:12]} yet: {error}", record=opened.hash, priority=4)
+            return 0
+        context.log(f"ci {value} on {checkin}", record=opened.hash)
+    record_dir.mark(f"verdict-{stem}", {"value": value if verdict else None, "tag": tag if verdict else None})
+    shutil.rmtree(home.on_host, ignore_errors=True)  # a fresh checkout for every run (D16)
+    return 1 if verdict else 0
+
+
+async def stop_command_runs(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+                            wait_seconds: float = 10.0) -> None:
+    """A stop ends the check-in run in progress before the record is answered (C2, C4)."""
+    import asyncio
+
+    for checkin in queued(record_dir):
+        stem = unit_stem(context.server_code, opened.hash, checkin)
+        if record_dir.marked(f"started-{stem}") is None or record_dir.marked(f"ended-{stem}") is not None:
+            continue
+        try:
+            await systemd.stop(stem + ".service")
+        except Exception as error:  # it ended meanwhile: its end is already on its way
+            context.log(f"could not stop {stem}.service: {error}", record=opened.hash, priority=7)
+            continue
+        context.log(f"stopping {stem}.service", record=opened.hash)
+        deadline = time.monotonic() + wait_seconds
+        while not await _gone(systemd, stem + ".service") and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
