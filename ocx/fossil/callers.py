@@ -1,0 +1,42 @@
+"""What the tools need of Fossil beyond reads and forms: a push as a given
+login from any clone file, and which check-ins a clone holds that a
+repository lacks (C6 `push`, D22).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.records import Checkin
+from ocx.fossil.repository import Repository
+from ocx.fossil.sync import _credentialed_url
+
+
+def new_checkins(clone: Repository, served: Repository) -> list[Checkin]:
+    """The check-ins in CLONE that SERVED does not hold, oldest first."""
+    hashes = [row[0] for row in clone._rows(
+        "SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='ci' ORDER BY e.mtime, b.rid")]
+    held = {h for h in hashes if served._one("SELECT 1 FROM blob WHERE uuid=? AND size>=0", (h,))}
+    return [clone.checkin(h) for h in hashes if h not in held]
+
+
+def push_as(clone: Path | str, base_url: str, login: str, password: str, *, home: Path | str) -> None:
+    """Push everything new in CLONE to BASE_URL as LOGIN, once: the URL (and
+    its password) is not remembered in the clone (`--once`), so a clone that
+    holds no password still holds none afterwards (C6)."""
+    url = _credentialed_url(base_url, login, password)
+    try:
+        out = run_fossil(["push", "--once", url, "-R", str(clone)], home=home, user=login).stdout
+    except FossilError as exc:
+        raise FossilError(["push", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+    if "not authorized to write" in out or "Error:" in out:
+        raise FossilError(["push", base_url], 0, out.replace(password, "***"), "the server refused the push")
+
+
+def ticket_id(repository: Repository, prefix: str) -> str | None:
+    """The full id of the one ticket PREFIX names; None if none; ValueError if several."""
+    rows = repository._rows("SELECT tkt_uuid FROM ticket WHERE tkt_uuid>=? AND tkt_uuid<? LIMIT 2",
+                            (prefix, prefix + "g")) if repository._has_table("ticket") else []
+    if len(rows) > 1:
+        raise ValueError(f"{prefix} names more than one ticket")
+    return rows[0][0] if rows else None

@@ -1,0 +1,56 @@
+"""`audit`: a verdict on a check-in (V1), never on the caller's own (D25)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from ..fossil.errors import RepositoryError, WrongKind
+from ..protocol.errors import FieldError
+from ..protocol.fields import Text
+from ..protocol.hashes import is_hash_prefix
+from ..protocol.verdict import check_against, format_verdict
+from .framework import MAY_CHECK_IN, Act, HashRef, Stop, Tool, ToolInput
+
+
+class AuditInput(ToolInput):
+    checkin: HashRef
+    verdict: Literal["pass", "fail"]
+    reason: Text  # one line
+    against: Text  # a record's hash (10 or more hex digits), or a path in the check-in
+    tag: Literal["audited", "ci"] = "audited"
+
+
+class AuditTool(Tool):
+    name = "audit"
+    summary = "Judge a check-in: a tag audited (or ci) whose value is pass or fail, a reason, and what it was judged against (V1)."
+    Input = AuditInput
+    Result = str | None
+    capability = MAY_CHECK_IN
+
+    def act(self, act: Act, given: AuditInput) -> str | None:
+        caller = act.caller
+        with caller.reading() as repository:
+            try:
+                checkin = repository.checkin(given.checkin)
+            except WrongKind:
+                raise Stop("checkin", f"{given.checkin} is not a check-in") from None
+            for whose, login in (("sent", checkin.sender.login), ("is the user written in", checkin.user)):
+                if login == caller.login:
+                    raise Stop("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
+            act.check(f"{given.checkin} on {checkin.branch}, sent by {checkin.sender.login}, not the caller's", "checkin")
+            against = given.against
+            if is_hash_prefix(against):
+                try:
+                    full = repository.resolve(against)
+                except RepositoryError as error:
+                    raise Stop("against", f"{error} (D11)") from None
+                if full != against:
+                    act.step("resolved", f"{against} is {full}", "against")
+                against = full
+            try:
+                check_against(against)
+                value = format_verdict(given.verdict, given.reason, against)
+            except FieldError as error:
+                raise Stop(error.field, error.why) from None
+        act.check(f"tag {given.tag} = {value!r}")
+        return act.write(f"tag {given.tag} on {given.checkin}",
+                         lambda: caller.tagging_clone().tag(given.checkin, given.tag, value))

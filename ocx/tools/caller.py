@@ -1,0 +1,99 @@
+"""The caller of a tool (D22): a Fossil login the server authenticates, and
+where the tool reads and writes on its behalf.
+
+Reads come from a repository file: the served repository itself on the
+node's host (D29), which alone knows every artifact's sender (F2). Writes
+reach the served repository over HTTP as the caller: forum posts and ticket
+changes through Fossil's forms (web.py), tags and check-ins by sync
+(sync.py, callers.py), so the server records the caller as the sender (D21).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..fossil.repository import Repository
+from ..fossil.sync import CallerClone
+from ..fossil.web import WebSession
+from ..node.config import NodeConfig
+from ..node.records import open_records
+from ..protocol.decide import OpenRecord
+
+
+@dataclass
+class Caller:
+    login: str
+    password: str | None  # None: a caller that cannot write (a dry run still works)
+    repository_path: Path  # the file the tools read
+    base_url: str  # the served repository the tools write to
+    node: NodeConfig | None = None  # set when the tools run on the node's host
+    clone: CallerClone | None = None  # the caller's own clone that saved its password, for tags
+    run_clone: Path | None = None  # a no_password run's clone (its tool socket sets it)
+    _web: WebSession | None = field(default=None, repr=False)
+    _scratch: Path | None = field(default=None, repr=False)
+
+    @property
+    def where(self) -> str:
+        return self.base_url
+
+    def reading(self) -> Repository:
+        return Repository(self.repository_path)
+
+    def resolve(self, prefix: str) -> str:
+        with self.reading() as repository:
+            return repository.resolve(prefix)
+
+    def capabilities(self) -> frozenset[str]:
+        with self.reading() as repository:
+            return repository.effective_capabilities(self.login)
+
+    def server_code(self) -> str:
+        """This node's name (C1): the node's repository, else the file read."""
+        path = self.node.repository if self.node else self.repository_path
+        with Repository(path) as repository:
+            return repository.server_code
+
+    # -- the caller as a run (C6) ------------------------------------------------
+
+    def open_run(self) -> OpenRecord | None:
+        """The open record on this node whose run acts as this caller, if any."""
+        if self.node is None:
+            return None
+        for record_dir in open_records(self.node):
+            opened, _ = record_dir.load()
+            if opened.record.user == self.login:
+                return opened
+        return None
+
+    # -- writing as the caller (D21) ---------------------------------------------
+
+    def _need_password(self) -> str:
+        if self.password is None:
+            raise PermissionError(f"no password for {self.login}: it can only make dry runs (D22)")
+        return self.password
+
+    def web(self) -> WebSession:
+        if self._web is None:
+            self._web = WebSession(self.base_url, self.login, self._need_password())
+        return self._web
+
+    def tagging_clone(self) -> CallerClone:
+        """The caller's own clone, or a scratch one made for this call."""
+        if self.clone is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="ocx-tool-"))
+            self.clone = CallerClone.create(self._scratch / "caller.fossil", self.base_url, self.login,
+                                            self._need_password(), home=self._scratch / "home")
+        return self.clone
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch, self.clone = None, None
+
+    def __enter__(self) -> Caller:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -1,0 +1,158 @@
+"""`create`: write a record (C2) at its place, every default written out (Part 4)."""
+from __future__ import annotations
+
+import secrets
+
+from pydantic import BaseModel, ConfigDict
+
+from ..fossil.callers import ticket_id
+from ..fossil.errors import WrongKind
+from ..node.admit import admission, runner_page
+from ..node.wake import poke
+from ..protocol.admission import admission_error
+from ..protocol.errors import FieldError
+from ..protocol.fields import AbsolutePath, BranchName, Login, RunnerName, ServerCode, Text
+from ..protocol.messages import Budget, Record, Restrict, check_record
+from ..protocol.render import render_message
+from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+
+DEFAULT_RUNNER = "claude"
+
+
+class SandboxInput(BaseModel):
+    """C2's sandbox, each field defaulted as Part 4 says."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    network: bool = True  # both session runners reach their own service (Part 4)
+    read_only: list[AbsolutePath] = []
+    read_write: list[AbsolutePath] = []
+
+
+class CreateInput(ToolInput):
+    node: ServerCode | None = None
+    user: Login | None = None
+    runner: RunnerName = DEFAULT_RUNNER
+    command: list[Text] | None = None
+    objective: Text
+    checkins: list[BranchName] = []
+    hears: list[Login] | None = None
+    remote: bool | None = None
+    restrict: Restrict = Restrict()
+    sandbox: SandboxInput = SandboxInput()
+    budget: Budget
+    to: HashRef | None = None  # a post to reply to
+    ticket: str | None = None  # a ticket's id (10 or more hex digits)
+
+
+def new_user(runner: str) -> str:
+    """C5: the runner's name, a hyphen and six random hex digits."""
+    return f"{runner}-{secrets.token_hex(3)}"
+
+
+def thread_title(record: Record) -> str:
+    # Part 4 names no title for a new thread; this one says what it holds.
+    return f"OCX record: {record.runner} as {record.user}"
+
+
+class Create(Tool):
+    name = "create"
+    summary = "Write a record asking a node to run a program as one user, within limits (C2)."
+    Input = CreateInput
+    Result = str | None
+    capability = ADMIN_OR_SETUP
+
+    def act(self, act: Act, given: CreateInput) -> str | None:
+        caller = act.caller
+        if given.to is not None and given.ticket is not None:
+            raise Stop("ticket", "give `to` or `ticket`, not both: a record has one place (D12)")
+        with caller.reading() as repository:
+            record = self._record(act, repository, given)
+            place = self._place(act, repository, given)
+            self._admit(act, repository, record)
+        text = render_message(record, f"A record for {record.runner} as {record.user}.")
+        act.check("the record, written out in full: " + text.strip().splitlines()[-2])
+        web = caller.web
+        if place is None:
+            written = act.write("a new thread holding the record", lambda: web().new_thread(thread_title(record), text))
+        elif given.to is not None:
+            written = act.write(f"a reply to {place} holding the record", lambda: web().reply(place, text))
+        else:
+            written = act.write(f"a change to ticket {place} holding the record", lambda: web().ticket_change(place, text))
+        if written is not None and caller.node is not None:
+            # Part 4: on the node itself, the node acts on the record at once.
+            act.step("wrote", f"poked node {caller.node.name}: {poke(caller.node.name, 'create') or 'ok'}")
+        return written
+
+    def _record(self, act: Act, repository, given: CreateInput) -> Record:
+        caller = act.caller
+        runner = given.runner
+        user = given.user or new_user(runner)
+        is_command = runner == "command"
+        if given.hears is not None:
+            hears = list(given.hears)
+        elif is_command:
+            hears = []  # C2: always [] for a command
+        else:
+            node_user = caller.node.node_user if caller.node else None
+            hears = [u.login for u in repository.users() if u.login != node_user and repository.holds_admin(u.login)]
+        if given.remote is not None:
+            remote = given.remote
+        else:
+            page = None if is_command else runner_page(repository, runner)
+            remote = page is not None and not isinstance(page, FieldError) and page.offer(runner).remote
+        node = given.node or caller.server_code()
+        if not node:
+            raise Stop("node", f"{caller.repository_path} has no server-code; name the node")
+        data = {"ocx": 1, "kind": "record", "node": node, "user": user, "runner": runner,
+                "objective": given.objective, "checkins": list(given.checkins), "hears": hears, "remote": remote,
+                "restrict": given.restrict.model_dump(exclude_none=True), "sandbox": given.sandbox.model_dump(),
+                "budget": given.budget.model_dump(exclude_none=True)}
+        if given.command is not None:
+            data["command"] = list(given.command)
+        record = Record.model_validate(data)
+        check_record(record)
+        act.check(f"node {node}, user {user}, hears {hears}, remote {str(remote).lower()}")
+        return record
+
+    def _place(self, act: Act, repository, given: CreateInput) -> str | None:
+        if given.to is not None:
+            try:
+                repository.post(given.to)
+            except WrongKind:
+                raise Stop("to", f"{given.to} is not a forum post") from None
+            act.check(f"the record goes in reply to post {given.to}", "to")
+            return given.to
+        if given.ticket is not None:
+            try:
+                full = ticket_id(repository, given.ticket) if len(given.ticket) >= 10 else None
+            except ValueError as error:
+                raise Stop("ticket", f"{error} (D11)") from None
+            if full is None:
+                raise Stop("ticket", f"{given.ticket!r} names no ticket (10 or more hex digits of its id, D11)")
+            act.check(f"the record goes in ticket {full}", "ticket")
+            return full
+        act.check("the record starts a new thread")
+        return None
+
+    def _admit(self, act: Act, repository, record: Record) -> None:
+        caller = act.caller
+        if caller.node is not None and record.node == caller.server_code():
+            # Part 4, C6: on the node, the node's own refusal checks.
+            error, _ = admission(repository, caller.node, "", record)
+            if error is not None:
+                raise Stop(error.field, error.why)
+            act.check("the node's own checks (C6, D35) pass: it would run this record")
+            return
+        page = None if record.is_command else runner_page(repository, record.runner)
+        if isinstance(page, FieldError):
+            raise Stop(page.field, page.why)
+        offers = {record.runner: page.offer(record.runner)} if page is not None else {}
+        try:
+            capabilities = repository.effective_capabilities(record.user)
+        except Exception:
+            capabilities = None
+        error = admission_error(record, offers=offers, node_user="", run_user_capabilities=capabilities)
+        if error is not None:
+            raise Stop(error.field, error.why)
+        act.check("the record passes the checks this repository can make (not on its node)")

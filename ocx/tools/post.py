@@ -1,0 +1,35 @@
+"""`post`: a reply to a post (Part 4), in its record's place only for a run that restricts `own_thread` (C6)."""
+from __future__ import annotations
+
+from ..fossil.errors import WrongKind
+from ..protocol.fields import Text
+from .framework import MAY_POST, Act, HashRef, Stop, Tool, ToolInput
+
+
+class PostInput(ToolInput):
+    to: HashRef
+    text: Text  # Markdown
+
+
+class PostTool(Tool):
+    name = "post"
+    summary = "Reply to a forum post, in Markdown."
+    Input = PostInput
+    Result = str | None
+    capability = MAY_POST
+
+    def act(self, act: Act, given: PostInput) -> str | None:
+        caller = act.caller
+        with caller.reading() as repository:
+            try:
+                post = repository.post(given.to)
+            except WrongKind:
+                raise Stop("to", f"{given.to} is not a forum post") from None
+            act.check(f"{given.to} is a post in thread {post.root}", "to")
+            run = caller.open_run()
+            if run is not None and run.record.restrict.own_thread:
+                if post.root != run.place:
+                    raise Stop("to", f"{given.to} is outside record {run.hash[:12]}'s place {run.place}, "
+                                     "and the record restricts own_thread (C6)")
+                act.check(f"within record {run.hash[:12]}'s own thread (own_thread, C6)", "to")
+        return act.write(f"a reply to {given.to}", lambda: caller.web().reply(given.to, given.text))

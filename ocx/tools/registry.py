@@ -1,0 +1,12 @@
+"""The six tools of Part 4, by name: every way in renders this table (D23)."""
+from __future__ import annotations
+
+from .audit import AuditTool
+from .create import Create
+from .framework import Tool
+from .post import PostTool
+from .push import PushTool
+from .status import StatusTool
+from .stop import StopTool
+
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in (Create(), StopTool(), PostTool(), AuditTool(), PushTool(), StatusTool())}

@@ -1,0 +1,51 @@
+"""`status`: who and where the caller is, and what this node enforces (Part 4, D24, D17)."""
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ..protocol.admission import ENFORCED_RESTRICTIONS
+from .framework import ANYONE, Act, Tool, ToolInput
+
+
+class StatusInput(ToolInput):
+    pass
+
+
+class RunFacts(BaseModel):
+    record: str
+    place: str
+    restrict: dict
+
+
+class StatusResult(BaseModel):
+    login: str
+    capabilities: str  # the letters Fossil gives the caller when it acts
+    repository: str  # where the tools write: the served repository's URL
+    node: str  # this node's server-code (C1)
+    on_node: bool  # whether the tools run on the node's host, with its checks
+    enforces: list[str]  # the restrictions of C6 this node holds runs to (D24)
+    cpu_rate: float | None  # the node's per-run CPU rate, in CPUs (D17)
+    run: RunFacts | None  # the record the caller runs, when it is a run
+
+
+class StatusTool(Tool):
+    name = "status"
+    summary = "Say who and where the caller is, this node's server-code, what it enforces and its per-run CPU rate."
+    Input = StatusInput
+    Result = StatusResult
+    capability = ANYONE
+
+    def act(self, act: Act, given: StatusInput) -> StatusResult:
+        caller = act.caller
+        run = caller.open_run()
+        node = caller.node
+        result = StatusResult(
+            login=caller.login, capabilities="".join(sorted(caller.capabilities())), repository=caller.base_url,
+            node=caller.server_code(), on_node=node is not None,
+            enforces=sorted(ENFORCED_RESTRICTIONS) if node is not None else [],
+            cpu_rate=node.cpu_quota if node is not None else None,
+            run=RunFacts(record=run.hash, place=run.place, restrict=run.record.restrict.model_dump(exclude_none=True))
+            if run is not None else None,
+        )
+        act.step("read", f"{caller.login} at {caller.base_url}, node {result.node}")
+        return result

@@ -1,0 +1,51 @@
+"""`stop`: end a record's run (C3), or answer a lost one by hand (D31)."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from ..protocol.messages import Outcome, Response
+from ..protocol.messages import Stop as StopMessage
+from ..protocol.render import render_message
+from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+from .places import FORUM, answer_of, the_record
+
+
+class StopInput(ToolInput):
+    record: HashRef
+    lost: bool = False  # D31: write the `lost` response by hand, once start plus wall has passed
+
+
+class StopTool(Tool):
+    name = "stop"
+    summary = "Stop a record's run; with lost, answer a record whose node never came back (D31)."
+    Input = StopInput
+    Result = str | None
+    capability = ADMIN_OR_SETUP
+
+    def act(self, act: Act, given: StopInput) -> str | None:
+        caller = act.caller
+        with caller.reading() as repository:
+            where = the_record(repository, given.record, "record")
+            record = where.message
+            act.check(f"{given.record} is a record for node {record.node}, at {where.kind} {where.place}", "record")
+            answered = answer_of(repository, where)
+        if answered is not None:
+            raise Stop("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
+        if given.lost:
+            received = where.sender.time
+            due = received + timedelta(seconds=record.budget.wall_seconds) if received else None
+            now = datetime.now(timezone.utc)
+            if due is None or now < due:
+                raise Stop("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
+                                   "until then only its node answers it (D31)")
+            act.check(f"its receipt plus its wall ended at {due.isoformat()}", "lost")
+            message = Response(ocx=1, kind="response", node=record.node, answers=where.hash,
+                               outcome=Outcome.lost, note=f"answered lost by {caller.login}: its node did not answer by {due.isoformat()} (D31)")
+            text = render_message(message, "This record's node never answered it.")
+        else:
+            message = StopMessage(ocx=1, kind="stop", node=record.node, stops=where.hash)
+            text = render_message(message, f"Stop record {where.hash[:12]}.")
+        what = "a lost response" if given.lost else "a stop"
+        if where.kind == FORUM:
+            return act.write(f"{what} in reply to {where.hash}", lambda: caller.web().reply(where.hash, text))
+        return act.write(f"{what} as a change to ticket {where.place}", lambda: caller.web().ticket_change(where.place, text))
