@@ -102,6 +102,11 @@ def hook(repository: str = typer.Argument(..., help="Fossil's %R: the repository
     raise typer.Exit(hook_main([repository]))
 
 
+from .cli_tools import register as _register_tools  # noqa: E402  (the six tools, D23)
+
+_register_tools(app)
+
+
 def main() -> None:
     app()
 

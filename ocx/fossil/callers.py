@@ -4,6 +4,8 @@ repository lacks (C6 `push`, D22).
 """
 from __future__ import annotations
 
+import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 
 from ocx.fossil.program import FossilError, run_fossil
@@ -40,3 +42,37 @@ def ticket_id(repository: Repository, prefix: str) -> str | None:
     if len(rows) > 1:
         raise ValueError(f"{prefix} names more than one ticket")
     return rows[0][0] if rows else None
+
+
+# Fossil keeps a saved sync password "obscured": a salt byte, then each byte
+# XORed with the salt and this 16-byte key (found from clones of known
+# passwords; the same in every clone). Obscured, not secret (D22).
+_OBSCURER = bytes.fromhex("a72131e32a502c864ca45225ff493585")
+
+
+def unobscure(text: str) -> str:
+    data = bytes.fromhex(text)
+    salt, body = data[0], data[1:]
+    return bytes(b ^ _OBSCURER[i & 15] ^ salt for i, b in enumerate(body)).decode()
+
+
+@dataclass(frozen=True)
+class SavedLogin:
+    """What a clone made with --save-http-password knows of its server (D22)."""
+
+    base_url: str
+    login: str
+    password: str
+
+
+def saved_login(clone: Path | str) -> SavedLogin | None:
+    with Repository(clone) as repository:
+        url, obscured = repository.config("last-sync-url"), repository.config("last-sync-pw")
+    if not url or not obscured:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if not parts.username:
+        return None
+    netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+    base = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return SavedLogin(base.rstrip("/"), urllib.parse.unquote(parts.username), unobscure(obscured))

@@ -9,6 +9,7 @@ changes through Fossil's forms (web.py), tags and check-ins by sync
 """
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -97,3 +98,33 @@ class Caller:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def caller_for(*, login: str | None = None, password_file: str | None = None, clone: str | None = None,
+               node: str | None = None, repository: str | None = None, url: str | None = None,
+               password: str | None = None) -> Caller:
+    """The caller as D22 names it: a clone that saved its password (a
+    person's, or a run's own `$HOME/repo.fossil`), or a login with a
+    password file; on the node host, `node` names where to read and write."""
+    from ..fossil.callers import saved_login
+    from ..node import config as node_config
+
+    config = node_config.load(node) if node else None
+    clone_path = Path(clone) if clone else None
+    if clone_path is None and login is None and password_file is None:
+        own = Path(os.environ.get("HOME", "/nonexistent")) / "repo.fossil"  # a run's own clone (prepare.py)
+        clone_path = own if own.is_file() else None
+    saved = saved_login(clone_path) if clone_path else None
+    if password_file:
+        password = Path(password_file).read_text().splitlines()[0]
+    elif saved is not None and password is None:
+        password = saved.password
+    login = login or (saved.login if saved else None) or os.environ.get("USER")
+    if not login:
+        raise ValueError("no login: give --login, --clone or --password-file (D22)")
+    base_url = url or (config.url if config else None) or (saved.base_url if saved else None)
+    read = repository or (config.repository if config else None) or (str(clone_path) if clone_path else None)
+    if not base_url or not read:
+        raise ValueError("say where: --node NAME on the node's host, or --url and --repository, or --clone")
+    tagging = CallerClone(clone_path, login, Path(tempfile.mkdtemp(prefix="ocx-home-"))) if saved else None
+    return Caller(login, password, Path(read), base_url, node=config, clone=tagging)

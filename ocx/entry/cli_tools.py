@@ -1,0 +1,145 @@
+"""The six tools on the command line (D23): each a command rendered from its
+input type, with every field an option and the whole input as `--input JSON`.
+
+Nothing here is per tool: a field whose type is a string is taken as
+given, a true/false field is a flag pair, and any other (a list, an object,
+a number) is taken as JSON.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any, Literal, Optional, get_args, get_origin
+
+import typer
+
+from ..tools.framework import Answer, Tool, run_tool
+from ..tools.registry import TOOLS
+
+# Where and as whom; `--at-node`, since `node` is a field of create.
+CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "clone", "at_node": "node",
+                  "repository": "repository", "url": "url"}
+
+
+def _plain(annotation: Any) -> set[type]:
+    if get_origin(annotation) is Literal:
+        return {type(choice) for choice in get_args(annotation)}
+    found = set()
+    for arg in (get_args(annotation) or (annotation,)):
+        found |= _plain(arg) if get_origin(arg) is Literal else {get_origin(arg) or arg}
+    return found - {type(None)}
+
+
+def option_kind(annotation: Any) -> str:
+    kinds = _plain(annotation)
+    if kinds == {bool}:
+        return "flag"
+    if kinds <= {str}:
+        return "text"
+    return "json"
+
+
+def input_from_options(tool: Tool, given: dict[str, Any], whole: str | None) -> dict | str:
+    """The input object: `--input` first, fields given as options over it; a
+    JSON field that does not parse is returned as that field's name."""
+    raw: dict = {}
+    if whole is not None:
+        try:
+            raw = json.loads(whole)
+        except ValueError:
+            return "input"
+        if not isinstance(raw, dict):
+            return "input"
+    for name, info in tool.Input.model_fields.items():
+        value = given.get(name)
+        if value is None:
+            continue
+        if option_kind(info.annotation) == "json":
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return name
+        raw[name] = value
+    return raw
+
+
+def print_answer(answer: Answer, exact: bool) -> None:
+    if exact:
+        typer.echo(answer.model_dump_json())
+        return
+    typer.echo(f"{answer.tool}{' (dry run)' if answer.dry_run else ''}:")
+    for step in answer.log:
+        typer.echo(f"  {step.kind:<11} {step.field + ': ' if step.field else ''}{step.text}")
+    if answer.stopped is not None:
+        typer.echo(f"stopped at {answer.stopped.field}: {answer.stopped.why}")
+    elif isinstance(answer.result, dict):
+        for key, value in answer.result.items():
+            typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
+    else:
+        typer.echo(f"result: {answer.result}")
+
+
+def _command(tool: Tool):
+    def command(**options: Any) -> None:
+        from ..tools.caller import caller_for
+
+        raw = input_from_options(tool, options, options.get("input"))
+        try:
+            caller = caller_for(**{v: options.get(k) for k, v in CALLER_OPTIONS.items()})
+        except (ValueError, OSError) as error:
+            answer = Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)})
+        else:
+            with caller:
+                answer = (run_tool(tool, raw, caller) if isinstance(raw, dict) else
+                          Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": raw, "why": "is not valid JSON"}))
+        print_answer(answer, options.get("as_json", False))
+        raise typer.Exit(0 if answer.stopped is None else 1)
+
+    parameters = []
+    for name, info in tool.Input.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        kind = option_kind(info.annotation)
+        if kind == "flag":
+            option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}", help=f"{name} (true or false)")
+            annotation = Optional[bool]
+        else:
+            option = typer.Option(None, flag, help=f"{name}" + (" (JSON)" if kind == "json" else ""))
+            annotation = Optional[str]
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
+    extra = {
+        "input": typer.Option(None, "--input", help="The whole input as one JSON object."),
+        "as_json": typer.Option(False, "--json", help="Print the answer exactly, as JSON."),
+        "login": typer.Option(None, "--login", help="Your Fossil login (D22)."),
+        "password_file": typer.Option(None, "--password-file", help="A file whose first line is your password."),
+        "clone": typer.Option(None, "--clone", help="A clone that saved your password (fossil clone --save-http-password)."),
+        "at_node": typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its repository)."),
+        "repository": typer.Option(None, "--repository", help="The repository file to read."),
+        "url": typer.Option(None, "--url", help="The served repository's URL, to write to."),
+    }
+    for name, option in extra.items():
+        annotation = bool if name == "as_json" else Optional[str]
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
+    command.__signature__ = inspect.Signature(parameters)
+    command.__doc__ = f"{tool.summary} Needs: {tool.capability.means}."
+    return command
+
+
+def mcp(login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
+        password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is your password."),
+        clone: Optional[str] = typer.Option(None, "--clone", help="A clone that saved your password."),
+        at_node: Optional[str] = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
+        repository: Optional[str] = typer.Option(None, "--repository", help="The repository file to read."),
+        url: Optional[str] = typer.Option(None, "--url", help="The served repository's URL.")) -> None:
+    """Serve the six tools over MCP on standard input and output (D23)."""
+    from ..tools.caller import caller_for
+    from .mcp_server import serve_stdio
+
+    where = dict(login=login, password_file=password_file, clone=clone, node=at_node, repository=repository, url=url)
+    caller_for(**where).close()  # say now, not at the first call, when the caller is not found
+    serve_stdio(lambda: caller_for(**where))
+
+
+def register(app: typer.Typer) -> None:
+    for tool in TOOLS.values():
+        app.command(tool.name)(_command(tool))
+    app.command("mcp")(mcp)

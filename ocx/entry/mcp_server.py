@@ -1,0 +1,52 @@
+"""The six tools as an MCP server over stdio (`ocx mcp`), with the official
+SDK (D23): tools/list is the tools' own input types as JSON Schema, and a
+call answers the same envelope the command line prints with --json."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from ..tools.caller import Caller
+from ..tools.framework import run_tool
+from ..tools.registry import TOOLS
+
+
+def listed_tools() -> list[types.Tool]:
+    return [types.Tool(name=tool.name, description=f"{tool.summary} Needs: {tool.capability.means}.",
+                       input_schema=tool.Input.model_json_schema()) for tool in TOOLS.values()]
+
+
+def make_server(caller_factory: Callable[[], Caller]) -> Server:
+    async def list_tools(_context, _params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed_tools())
+
+    async def call_tool(_context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = TOOLS.get(params.name)
+        if tool is None:
+            answer = {"tool": params.name, "dry_run": False, "log": [], "result": None,
+                      "stopped": {"field": "tool", "why": f"{params.name!r} is not one of {', '.join(TOOLS)}"}}
+        else:
+            def run() -> dict:
+                with caller_factory() as caller:
+                    return run_tool(tool, params.arguments or {}, caller).model_dump(mode="json")
+            # Tools block (HTTP, fossil): off the event loop.
+            answer = await anyio.to_thread.run_sync(run)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(answer))],
+                                    structured_content=answer, is_error=answer["stopped"] is not None)
+
+    return Server("ocx", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve_stdio(caller_factory: Callable[[], Caller]) -> None:
+    server = make_server(caller_factory)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)

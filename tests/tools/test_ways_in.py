@@ -1,0 +1,97 @@
+"""The same input through each way in gives the same answer (D23): the
+framework itself, the `ocx` command line (installed, run as a person runs it)
+and MCP (`ocx mcp`, driven by the SDK's own client over stdio)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from ocx.tools.registry import TOOLS
+
+
+def ocx_path() -> str:
+    found = shutil.which("ocx") or str(Path(sys.executable).with_name("ocx"))
+    assert Path(found).exists(), "the ocx command is not installed (pip install -e .)"
+    return found
+
+
+def where(world, login: str) -> list[str]:
+    password_file = world.served.work / f"{login}.password"
+    password_file.write_text(world.served.passwords[login] + "\n")
+    return ["--login", login, "--password-file", str(password_file), "--repository", str(world.served.path),
+            "--url", world.served.base_url]
+
+
+def by_cli(world, login: str, tool: str, raw: dict) -> dict:
+    done = subprocess.run([ocx_path(), tool, "--input", json.dumps(raw), "--json", *where(world, login)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def by_mcp(world, login: str, calls: list[tuple[str, dict]]) -> tuple[list, list[dict]]:
+    params = StdioServerParameters(command=ocx_path(), args=["mcp", *where(world, login)])
+
+    async def talk():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                listed = (await session.list_tools()).tools
+                answers = []
+                for tool, raw in calls:
+                    result = await session.call_tool(tool, raw)
+                    answers.append(json.loads(result.content[0].text))
+                return listed, answers
+
+    return anyio.run(talk)
+
+
+def direct(world, login: str, tool: str, raw: dict) -> dict:
+    return world.run(tool, raw, login=login, on_node=False).model_dump(mode="json")
+
+
+CASES = [
+    ("status", {}),
+    ("post", {"to": "THREAD", "text": "hello", "dry_run": True}),
+    ("post", {"to": "THREAD", "text": "hello", "colour": "red"}),
+    ("audit", {"checkin": "CHECKIN", "verdict": "pass", "reason": "fine", "against": "PLAN.md", "dry_run": True}),
+    ("create", {"objective": "o", "budget": {"wall": "1h"}, "user": "claude-000001", "dry_run": True}),
+    ("stop", {"record": "0000000000"}),
+]
+
+
+def filled(world, raw: dict) -> dict:
+    return {k: world.thread[:10] if v == "THREAD" else world.checkin[:12] if v == "CHECKIN" else v for k, v in raw.items()}
+
+
+@pytest.mark.parametrize("login", ["bob", "admin"])
+def test_same_input_same_answer_from_every_way_in(world, login):
+    calls = [(tool, filled(world, raw)) for tool, raw in CASES]
+    before = world.snapshot()
+    listed, from_mcp = by_mcp(world, login, calls)
+    for (tool, raw), mcp_answer in zip(calls, from_mcp):
+        expected = direct(world, login, tool, raw)
+        assert by_cli(world, login, tool, raw) == expected
+        assert mcp_answer == expected
+    assert world.snapshot() == before  # every call above was a dry run or a refusal
+    assert {t.name: t.input_schema for t in listed} == {n: t.Input.model_json_schema() for n, t in TOOLS.items()}
+
+
+def test_cli_fields_as_options_equal_the_whole_input(world):
+    raw = {"checkin": world.checkin[:12], "verdict": "fail", "reason": "no docs", "against": "PLAN.md", "dry_run": True}
+    options = ["--checkin", raw["checkin"], "--verdict", "fail", "--reason", "no docs", "--against", "PLAN.md", "--dry-run"]
+    done = subprocess.run([ocx_path(), "audit", *options, "--json", *where(world, "bob")],
+                          capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout) == by_cli(world, "bob", "audit", raw)
+    readable = subprocess.run([ocx_path(), "audit", *options, *where(world, "bob")], capture_output=True, text=True, timeout=120)
+    assert readable.returncode == 0 and "would_write" in readable.stdout and "audit (dry run):" in readable.stdout
+    bad = subprocess.run([ocx_path(), "create", "--budget", "{not json", *where(world, "admin")], capture_output=True, text=True)
+    assert bad.returncode == 1 and "stopped at budget" in bad.stdout
