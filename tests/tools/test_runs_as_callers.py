@@ -1,0 +1,104 @@
+"""Runs as callers (C6, D22): a no_password run's push copies its check-ins
+into the served repository as its user, refusing any on another branch
+than its record's `branch` and copying nothing then; `own_thread` keeps its
+posts in its record's place; a person's clone with a saved password is a
+caller. Against a real `fossil server`, with the node's own record files."""
+from __future__ import annotations
+
+import pytest
+
+from ocx.fossil import admin
+from ocx.fossil.program import run_fossil
+from ocx.fossil.sync import CallerClone
+from ocx.node.records import RecordDir
+from ocx.protocol.decide import OpenRecord
+from ocx.protocol.messages import Record
+from ocx.tools.caller import Caller, caller_for
+from ocx.tools.framework import run_tool
+from ocx.tools.registry import TOOLS
+
+FIXER = "fixer-0a1b2c"
+
+
+@pytest.fixture(scope="module")
+def fixer(world):
+    """A fixer's record, open on the node: its own login, no password, branch fixes, own thread."""
+    password = admin.create_user(world.served.path, FIXER, "i4", "fixer@example.org", home=world.served.home)
+    created = world.run("create", {"objective": "Fix what the reviewer finds.", "budget": {"wall": "4h"},
+                                   "user": FIXER, "hears": ["admin"], "remote": False,
+                                   "restrict": {"no_password": True, "branch": "fixes", "own_thread": True}})
+    assert created.stopped is None, created.stopped
+    with world.served.repository() as repository:
+        post = repository.post(created.result)
+        from ocx.protocol import find_message, parse_message
+        record = parse_message(find_message(post.body))
+    assert isinstance(record, Record)
+    RecordDir.of(world.node, created.result).save(OpenRecord(created.result, record, post.root), "forum")
+    home = world.served.work / "fixer-home"
+    clone = CallerClone.create(home / "repo.fossil", world.served.base_url, FIXER, password, home=home,
+                               save_password=False)
+    checkout = clone.open_checkout(home / "checkout")
+    return {"password": password, "record": created.result, "place": post.root, "clone": clone, "checkout": checkout}
+
+
+def as_fixer(world, fixer, tool, raw):
+    caller = Caller(FIXER, fixer["password"], world.served.path, world.served.base_url, node=world.node,
+                    run_clone=fixer["clone"].path)
+    with caller:
+        return run_tool(TOOLS[tool], raw, caller)
+
+
+def test_the_run_clone_holds_no_password(fixer):
+    with __import__("ocx.fossil.repository", fromlist=["Repository"]).Repository(fixer["clone"].path) as clone:
+        assert clone.config("last-sync-pw") is None
+    assert fixer["password"].encode() not in fixer["clone"].path.read_bytes()
+
+
+def test_push_copies_check_ins_on_its_branch_as_the_run_user(world, fixer):
+    (fixer["checkout"] / "fix.txt").write_text("fixed\n")
+    checkin = fixer["clone"].commit(fixer["checkout"], "a fix", branch="fixes", push=False)
+    before = world.snapshot()
+    dry = as_fixer(world, fixer, "push", {"dry_run": True})
+    assert dry.stopped is None and dry.log[-1].kind == "would_write" and world.snapshot() == before
+    pushed = as_fixer(world, fixer, "push", {})
+    assert pushed.stopped is None, pushed.stopped
+    assert pushed.result == checkin
+    assert world.served.sender_by_sql(checkin)[0] == FIXER  # D21: sent as the run's user
+    again = as_fixer(world, fixer, "push", {})
+    assert again.stopped is None and again.result is None  # nothing new
+
+
+def test_push_on_another_branch_is_refused_and_copies_nothing(world, fixer):
+    run_fossil(["update", "trunk"], home=fixer["clone"].home, cwd=fixer["checkout"], user=FIXER)
+    (fixer["checkout"] / "elsewhere.txt").write_text("not on fixes\n")
+    stray = fixer["clone"].commit(fixer["checkout"], "on trunk", push=False)
+    before = world.snapshot()
+    refused = as_fixer(world, fixer, "push", {})
+    assert refused.stopped.field == "branch" and stray in refused.stopped.why
+    assert world.snapshot() == before
+    assert not world.served.sql("SELECT 1 FROM blob WHERE uuid=?", (stray,))
+
+
+def test_own_thread(world, fixer):
+    inside = as_fixer(world, fixer, "post", {"to": fixer["record"][:10], "text": "Working on it.", "dry_run": True})
+    assert inside.stopped is None
+    outside = as_fixer(world, fixer, "post", {"to": world.thread[:10], "text": "Elsewhere.", "dry_run": True})
+    assert outside.stopped.field == "to" and "own_thread" in outside.stopped.why
+    # a person posts anywhere
+    assert world.run("post", {"to": world.thread, "text": "x", "dry_run": True}, login="bob").stopped is None
+
+
+def test_status_of_a_run(world, fixer):
+    status = as_fixer(world, fixer, "status", {}).result
+    assert status["run"]["record"] == fixer["record"]
+    assert status["run"]["restrict"] == {"no_password": True, "branch": "fixes", "own_thread": True}
+
+
+def test_a_clone_that_saved_its_password_is_a_caller(world):
+    clone = world.served.clone("bob")  # made with --save-http-password
+    with caller_for(clone=str(clone.path), repository=str(world.served.path)) as caller:
+        assert caller.login == "bob" and caller.base_url == world.served.base_url
+        answer = run_tool(TOOLS["audit"], {"checkin": world.checkin, "verdict": "pass", "reason": "by my clone",
+                                           "against": "PLAN.md"}, caller)
+    assert answer.stopped is None, answer.stopped
+    assert world.served.sender_by_sql(answer.result)[0] == "bob"
