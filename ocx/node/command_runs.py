@@ -1,8 +1,8 @@
 """`command` records: each check-in on their branches, run once, then judged (C2, D3, D17, D18, V1).
 
 A command record stays open until stopped. Each check-in that reaches it
-(decide's RunCheckin) joins its queue, a file per check-in named by its
-receipt, so arrival order survives restarts. One runs at a time (D18): its
+(decide's RunCheckin) joins its queue, a file per check-in numbered in
+arrival order, so the order survives restarts. One runs at a time (D18): its
 own unit `ocx-N-R-C.service`, a fresh clone and a checkout of exactly that
 check-in, the record's sandbox and, for each run, its budget. When the unit
 has ended (its stop step wrote `ended-STEM.json`), the node starts the next
@@ -40,13 +40,19 @@ def queue_dir(record_dir: RecordDir) -> Path:
     return record_dir.path / "checkins"
 
 
-def enqueue(record_dir: RecordDir, checkin: str, branch: str, rcvid: int) -> bool:
-    """Add CHECKIN to the record's queue once; False if it was there already."""
+def enqueue(record_dir: RecordDir, checkin: str, branch: str) -> bool:
+    """Add CHECKIN to the end of the record's queue once; False if it was there already.
+
+    The node handles receipts in order, and a receipt's artifacts in the order
+    Fossil stored them (rid), so the queue's numbering is the arrival order
+    (D18), also among the check-ins of one push."""
     queue = queue_dir(record_dir)
     queue.mkdir(exist_ok=True)
-    if any(p.name.endswith(f"-{checkin}.json") for p in queue.iterdir()):
+    names = [p.name for p in queue.glob("*.json")]
+    if any(name.endswith(f"-{checkin}.json") for name in names):
         return False
-    write_atomically(queue / f"{rcvid:012d}-{checkin}.json", json.dumps({"checkin": checkin, "branch": branch}) + "\n")
+    sequence = 1 + max((int(name.split("-", 1)[0]) for name in names), default=0)
+    write_atomically(queue / f"{sequence:08d}-{checkin}.json", json.dumps({"checkin": checkin, "branch": branch}) + "\n")
     return True
 
 

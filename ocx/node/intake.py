@@ -146,7 +146,7 @@ async def act(context: NodeContext, systemd, repository: Repository, came: d.Arr
             withdraw(context, record_dir, opened.record.user)
             record_dir.mark("answered", {"outcome": action.outcome.value, "by": action.by})
     elif isinstance(action, d.RunCheckin):
-        if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch, came.rcvid):
+        if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch):
             context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)
 
 
