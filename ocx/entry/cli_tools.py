@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from typing import Any, Literal, Optional, get_args, get_origin
 
 import typer
@@ -79,19 +80,40 @@ def print_answer(answer: Answer, exact: bool) -> None:
         typer.echo(f"result: {answer.result}")
 
 
+def through(where: dict[str, Any]) -> Callable[[str, object], dict]:
+    """How calls are made for WHERE (D22): through the run's tool socket when
+    one is given or this is a run that has one, else as the caller it names."""
+    from ..tools.caller import caller_for
+    from ..tools.tool_socket import ask, inside_socket
+
+    socket_path = where.pop("socket", None)
+    if socket_path is None and not any(where.values()) and inside_socket().exists():
+        socket_path = str(inside_socket())
+    if socket_path is not None:
+        return lambda name, raw: ask(socket_path, name, raw)
+
+    def call(name: str, raw: object) -> dict:
+        try:
+            caller = caller_for(**where)
+        except (ValueError, OSError) as error:
+            return Answer(tool=name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)}).model_dump(mode="json")
+        with caller:
+            return run_tool(TOOLS[name], raw, caller).model_dump(mode="json")
+
+    return call
+
+
+def _where(options: dict[str, Any]) -> dict[str, Any]:
+    return {**{v: options.get(k) for k, v in CALLER_OPTIONS.items()}, "socket": options.get("socket")}
+
+
 def _command(tool: Tool):
     def command(**options: Any) -> None:
-        from ..tools.caller import caller_for
-
         raw = input_from_options(tool, options, options.get("input"))
-        try:
-            caller = caller_for(**{v: options.get(k) for k, v in CALLER_OPTIONS.items()})
-        except (ValueError, OSError) as error:
-            answer = Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)})
+        if isinstance(raw, dict):
+            answer = Answer.model_validate(through(_where(options))(tool.name, raw))
         else:
-            with caller:
-                answer = (run_tool(tool, raw, caller) if isinstance(raw, dict) else
-                          Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": raw, "why": "is not valid JSON"}))
+            answer = Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": raw, "why": "is not valid JSON"})
         print_answer(answer, options.get("as_json", False))
         raise typer.Exit(0 if answer.stopped is None else 1)
 
@@ -115,6 +137,7 @@ def _command(tool: Tool):
         "at_node": typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its repository)."),
         "repository": typer.Option(None, "--repository", help="The repository file to read."),
         "url": typer.Option(None, "--url", help="The served repository's URL, to write to."),
+        "socket": typer.Option(None, "--socket", help="A run's tool socket (C6; inside a run, found by itself)."),
     }
     for name, option in extra.items():
         annotation = bool if name == "as_json" else Optional[str]
@@ -129,14 +152,13 @@ def mcp(login: Optional[str] = typer.Option(None, "--login", help="Your Fossil l
         clone: Optional[str] = typer.Option(None, "--clone", help="A clone that saved your password."),
         at_node: Optional[str] = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
         repository: Optional[str] = typer.Option(None, "--repository", help="The repository file to read."),
-        url: Optional[str] = typer.Option(None, "--url", help="The served repository's URL.")) -> None:
+        url: Optional[str] = typer.Option(None, "--url", help="The served repository's URL."),
+        socket: Optional[str] = typer.Option(None, "--socket", help="A run's tool socket (inside a run, found by itself).")) -> None:
     """Serve the six tools over MCP on standard input and output (D23)."""
-    from ..tools.caller import caller_for
     from .mcp_server import serve_stdio
 
-    where = dict(login=login, password_file=password_file, clone=clone, node=at_node, repository=repository, url=url)
-    caller_for(**where).close()  # say now, not at the first call, when the caller is not found
-    serve_stdio(lambda: caller_for(**where))
+    serve_stdio(through(dict(login=login, password_file=password_file, clone=clone, node=at_node,
+                             repository=repository, url=url, socket=socket)))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,8 +11,6 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from ..tools.caller import Caller
-from ..tools.framework import run_tool
 from ..tools.registry import TOOLS
 
 
@@ -21,7 +19,9 @@ def listed_tools() -> list[types.Tool]:
                        input_schema=tool.Input.model_json_schema()) for tool in TOOLS.values()]
 
 
-def make_server(caller_factory: Callable[[], Caller]) -> Server:
+def make_server(call: Callable[[str, object], dict]) -> Server:
+    """CALL runs a tool by name on an input and gives its answer (cli_tools.through)."""
+
     async def list_tools(_context, _params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed_tools())
 
@@ -31,19 +31,16 @@ def make_server(caller_factory: Callable[[], Caller]) -> Server:
             answer = {"tool": params.name, "dry_run": False, "log": [], "result": None,
                       "stopped": {"field": "tool", "why": f"{params.name!r} is not one of {', '.join(TOOLS)}"}}
         else:
-            def run() -> dict:
-                with caller_factory() as caller:
-                    return run_tool(tool, params.arguments or {}, caller).model_dump(mode="json")
             # Tools block (HTTP, fossil): off the event loop.
-            answer = await anyio.to_thread.run_sync(run)
+            answer = await anyio.to_thread.run_sync(call, tool.name, params.arguments or {})
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(answer))],
                                     structured_content=answer, is_error=answer["stopped"] is not None)
 
     return Server("ocx", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve_stdio(caller_factory: Callable[[], Caller]) -> None:
-    server = make_server(caller_factory)
+def serve_stdio(call: Callable[[str, object], dict]) -> None:
+    server = make_server(call)
 
     async def main() -> None:
         async with stdio_server() as (read, write):

@@ -29,3 +29,10 @@ def drain(fd: int) -> None:
             pass
     except BlockingIOError:
         pass
+
+
+def add_watch(fd: int, path: str, mask: int) -> None:
+    """Also watch PATH on the descriptor FD (idempotent: the same path keeps one watch)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.inotify_add_watch(fd, path.encode(), mask) < 0:
+        raise OSError(ctypes.get_errno(), f"inotify on {path}")

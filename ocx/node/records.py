@@ -60,6 +60,9 @@ class RecordDir:
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / "inbox").mkdir(exist_ok=True)
         os.chmod(self.path / "inbox", 0o755)
+        # issue 5 (tools): the run's tool socket appears here (ocx/tools/tool_socket.py); the unit binds it.
+        self.tools.mkdir(exist_ok=True)
+        os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,
                 "rcvid": opened.rcvid, "record": opened.record.model_dump(mode="json", exclude_none=True)}
         write_atomically(self.path / "record.json", json.dumps(body, indent=1) + "\n")
@@ -97,6 +100,11 @@ class RecordDir:
     @property
     def answered(self) -> bool:
         return self.marked("answered") is not None
+
+    @property
+    def tools(self) -> Path:
+        """Where the node serves a no_password run's tool socket (D22, D34)."""
+        return self.path / "tools"
 
     # -- the inbox (D13) -------------------------------------------------
     @property

@@ -18,6 +18,7 @@ from .runner_pages import RunnerPage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
+TOOLS_INSIDE = "/run/ocx-tools"  # issue 5: where a run sees its tool socket's directory (D22, D34)
 PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec counts only after it
 
 
@@ -87,7 +88,10 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         read_write_paths=[*sandbox.read_write, *page.homes],
         inaccessible_paths=hidden_paths(config),
         bind_paths=[BindPath(str(record_dir.inbox), INBOX_INSIDE, read_only=True),
-                    *[BindPath(h) for h in page.homes]],
+                    *[BindPath(h) for h in page.homes],
+                    # issue 5 (tools): only this unit reaches its tool socket (C6 no_password, D34)
+                    *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
+                      if record.restrict.no_password or not sandbox.network else [])],
         exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem))]
         if prepared_in_unit(opened) else [],
         timeout_start_sec=PREPARE_TIMEOUT_SECONDS,

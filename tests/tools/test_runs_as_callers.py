@@ -102,3 +102,41 @@ def test_a_clone_that_saved_its_password_is_a_caller(world):
                                            "against": "PLAN.md"}, caller)
     assert answer.stopped is None, answer.stopped
     assert world.served.sender_by_sql(answer.result)[0] == "bob"
+
+
+def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
+    import threading
+    import time
+
+    from ocx.tools.tool_socket import ToolSocketServer, ask
+
+    with world.served.repository() as repository:
+        code = repository.server_code
+    server = ToolSocketServer(world.node, code, clones={fixer["record"]: fixer["clone"].path})
+    stop = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread.start()
+    path = RecordDir.of(world.node, fixer["record"]).tools / "tools.sock"
+    try:
+        for _ in range(100):
+            if path.exists():
+                break
+            time.sleep(0.05)
+        status = ask(path, "status", {})
+        assert status["result"]["login"] == FIXER and status["result"]["run"]["record"] == fixer["record"]
+        assert ask(path, "post", {"to": world.thread, "text": "x"})["stopped"]["field"] == "to"
+        assert ask(path, "nosuch", {})["stopped"]["field"] == "tool"
+        # the refused trunk check-in is still in the clone: the socket's push refuses it too
+        assert ask(path, "push", {})["stopped"]["field"] == "branch"
+        reply = ask(path, "post", {"to": fixer["record"], "text": "From my socket."})
+        assert reply["stopped"] is None
+        assert world.served.sender_by_sql(reply["result"])[0] == FIXER
+        RecordDir.of(world.node, fixer["record"]).mark("answered", {})
+        for _ in range(100):
+            if not path.exists():
+                break
+            time.sleep(0.05)
+        assert not path.exists()  # answered: the run's socket is gone
+    finally:
+        stop.set()
+        thread.join(5)

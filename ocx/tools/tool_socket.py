@@ -1,0 +1,212 @@
+"""The tool socket of a `no_password` run (C6, D22, D34): served by the node,
+outside the sandbox, one socket a run, reachable only from that run's unit.
+
+Each open record that restricts `no_password` (or has no network, D34) gets
+a socket in its record directory's `tools/` directory, which the run's unit
+binds at TOOLS_INSIDE (sessions.py); the node's state is hidden from every
+run (D16), so no other run reaches it. Which socket a call came in on proves
+the caller: the server runs the tool as that record's user, writing with a
+password it sets and keeps only in memory.
+
+Wire: one JSON line `{"tool": NAME, "input": {...}}` in, one JSON line (the
+tool's answer) out. `python -m ocx.tools.tool_socket NAME` serves a node's
+runs (units/ocx-tools@.service); it watches the records directory with
+inotify, so a new run's socket appears without a timer (D26).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..fossil import admin
+from ..node import config as node_config
+from ..node.config import NodeConfig
+from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
+from ..node.layout import RunHome, unit_stem
+from ..node.prepare import CLONE
+from ..node.records import RecordDir, open_records
+from ..node.sessions import TOOLS_INSIDE
+from ..protocol.decide import OpenRecord
+from .caller import Caller
+from .framework import Answer, Stopped, run_tool
+from .registry import TOOLS
+
+SOCKET_NAME = "tools.sock"
+IN_CREATE, IN_DELETE = 0x100, 0x200
+CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_CLOSE_WRITE
+
+
+def socket_dir(record_dir: RecordDir) -> Path:
+    return record_dir.tools
+
+
+def served_by_socket(opened: OpenRecord) -> bool:
+    """C6: a run without its password; D34: a run that cannot reach the server."""
+    return bool(opened.record.restrict.no_password) or not opened.record.sandbox.network
+
+
+def inside_socket() -> Path:
+    return Path(TOOLS_INSIDE) / SOCKET_NAME
+
+
+@contextmanager
+def short_path(path: Path | str):
+    """PATH as /proc/self/fd/N/NAME: a record directory's path is longer than
+    a Unix socket's 108 bytes allow (its 64-hex hash)."""
+    path = Path(path)
+    directory = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{directory}/{path.name}"
+    finally:
+        os.close(directory)
+
+
+def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0) -> dict:
+    """Call TOOL through a tool socket; the answer as JSON data."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection, short_path(path) as reachable:
+        connection.settimeout(timeout)
+        connection.connect(reachable)
+        connection.sendall(json.dumps({"tool": tool, "input": raw}).encode() + b"\n")
+        connection.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    return json.loads(data)
+
+
+def _refusal(tool: str, field: str, why: str) -> dict:
+    return Answer(tool=tool, dry_run=False, log=[], stopped=Stopped(field=field, why=why)).model_dump(mode="json")
+
+
+class RunSocket:
+    """One run's socket, and the password the node holds for its user."""
+
+    def __init__(self, config: NodeConfig, server_code: str, record_dir: RecordDir, opened: OpenRecord,
+                 clone: Path | None = None):
+        self.config, self.opened, self.record_dir = config, opened, record_dir
+        self.clone = clone or RunHome(unit_stem(server_code, opened.hash)).on_host / CLONE
+        self._password: str | None = None
+        self._lock = threading.Lock()
+        directory = socket_dir(record_dir)
+        directory.mkdir(mode=0o755, exist_ok=True)
+        self.path = directory / SOCKET_NAME
+        self.path.unlink(missing_ok=True)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with short_path(self.path) as reachable:
+            self.listener.bind(reachable)
+        os.chmod(self.path, 0o666)  # the run's user is dynamic (D16); only its unit sees the path
+        self.listener.listen(8)
+
+    def password(self) -> str:
+        with self._lock:
+            if self._password is None:
+                # Only the node knows it (D22): set now, kept in this process only.
+                self._password = admin.set_random_password(self.config.repository, self.opened.record.user,
+                                                           home=self.config.state_dir / "home")
+            return self._password
+
+    def caller(self) -> Caller:
+        return Caller(self.opened.record.user, self.password(), Path(self.config.repository), self.config.url,
+                      node=self.config, run_clone=self.clone)
+
+    def answer(self, request: bytes) -> dict:
+        try:
+            call = json.loads(request)
+            name, raw = call["tool"], call.get("input", {})
+        except (ValueError, KeyError, TypeError):
+            return _refusal("", "input", 'a call is one JSON line {"tool": NAME, "input": {...}}')
+        tool = TOOLS.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return _refusal(str(name), "tool", f"not one of {', '.join(TOOLS)}")
+        with self.caller() as caller:
+            return run_tool(tool, raw, caller).model_dump(mode="json")
+
+    def handle(self, connection: socket.socket) -> None:
+        with connection:
+            data = b""
+            while not data.endswith(b"\n") and (chunk := connection.recv(65536)):
+                data += chunk
+            if self.record_dir.answered:  # C5: its user acts no more once the record is answered
+                answer = _refusal("", "caller", f"record {self.opened.hash[:12]} is answered")
+            else:
+                answer = self.answer(data)
+            connection.sendall(json.dumps(answer).encode() + b"\n")
+
+    def close(self) -> None:
+        self.listener.close()
+        self.path.unlink(missing_ok=True)
+
+
+class ToolSocketServer:
+    """Every open socket-served run of one node."""
+
+    def __init__(self, config: NodeConfig, server_code: str, clones: dict[str, Path] | None = None):
+        # CLONES: a record's run clone elsewhere than its unit's home (tests without systemd)
+        self.config, self.server_code, self.clones = config, server_code, clones or {}
+        self.runs: dict[str, RunSocket] = {}
+        self.selector = selectors.DefaultSelector()
+
+    def sync(self, changes: int | None = None) -> None:
+        """A socket for each open run that needs one; none for any other."""
+        root = self.config.state_dir / "records"
+        if changes is not None and root.is_dir():
+            for directory in root.iterdir():
+                # record.json and the answered mark are written inside each record's directory
+                if directory.is_dir():
+                    add_watch(changes, str(directory), CHANGES)
+        wanted = {}
+        for record_dir in open_records(self.config):
+            opened, _ = record_dir.load()
+            if served_by_socket(opened):
+                wanted[opened.hash] = (record_dir, opened)
+        for gone in [h for h in self.runs if h not in wanted]:
+            run = self.runs.pop(gone)
+            self.selector.unregister(run.listener)
+            run.close()
+        for hash_, (record_dir, opened) in wanted.items():
+            if hash_ not in self.runs:
+                run = RunSocket(self.config, self.server_code, record_dir, opened, self.clones.get(hash_))
+                self.runs[hash_] = run
+                self.selector.register(run.listener, selectors.EVENT_READ, run)
+
+    def serve(self, stop: threading.Event | None = None) -> None:
+        records = self.config.state_dir / "records"
+        records.mkdir(parents=True, exist_ok=True)
+        # The records directory and each record's marks change when a run opens or is answered.
+        changes = watch(str(records), CHANGES)
+        self.selector.register(changes, selectors.EVENT_READ, None)
+        self.sync(changes)
+        try:
+            while stop is None or not stop.is_set():
+                for key, _ in self.selector.select(timeout=1.0 if stop is not None else None):
+                    if key.data is None:
+                        drain(changes)
+                        self.sync(changes)
+                    else:
+                        connection, _ = key.data.listener.accept()
+                        threading.Thread(target=key.data.handle, args=(connection,), daemon=True).start()
+        finally:
+            for run in self.runs.values():
+                run.close()
+            self.selector.close()
+            os.close(changes)
+
+
+def main(argv: list[str]) -> int:
+    from ..fossil.repository import Repository
+
+    config = node_config.load(argv[0])
+    with Repository(config.repository) as repository:
+        server_code = repository.server_code
+    ToolSocketServer(config, server_code).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
