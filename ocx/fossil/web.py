@@ -52,23 +52,29 @@ class _KeepRedirects(urllib.request.HTTPRedirectHandler):
 class WebSession:
     """One caller logged in to one served repository."""
 
-    def __init__(self, base_url: str, login: str, password: str, *, timeout: float = 30.0):
+    def __init__(self, base_url: str, login: str, password: str | None, *, timeout: float = 30.0,
+                 cookie: str | None = None):
+        """Log in with PASSWORD; or, with COOKIE (a logged-in viewer's Cookie
+        header, as Fossil passes it to an ext page, D30), act in that login."""
         self.base_url = base_url.rstrip("/")
         self.login = login
         self.timeout = timeout
+        self._cookie_header = cookie
         self._cookies = http.cookiejar.CookieJar()
         self._opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(self._cookies), _KeepRedirects()
         )
-        self._log_in(password)
+        if cookie is None:
+            self._log_in(password or "")
 
     # -- HTTP ---------------------------------------------------------------
 
     def _request(self, path: str, fields: dict[str, str] | None = None) -> Page:
         data = urllib.parse.urlencode(fields).encode() if fields is not None else None
-        request = urllib.request.Request(
-            self.base_url + path, data=data, headers={"Referer": self.base_url + "/"}
-        )
+        headers = {"Referer": self.base_url + "/"}
+        if self._cookie_header:
+            headers["Cookie"] = self._cookie_header
+        request = urllib.request.Request(self.base_url + path, data=data, headers=headers)
         try:
             with self._opener.open(request, timeout=self.timeout) as answer:
                 return Page(answer.status, answer.headers.get("Location"), answer.read())

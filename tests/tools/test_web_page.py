@@ -1,0 +1,76 @@
+"""The web page (D30) as an ext program of a real `fossil server`: cards for
+the viewer's capabilities, a POST runs the tool as the viewer (the sender,
+D21), and a POST from elsewhere (its Referer) changes nothing. Driven over
+HTTP with a logged-in session (Debian's chromium is not on this machine)."""
+from __future__ import annotations
+
+import re
+import sys
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from fossil.conftest import start_served
+from ocx.fossil.program import serve
+from ocx.protocol import find_message, parse_message
+from ocx.protocol.messages import Record
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    served = start_served(tmp_path_factory.mktemp("web"))
+    served.server.stop()
+    extroot = served.work / "ext"
+    extroot.mkdir()
+    program = extroot / "ocx"
+    program.write_text(f"#!/bin/sh\nexec {sys.executable} -m ocx.entry.web\n")
+    program.chmod(0o755)
+    served.server = serve(served.path, home=served.home, extra_args=["--extroot", str(extroot)])
+    served.clone("admin").write_wiki("sandbox/claude", '```json\n{"command": ["/bin/true"]}\n```\n')
+    try:
+        yield served
+    finally:
+        served.server.stop()
+
+
+def test_cards_follow_the_viewers_capabilities(site):
+    admin_page = site.web("admin").get("/ext/ocx").text
+    assert all(f'id="tool-{name}"' in admin_page for name in ("create", "stop", "post", "audit", "push", "status"))
+    assert admin_page.count('<form method="POST"') == 6
+    carol = site.web("carol").get("/ext/ocx").text  # may post (moderated), not check in, not admin
+    forms = re.findall(r'name="tool" value="(\w+)"', carol)
+    assert sorted(forms) == ["post", "push", "status"]
+    assert "&quot;login&quot;: &quot;carol&quot;" in carol  # status, as it would answer now
+
+
+def test_a_post_creates_a_record_as_the_viewer(site):
+    web = site.web("admin")
+    fields = {"tool": "create", "objective": "From the page.", "budget": '{"wall": "1h"}', "dry_run": "false"}
+    page = web.post("/ext/ocx", fields).text
+    written = re.search(r"&quot;result&quot;: &quot;([0-9a-f]{40,64})&quot;", page)
+    assert written, page[-2000:]
+    hash_ = written.group(1)
+    with site.repository() as repository:
+        record = parse_message(find_message(repository.post(hash_).body))
+        assert repository.sender(hash_).login == "admin"
+    assert isinstance(record, Record) and record.objective == "From the page." and record.hears == ["admin"]
+
+
+def test_a_post_from_elsewhere_is_refused(site):
+    web = site.web("admin")
+    before = site.sql("SELECT count(*) FROM blob")
+    request_fields = urllib.parse.urlencode({"tool": "create", "objective": "x", "budget": '{"wall": "1h"}'}).encode()
+    request = urllib.request.Request(site.base_url + "/ext/ocx", data=request_fields,
+                                     headers={"Referer": "http://elsewhere.example/", "Cookie": "; ".join(
+                                         f"{c.name}={c.value}" for c in web._cookies)})
+    with urllib.request.urlopen(request) as answer:
+        text = answer.read().decode()
+    assert "Referer, D30" in text and site.sql("SELECT count(*) FROM blob") == before
+
+
+def test_a_dry_run_from_the_page_writes_nothing(site):
+    before = site.sql("SELECT count(*) FROM blob")
+    page = site.web("admin").post("/ext/ocx", {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}',
+                                               "dry_run": "true"}).text
+    assert "would_write" in page and site.sql("SELECT count(*) FROM blob") == before
