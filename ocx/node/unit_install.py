@@ -21,7 +21,8 @@ from .config import NodeConfig
 SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
-             "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service")
+             "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
+             "ocx-tools@.service")  # issue 5: no_password runs' tool sockets (D22)
 DROP_IN = "node.conf"
 
 
@@ -37,6 +38,7 @@ def instance_units(name: str) -> dict[str, str]:
         f"ocx-node@{name}.path": "watches the repository file (D26), through ocx-wake@{name}.service",
         f"ocx-node@{name}.service": "the root service, started on demand by the two above",
         f"ocx-check@{name}.service": "the deliberate check at boot (D6)",
+        f"ocx-tools@{name}.service": "the tool sockets of no_password runs (C6, D22, D34)",
     }
 
 
@@ -93,14 +95,15 @@ async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float 
     name = config.name
     server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
                                  f"ocx-node@{name}.path", f"ocx-check@{name}.service")
+    tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
     done = []
     bus = await Bus.connect()
     try:
         if any(changed.values()):
             await unit_files.reload(bus)
-        enabled = await unit_files.enable(bus, [server, sock, path, check])
-        done.append(("enabled: " + ", ".join((server, sock, path, check)), "", bool(enabled.changes)))
-        for unit in (server, sock, path):
+        enabled = await unit_files.enable(bus, [server, sock, path, check, tools])
+        done.append(("enabled: " + ", ".join((server, sock, path, check, tools)), "", bool(enabled.changes)))
+        for unit in (server, sock, path, tools):
             before, _ = await unit_files.active_state(bus, unit)
             restart = before == "active" and _touched(unit, changed)
             state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)

@@ -33,7 +33,13 @@ class AuditTool(Tool):
                 checkin = repository.checkin(given.checkin)
             except WrongKind:
                 raise Stop("checkin", f"{given.checkin} is not a check-in") from None
-            for whose, login in (("sent", checkin.sender.login), ("is the user written in", checkin.user)):
+            claims = [("is the user written in", checkin.user)]
+            if caller.reads_clone:
+                # A clone records everything it pulled as its own user (F2): only the server knows the sender.
+                act.check("the check-in's sender is known only on the node's host; its U card is checked", "checkin")
+            else:
+                claims.insert(0, ("sent", checkin.sender.login))
+            for whose, login in claims:
                 if login == caller.login:
                     raise Stop("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
             act.check(f"{given.checkin} on {checkin.branch}, sent by {checkin.sender.login}, not the caller's", "checkin")

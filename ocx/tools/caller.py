@@ -32,6 +32,10 @@ class Caller:
     node: NodeConfig | None = None  # set when the tools run on the node's host
     clone: CallerClone | None = None  # the caller's own clone that saved its password, for tags
     run_clone: Path | None = None  # a no_password run's clone (its tool socket sets it)
+    # Reading the caller's own clone (off the node's host): pulled first; it
+    # knows no senders (F2) and names its own user setup, so capabilities
+    # are left to the server, which refuses a write the caller may not make.
+    reads_clone: bool = False
     _web: WebSession | None = field(default=None, repr=False)
     _scratch: Path | None = field(default=None, repr=False)
 
@@ -40,13 +44,19 @@ class Caller:
         return self.base_url
 
     def reading(self) -> Repository:
+        if self.reads_clone and self.clone is not None and not getattr(self, "_pulled", False):
+            self.clone.pull()
+            self._pulled = True
         return Repository(self.repository_path)
 
     def resolve(self, prefix: str) -> str:
         with self.reading() as repository:
             return repository.resolve(prefix)
 
-    def capabilities(self) -> frozenset[str]:
+    def capabilities(self) -> frozenset[str] | None:
+        """The caller's letters as Fossil expands them; None when only the server can tell."""
+        if self.reads_clone:
+            return None
         with self.reading() as repository:
             return repository.effective_capabilities(self.login)
 
@@ -127,4 +137,5 @@ def caller_for(*, login: str | None = None, password_file: str | None = None, cl
     if not base_url or not read:
         raise ValueError("say where: --node NAME on the node's host, or --url and --repository, or --clone")
     tagging = CallerClone(clone_path, login, Path(tempfile.mkdtemp(prefix="ocx-home-"))) if saved else None
-    return Caller(login, password, Path(read), base_url, node=config, clone=tagging)
+    reads_clone = clone_path is not None and Path(read) == clone_path
+    return Caller(login, password, Path(read), base_url, node=config, clone=tagging, reads_clone=reads_clone)

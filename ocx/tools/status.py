@@ -19,13 +19,17 @@ class RunFacts(BaseModel):
 
 class StatusResult(BaseModel):
     login: str
-    capabilities: str  # the letters Fossil gives the caller when it acts
+    capabilities: str | None  # the letters Fossil gives the caller when it acts; None read from a clone
     repository: str  # where the tools write: the served repository's URL
     node: str  # this node's server-code (C1)
     on_node: bool  # whether the tools run on the node's host, with its checks
     enforces: list[str]  # the restrictions of C6 this node holds runs to (D24)
     cpu_rate: float | None  # the node's per-run CPU rate, in CPUs (D17)
     run: RunFacts | None  # the record the caller runs, when it is a run
+
+
+def _letters(held: frozenset[str] | None) -> str | None:
+    return None if held is None else "".join(sorted(held))
 
 
 class StatusTool(Tool):
@@ -40,7 +44,7 @@ class StatusTool(Tool):
         run = caller.open_run()
         node = caller.node
         result = StatusResult(
-            login=caller.login, capabilities="".join(sorted(caller.capabilities())), repository=caller.base_url,
+            login=caller.login, capabilities=_letters(caller.capabilities()), repository=caller.base_url,
             node=caller.server_code(), on_node=node is not None,
             enforces=sorted(ENFORCED_RESTRICTIONS) if node is not None else [],
             cpu_rate=node.cpu_quota if node is not None else None,

@@ -140,3 +140,19 @@ def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
     finally:
         stop.set()
         thread.join(5)
+
+
+def test_a_caller_reading_its_own_clone_leaves_capabilities_to_the_server(world):
+    """A clone names its own user setup (seen on 2.21), so its letters prove nothing: the
+    dry run says so, and the server refuses the write a caller may not make."""
+    carol_clone = world.served.clone("carol")  # carol may not check in, nor push
+    with caller_for(clone=str(carol_clone.path)) as caller:
+        assert caller.reads_clone and caller.capabilities() is None
+        dry = run_tool(TOOLS["audit"], {"checkin": world.checkin[:10], "verdict": "pass", "reason": "r",
+                                        "against": "PLAN.md", "dry_run": True}, caller)
+        assert dry.stopped is None and any("checked by the server" in s.text for s in dry.log)
+        before = world.snapshot()
+        real = run_tool(TOOLS["audit"], {"checkin": world.checkin[:10], "verdict": "pass", "reason": "r",
+                                         "against": "PLAN.md"}, caller)
+    assert real.stopped is not None and real.stopped.field == "caller"
+    assert world.snapshot() == before
