@@ -2,8 +2,10 @@
 
 A demo is a list of steps, each printing what it did; later steps (records
 run end to end) are appended to `STEPS` without touching the first ones.
-Today: `ocx node init --name demo`, the optional relay of the published
-port (only inside contrib/demo.sh's container), and how to look.
+`ocx node init --name demo`, the optional relay of the published port
+(only inside contrib/demo.sh's container), the demonstration
+(demo_run.py: a CI record, a check-in and its verdict, a session answered
+`exited`), and how to look.
 """
 from __future__ import annotations
 
@@ -87,6 +89,22 @@ def step_publish(demo: Demo) -> None:
     demo.say(f"  relay           port {demo.publish} of the container -> {target} (ocx-publish.socket {state})")
 
 
+def step_demonstrate(demo: Demo) -> None:
+    """Records run end to end: a CI record judging a check-in, then a session answered `exited`."""
+    if demo.report is None or not demo.report.admin_login:
+        return
+    from .demo_run import Demonstration
+    from .init import admin_password_file
+
+    config = demo.report.config
+    demo.say()
+    demo.say(f"Demonstration, as {demo.report.admin_login} through the web page and a clone (see the forum):")
+    run = Demonstration(config, demo.report.admin_login, admin_password_file(config.name).read_text().strip(), demo.say)
+    run.runner_page()
+    run.ci()
+    run.session()
+
+
 def step_how_to_look(demo: Demo) -> None:
     name = demo.name
     inside = f"docker exec -it {demo.in_container} " if demo.in_container else ""
@@ -98,10 +116,12 @@ def step_how_to_look(demo: Demo) -> None:
     demo.say(f"  {inside}systemctl status ocx-fossil@{name} ocx-node@{name}.path ocx-node@{name}.socket")
     demo.say(f"  {inside}journalctl -u ocx-node@{name} -u ocx-fossil@{name}")
     demo.say(f"  {inside}cat /etc/ocx/{name}.admin-password")
+    demo.say(f"  {inside}/opt/ocx/venv/bin/ocx activity -R {demo.report.config.repository if demo.report else '…'}"
+             "    open records and their units (D33)")
     demo.say("  docs/operating.md says what each unit is for.")
 
 
-STEPS: list[Step] = [step_init, step_publish, step_how_to_look]
+STEPS: list[Step] = [step_init, step_publish, step_demonstrate, step_how_to_look]
 
 
 def run_demo(demo: Demo, steps: list[Step] | None = None) -> Demo:

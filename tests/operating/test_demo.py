@@ -26,8 +26,15 @@ def test_demo_prints_what_it_made_and_a_rerun_changes_nothing():
                  "systemctl list-units 'ocx-*'", "journalctl -u ocx-node@demo",
                  "docker exec -it ocx-demo bash", "ocx-publish.socket active"):
         assert said in first, f"{said!r} not in:\n{first}"
+    # The demonstration ran end to end: the node judged the check-in and answered the session.
+    assert "ci verdict      pass: demo CI: 2 files checked out, all readable (against " in first, first
+    assert "by ocx-node)" in first
+    assert "response        exited: exit 0 after" in first, first
+    assert "journalctl -u ocx-" in first
     # The relay answers for the published port as the server itself does.
     with urllib.request.urlopen("http://127.0.0.1:8090/", timeout=5) as reply:
         assert reply.status == 200
     again = demo("--container", "ocx-demo", "--publish", "8090")
     assert "already set up, nothing changed" in again and "made:" not in again, again
+    # Run again, the demonstration goes on from the branch it made.
+    assert again.count("ci verdict      pass:") == 1 and "response        exited:" in again, again
