@@ -222,3 +222,31 @@ def test_init_adopts_an_existing_repository(first):
     assert repository.stat().st_uid == fossil.pw_uid
     refused = sh(*OCX, "node", "init", "adopted", "--port", "8183", check=False)
     assert refused.returncode == 1 and "port=8182" in refused.stderr
+
+
+def test_the_new_node_answers_a_record_posted_through_the_web_page(first):
+    """From nothing to a node that answers: here `refused`, naming `runner`,
+    since no runner page exists yet on this new repository (D14)."""
+    from ocx.fossil.repository import Repository
+    from ocx.fossil.web import WebSession
+    from ocx.protocol.finder import find_message
+
+    admin_password = Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip()
+    with Repository(REPO) as repository:
+        node = repository.server_code
+        admin = repository.users()[0].login
+    record = {"ocx": 1, "kind": "record", "node": node, "user": "run-first", "runner": "nosuch",
+              "objective": "exit 0", "checkins": [], "hears": [], "remote": False, "restrict": {},
+              "sandbox": {"network": True, "read_only": [], "read_write": []}, "budget": {"wall": "1m"}}
+    posted = WebSession(f"http://127.0.0.1:{PORT}", admin, admin_password).new_thread(
+        "First record", "```json\n" + json.dumps(record) + "\n```\n")
+    deadline = time.monotonic() + 60
+    answers = []
+    while not answers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        with Repository(REPO) as repository:
+            answers = [(find_message(p.body), p.sender.login) for p in repository.thread(posted)
+                       if p.hash != posted and find_message(p.body)]
+    assert answers, "no response within 60 s"
+    (message, sender), = answers
+    assert sender == "ocx-node" and message["outcome"] == "refused" and message["note"].startswith("runner"), message
