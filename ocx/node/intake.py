@@ -9,6 +9,7 @@ response is written only when the repository holds none.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from itertools import takewhile
@@ -145,6 +146,7 @@ async def act(context: NodeContext, systemd, repository: Repository, came: d.Arr
             opened, _ = record_dir.load()
             withdraw(context, record_dir, opened.record.user)
             record_dir.mark("answered", {"outcome": action.outcome.value, "by": action.by})
+            shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
     elif isinstance(action, d.RunCheckin):
         if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch):
             context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)

@@ -6,6 +6,7 @@ between writing and marking, writes no second answer.
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 
 from ..fossil import admin
@@ -61,6 +62,7 @@ def respond(context: NodeContext, target: Target, outcome: Outcome, note: str,
     if record_dir is not None:
         record_dir.mark("answered", {"outcome": (existing.outcome if existing else outcome).value,
                                      "response": written})
+        shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
     return written
 
 
