@@ -28,7 +28,8 @@ def main(records: str = "100") -> None:
         assert done.exit_code == 0, done.output
         print(f"node set up in {time.monotonic() - began:.1f} s")
         # The command queue first: the sessions' part ends by stopping 200 runs, which the node then answers.
-        for part in (["inside_ci.py", "bench", "50"], ["inside.py", "bench", records]):
+        for part in (["inside_ci.py", "bench", "50"], ["inside_deliveries.py", "bench", "200"],
+                     ["inside.py", "bench", records]):
             result = container.exec(["/opt/ocx/venv/bin/python", f"/src/bench/{part[0]}", *part[1:]])
             print(result.output.decode() if isinstance(result.output, bytes) else result.output)
     finally:
