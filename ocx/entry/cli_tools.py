@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Callable
 from typing import Any, Literal, Optional, get_args, get_origin
 
@@ -87,7 +88,9 @@ def through(where: dict[str, Any]) -> Callable[[str, object], dict]:
     from ..tools.tool_socket import ask, inside_socket
 
     socket_path = where.pop("socket", None)
-    if socket_path is None and not any(where.values()) and inside_socket().exists():
+    # Only a socket-served run's unit has the directory mounted (systemd also leaves an
+    # empty mount point on the host, which every other unit sees); its socket may come a moment later.
+    if socket_path is None and not any(where.values()) and (inside_socket().exists() or os.path.ismount(inside_socket().parent)):
         socket_path = str(inside_socket())
     if socket_path is not None:
         return lambda name, raw: ask(socket_path, name, raw)

@@ -38,6 +38,10 @@ from ..fossil.sync import CallerClone
 # still holds `nobody`'s letters, as Fossil gives them to anyone.
 RUN_USER_CAPABILITIES = "gior234"
 CLONE, CHECKOUT = "repo.fossil", "checkout"
+# issue 5 (D22): after its first sync Fossil keeps only the sync secret in the
+# clone (seen on 2.21), and the web forms the tools write through need the
+# password itself: a run that may hold its password holds it here too, 0600.
+PASSWORD_FILE = ".ocx-password"
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,9 @@ def make_home(step: Preparation, password: str) -> Path:
                                save_password=step.keep_password,
                                autosync="on" if step.keep_password else "off")
     checkout = clone.open_checkout(root / CHECKOUT, step.checkin)
+    if step.keep_password:  # issue 5, see PASSWORD_FILE
+        with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(password + "\n")
     owner = root.stat()
     if owner.st_uid != os.getuid():  # in the unit: systemd made the directory the run user's
         _give(root, owner.st_uid, owner.st_gid)

@@ -117,6 +117,7 @@ def caller_for(*, login: str | None = None, password_file: str | None = None, cl
     person's, or a run's own `$HOME/repo.fossil`), or a login with a
     password file; on the node host, `node` names where to read and write."""
     from ..fossil.callers import saved_login
+    from ..node.prepare import PASSWORD_FILE
     from ..node import config as node_config
 
     config = node_config.load(node) if node else None
@@ -125,6 +126,10 @@ def caller_for(*, login: str | None = None, password_file: str | None = None, cl
         own = Path(os.environ.get("HOME", "/nonexistent")) / "repo.fossil"  # a run's own clone (prepare.py)
         clone_path = own if own.is_file() else None
     saved = saved_login(clone_path) if clone_path else None
+    beside = clone_path.parent / PASSWORD_FILE if clone_path else None
+    if password_file is None and beside is not None and beside.is_file():
+        # a run's own password (prepare.py): the clone may keep only the sync secret
+        password_file = str(beside)
     if password_file:
         password = Path(password_file).read_text().splitlines()[0]
     elif saved is not None and password is None:

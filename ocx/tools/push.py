@@ -12,6 +12,11 @@ class PushInput(ToolInput):
     pass
 
 
+def _home(caller) -> object:
+    # Fossil's HOME for the push: the node's own, never the run's (it must not see the URL).
+    return caller.node.state_dir / "home" if caller.node else caller.run_clone.parent / ".ocx-push-home"
+
+
 class PushTool(Tool):
     name = "push"
     summary = "Copy this no_password run's new check-ins into the node's repository, as its user (C6)."
@@ -43,7 +48,7 @@ class PushTool(Tool):
         caller_password = caller._need_password
         act.write(f"{len(fresh)} check-in(s), last {last}, into the node's repository as {caller.login}",
                   lambda: (push_as(caller.run_clone, caller.base_url, caller.login, caller_password(),
-                                   home=caller.run_clone.parent / ".ocx-push-home"), last)[1])
+                                   home=_home(caller)), last)[1])
         if not act.dry_run and caller.node is not None:
             act.step("wrote", f"poked node {caller.node.name}: {poke(caller.node.name, 'push') or 'ok'}")
         return None if act.dry_run else last

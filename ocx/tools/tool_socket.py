@@ -21,6 +21,7 @@ import selectors
 import socket
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,10 +57,9 @@ def inside_socket() -> Path:
 
 
 @contextmanager
-def short_path(path: Path | str):
+def short_path(path: Path):
     """PATH as /proc/self/fd/N/NAME: a record directory's path is longer than
     a Unix socket's 108 bytes allow (its 64-hex hash)."""
-    path = Path(path)
     directory = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
     try:
         yield f"/proc/self/fd/{directory}/{path.name}"
@@ -67,11 +67,25 @@ def short_path(path: Path | str):
         os.close(directory)
 
 
-def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0) -> dict:
+def _connect(connection: socket.socket, path: Path, wait: float) -> None:
+    # The node serves a new run's socket moments after its unit starts.
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with short_path(path) as reachable:
+                connection.connect(reachable)
+            return
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0, wait: float = 20.0) -> dict:
     """Call TOOL through a tool socket; the answer as JSON data."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection, short_path(path) as reachable:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(timeout)
-        connection.connect(reachable)
+        _connect(connection, Path(path), wait)
         connection.sendall(json.dumps({"tool": tool, "input": raw}).encode() + b"\n")
         connection.shutdown(socket.SHUT_WR)
         data = b""

@@ -1,0 +1,70 @@
+"""A small agent for the tools' node tests: not a stand-in for OCX. It
+reads deliveries (D13) and calls OCX's tools through MCP (`ocx mcp`, with
+the SDK's own client) from inside its sandbox, printing each answer as
+`tool NAME JSON` for the test to read in the unit's journal.
+
+Objectives: `review HASH` (audit HASH, then answer every post it hears),
+`fix` (commit on branch fixes and push; then on trunk and push again)."""
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+OCX = StdioServerParameters(command=sys.executable, args=["-m", "ocx.entry.launch", "mcp"])
+
+
+async def call(session, name, arguments):
+    result = await session.call_tool(name, arguments)
+    answer = json.loads(result.content[0].text)
+    print(f"tool {name} {json.dumps(answer)}", flush=True)
+    return answer
+
+
+def fossil(*args):
+    checkout = os.path.join(os.environ["HOME"], "checkout")
+    done = subprocess.run(["fossil", *args], cwd=checkout, capture_output=True, text=True)
+    print(f"fossil {' '.join(args)} -> {done.returncode} {done.stdout.strip()[-200:]} {done.stderr.strip()[-200:]}", flush=True)
+
+
+def commit(name, branch=None):
+    with open(os.path.join(os.environ["HOME"], "checkout", name), "w") as out:
+        out.write(f"{name}\n")
+    fossil("add", name)
+    fossil("commit", "-m", f"{name} by the fixer", "--no-warnings", *(["--branch", branch] if branch else []))
+
+
+async def main():
+    first = json.loads(sys.stdin.readline())
+    print("delivery " + json.dumps(first), flush=True)
+    objective, record = first.get("objective", ""), first.get("hash")
+    loop = asyncio.get_running_loop()
+    async with stdio_client(OCX) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            print("listed " + json.dumps(sorted(t.name for t in (await session.list_tools()).tools)), flush=True)
+            await call(session, "status", {})
+            if objective.startswith("review "):
+                await call(session, "audit", {"checkin": objective.split()[1], "verdict": "pass",
+                                              "reason": "reads well", "against": record})
+            elif objective == "fix":
+                commit("fix.txt", "fixes")
+                await call(session, "push", {})
+                fossil("update", "trunk")
+                commit("stray.txt")
+                await call(session, "push", {})
+            while True:
+                line = await loop.run_in_executor(None, sys.stdin.readline)
+                if not line:
+                    return
+                delivery = json.loads(line)
+                print("delivery " + json.dumps(delivery), flush=True)
+                if delivery.get("delivery") == "post" or delivery.get("text", "").startswith("Post "):
+                    await call(session, "post", {"to": delivery["hash"], "text": "answer: it reads well"})
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
