@@ -4,13 +4,14 @@
 #
 #   contrib/setup.sh          what the tools and a node need
 #   contrib/setup.sh --test   also what the test suite needs (Docker engine,
-#                             mmdebstrap for the systemd test image)
+#                             mmdebstrap for the systemd test image, chromium
+#                             for the web page's test, D30)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fossil python3 python3-venv python3-dev gcc pkg-config libsystemd-dev git ca-certificates)
 if [ "${1:-}" = --test ]; then
-    packages+=(docker.io mmdebstrap)
+    packages+=(docker.io mmdebstrap chromium)
 fi
 
 missing=()

@@ -74,3 +74,31 @@ def test_a_dry_run_from_the_page_writes_nothing(site):
     page = site.web("admin").post("/ext/ocx", {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}',
                                                "dry_run": "true"}).text
     assert "would_write" in page and site.sql("SELECT count(*) FROM blob") == before
+
+
+def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, tmp_path):
+    from .chromium import Chromium, binary
+
+    if binary() is None:
+        pytest.skip("Debian's chromium is not installed (contrib/setup.sh --test installs it)")
+    browser = Chromium(tmp_path / "profile")
+    try:
+        browser.goto(site.base_url + "/login")
+        browser.submit(f"""document.querySelector('input[name=u]').value = 'admin';
+            document.querySelector('input[name=p]').value = {site.passwords['admin']!r};
+            document.querySelector('input[name=p]').form.submit();""")
+        browser.goto(site.base_url + "/ext/ocx")
+        assert browser.js("document.querySelectorAll('form[method=POST]').length") == 6
+        browser.submit("""const form = document.querySelector('#tool-create form');
+            form.querySelector('input[name=objective]').value = 'Made in chromium.';
+            form.querySelector('input[name=budget]').value = '{"wall": "1h"}';
+            form.requestSubmit(form.querySelector('button[value=false]'));""")
+        shown = browser.js("document.querySelector('#tool-create .ocx-answer').innerText")
+        answer = __import__("json").loads(shown)
+        assert answer["stopped"] is None, answer
+        browser.goto(site.base_url + "/forumpost/" + answer["result"])
+        assert "Made in chromium." in browser.js("document.body.innerText")
+    finally:
+        browser.close()
+    with site.repository() as repository:
+        assert repository.sender(answer["result"]).login == "admin"  # D21: the viewer sent it
