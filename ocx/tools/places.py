@@ -60,9 +60,14 @@ def the_record(repository: Repository, hash_: str, field: str) -> Placed:
     return where
 
 
-def answer_of(repository: Repository, record: Placed) -> Placed | None:
-    """The response at the record's place that answers it (C4, D31), if any."""
+def answer_of(repository: Repository, record: Placed, node_user: str) -> Placed | None:
+    """The response at the record's place that answers it, if any: sent by
+    the node user (C4), or a `lost` one by an admin or setup sender (D31)."""
     for other in messages_in(repository, record):
-        if isinstance(other.message, Response) and other.message.answers == record.hash:
+        message = other.message
+        if not isinstance(message, Response) or message.answers != record.hash:
+            continue
+        sender = other.sender.login
+        if sender == node_user or (message.outcome.value == "lost" and repository.holds_admin(sender)):
             return other
     return None

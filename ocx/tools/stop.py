@@ -7,7 +7,10 @@ from ..protocol.messages import Outcome, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
 from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+from ..node.config import NodeConfig
 from .places import FORUM, answer_of, the_record
+
+NODE_USER = NodeConfig.model_fields["node_user"].default  # off the node's host: the usual one (D20)
 
 
 class StopInput(ToolInput):
@@ -28,7 +31,8 @@ class StopTool(Tool):
             where = the_record(repository, given.record, "record")
             record = where.message
             act.check(f"{given.record} is a record for node {record.node}, at {where.kind} {where.place}", "record")
-            answered = answer_of(repository, where)
+            node_user = caller.node.node_user if caller.node else NODE_USER
+            answered = answer_of(repository, where, node_user)
         if answered is not None:
             raise Stop("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
         if given.lost:

@@ -167,3 +167,12 @@ def test_status(world):
 def test_push_refused_to_a_caller_that_is_no_run(world):
     answer = world.run("push", {"dry_run": True}, login="alice")
     assert answer.stopped.field == "caller"
+
+
+def test_a_response_forged_by_a_non_admin_does_not_answer_the_record(world):
+    created = world.run("create", {"objective": "o", "budget": WALL, "remote": False}).result
+    with world.served.repository() as repository:
+        code = repository.server_code
+    forged = {"ocx": 1, "kind": "response", "node": code, "answers": created, "outcome": "exited", "note": "forged"}
+    world.served.web("bob").reply(created, "```json\n" + json.dumps(forged) + "\n```\n")
+    assert world.run("stop", {"record": created, "dry_run": True}).stopped is None  # still open
