@@ -80,14 +80,14 @@ class Caller:
 
     # -- writing as the caller (D21) ---------------------------------------------
 
-    def _need_password(self) -> str:
+    def password_or_refuse(self) -> str:
         if self.password is None:
             raise PermissionError(f"no password for {self.login}: it can only make dry runs (D22)")
         return self.password
 
     def web(self) -> WebSession:
         if self._web is None:
-            self._web = WebSession(self.base_url, self.login, self._need_password())
+            self._web = WebSession(self.base_url, self.login, self.password_or_refuse())
         return self._web
 
     def tagging_clone(self) -> CallerClone:
@@ -95,7 +95,7 @@ class Caller:
         if self.clone is None:
             self._scratch = Path(tempfile.mkdtemp(prefix="ocx-tool-"))
             self.clone = CallerClone.create(self._scratch / "caller.fossil", self.base_url, self.login,
-                                            self._need_password(), home=self._scratch / "home")
+                                            self.password_or_refuse(), home=self._scratch / "home")
         return self.clone
 
     def close(self) -> None:
