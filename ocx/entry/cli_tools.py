@@ -15,7 +15,8 @@ from typing import Any, Literal, Optional, get_args, get_origin
 
 import typer
 
-from ..tools.framework import Answer, Tool, run_tool
+from ..protocol.errors import FieldError
+from ..tools.framework import Answer, Tool, run_tool, validate_input
 from ..tools.registry import TOOLS
 
 # Where and as whom; `--at-node`, since `node` is a field of create.
@@ -96,6 +97,10 @@ def through(where: dict[str, Any]) -> Callable[[str, object], dict]:
         return lambda name, raw: ask(socket_path, name, raw)
 
     def call(name: str, raw: object) -> dict:
+        try:  # Part 4: the input is checked before anything else happens, the caller's look-up included
+            validate_input(TOOLS[name], raw)
+        except FieldError:
+            return run_tool(TOOLS[name], raw, None).model_dump(mode="json")  # stops at the field, touching nothing
         try:
             caller = caller_for(**where)
         except (ValueError, OSError) as error:
