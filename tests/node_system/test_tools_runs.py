@@ -35,6 +35,23 @@ def waited(node, record: str, name: str, enough: int = 1, timeout: float = 90) -
                              f"--- tools ---\n{journal(f'ocx-tools@{node.name}.service')[-2000:]}") from None
 
 
+def holds_password(node, record: str, login: str) -> bool:
+    """Whether any 32-hex token the run could read (its files, its environment) is LOGIN's password."""
+    import hashlib
+
+    lines = wait_for(lambda: [l for l in journal(node.unit(record)).splitlines() if l.startswith("scan ")],
+                     60, 0.5, "the run's scan")
+    scan = json.loads(lines[0][len("scan "):])
+    tokens = [t for l in journal(node.unit(record)).splitlines() if l.startswith("scan-tokens ")
+              for t in json.loads(l[len("scan-tokens "):])]
+    assert len(tokens) == scan["tokens"] and scan["files"] > 10
+    with node.repository() as repository:
+        secret = repository._one("SELECT pw FROM user WHERE login=?", (login,))[0]
+        project = repository.project_code
+    return secret in tokens or any(
+        hashlib.sha1(f"{project}/{login}/{t}".encode()).hexdigest() == secret for t in tokens)
+
+
 def as_admin(node, tool: str, raw: dict) -> dict:
     done = ocx(tool, "--input", json.dumps(raw), "--json", "--at-node", node.name, "--login", "admin",
                "--password-file", f"/etc/ocx/{node.name}.admin-password", check=False)
@@ -96,6 +113,9 @@ def test_reviewer_and_fixer_through_mcp(node):
     assert not (home / PASSWORD_FILE).exists() and (RunHome(unit_stem(node.server_code, review)).on_host / PASSWORD_FILE).exists()
     with Repository(home / CLONE) as clone:
         assert clone.config("last-sync-pw") is None
+    # ... nor does any file it can read, nor its environment: no 32-hex token is its password
+    assert not holds_password(node, fix, fixer)
+    assert holds_password(node, review, reviewer)  # the control: the scan finds a password that is there
     status = tool_answers(node, fix, "status")[0]["result"]
     assert status["login"] == fixer and status["run"]["restrict"]["no_password"] is True
 

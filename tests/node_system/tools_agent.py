@@ -37,6 +37,47 @@ def commit(name, branch=None):
     fossil("commit", "-m", f"{name} by the fixer", "--no-warnings", *(["--branch", branch] if branch else []))
 
 
+SKIP = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/boot")
+
+
+def hex_tokens() -> dict:
+    """Every 32-hex-digit token in the environment and in every file this run can read
+    (a password OCX makes is 32 hex digits), obscured sync passwords decoded too."""
+    import re
+    from ocx.fossil.callers import unobscure
+
+    token, obscured = re.compile(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"), re.compile(rb"(?<![0-9a-f])[0-9a-f]{66}(?![0-9a-f])")
+    found, files = set(), 0
+    for value in os.environ.values():
+        found.update(t.decode() for t in token.findall(value.encode()))
+    for top, dirs, names in os.walk("/"):
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in SKIP]
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                if not os.path.isfile(path) or os.path.getsize(path) > 5_000_000:
+                    continue
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            files += 1
+            found.update(t.decode() for t in token.findall(data))
+            for text in obscured.findall(data):
+                try:
+                    found.add(unobscure(text.decode()))
+                except Exception:
+                    pass
+    return {"files": files, "tokens": sorted(found)}
+
+
+def report_scan() -> None:
+    scan = hex_tokens()
+    for start in range(0, len(scan["tokens"]), 400):  # journald splits lines past 48 KiB
+        print("scan-tokens " + json.dumps(scan["tokens"][start:start + 400]), flush=True)
+    print("scan " + json.dumps({"files": scan["files"], "tokens": len(scan["tokens"])}), flush=True)
+
+
 async def main():
     first = json.loads(sys.stdin.readline())
     print("delivery " + json.dumps(first), flush=True)
@@ -50,12 +91,14 @@ async def main():
             if objective.startswith("review "):
                 await call(session, "audit", {"checkin": objective.split()[1], "verdict": "pass",
                                               "reason": "reads well", "against": record})
+                report_scan()  # the control: a run that holds its password finds it
             elif objective == "fix":
                 commit("fix.txt", "fixes")
                 await call(session, "push", {})
                 fossil("update", "trunk")
                 commit("stray.txt")
                 await call(session, "push", {})
+                report_scan()
             while True:
                 line = await loop.run_in_executor(None, sys.stdin.readline)
                 if not line:
