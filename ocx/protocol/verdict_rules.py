@@ -1,0 +1,101 @@
+"""Reading verdicts (V2, D25): which of a check-in's verdicts count, and why not. Pure.
+
+From every tag change of `audited` and `ci` on a check-in, with its sender
+(F2), each sender's latest change per tag is that sender's verdict: a
+verdict another sender replaced in Fossil's current tag still counts for
+its own sender, and only the sender's own cancel withdraws it. It counts
+when its value is a V1 verdict, its sender neither sent the check-in nor is
+the user written in it, and a record it names holds the check-in's branch
+in its `checkins`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .verdict import Verdict, VerdictTag, parse_verdict
+
+VERDICT_TAGS = (VerdictTag.audited.value, VerdictTag.ci.value)
+
+
+@dataclass(frozen=True)
+class TagEvent:
+    """One change of a verdict tag on the check-in, in the order received."""
+
+    name: str  # `audited` or `ci`
+    op: str  # "+" add, "*" propagate, "-" cancel
+    value: str | None
+    sender: str  # rcvfrom's login (F2), never the U card
+    user: str | None = None  # the U card: shown, never trusted
+    artifact: str = ""
+
+
+@dataclass(frozen=True)
+class CheckinFacts:
+    hash: str
+    branch: str | None
+    sender: str  # who pushed it (F2)
+    user: str | None  # the user written in it (U card)
+
+
+@dataclass(frozen=True)
+class ReadVerdict:
+    tag: str
+    sender: str
+    value: str
+    verdict: Verdict | None
+    counts: bool
+    why: str  # why it counts, or why not
+    artifact: str = ""
+
+    @property
+    def objective(self) -> str | None:
+        return self.verdict.against if self.verdict else None
+
+
+def latest_by_sender(events: Iterable[TagEvent]) -> dict[tuple[str, str], TagEvent]:
+    """Each sender's last change of each verdict tag (later events win)."""
+    latest: dict[tuple[str, str], TagEvent] = {}
+    for event in events:
+        if event.name in VERDICT_TAGS:
+            latest[(event.name, event.sender)] = event
+    return latest
+
+
+def read_verdicts(checkin: CheckinFacts, events: Iterable[TagEvent],
+                  record_checkins: Callable[[str], tuple[str, ...] | None]) -> list[ReadVerdict]:
+    """Every sender's standing verdict on CHECKIN, counted or not as V2 says.
+
+    `record_checkins(hash)` gives the `checkins` of the record with that full
+    hash, or None when the repository holds no such record."""
+    found = []
+    for (tag, sender), event in latest_by_sender(events).items():
+        if event.op == "-":
+            continue  # its sender withdrew it
+        value = event.value or ""
+        verdict = parse_verdict(value)
+        counts, why = _judge(checkin, sender, verdict, record_checkins)
+        found.append(ReadVerdict(tag, sender, value, verdict, counts, why, event.artifact))
+    return found
+
+
+def _judge(checkin: CheckinFacts, sender: str, verdict: Verdict | None,
+           record_checkins: Callable[[str], tuple[str, ...] | None]) -> tuple[bool, str]:
+    if verdict is None:
+        return False, "not a V1 verdict (pass: or fail:, a reason, (against X))"
+    if sender == checkin.sender:
+        return False, f"{sender} sent the check-in"
+    if checkin.user is not None and sender == checkin.user:
+        return False, f"{sender} is the user written in the check-in"
+    if verdict.against_record:
+        branches = record_checkins(verdict.against)
+        if branches is None:
+            return False, f"names record {verdict.against[:12]}, which this repository does not hold"
+        if checkin.branch not in branches:
+            return False, f"record {verdict.against[:12]} does not list branch {checkin.branch} in its checkins"
+        return True, f"by {sender}, against record {verdict.against[:12]}"
+    return True, f"by {sender}, against {verdict.against} as it stands in the check-in"
+
+
+def counted(verdicts: Iterable[ReadVerdict]) -> list[ReadVerdict]:
+    return [v for v in verdicts if v.counts]
