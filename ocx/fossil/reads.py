@@ -117,6 +117,13 @@ class WorkReads:
             time=card_date(card.date),
         )
 
+    def branch_checkins(self, branch: str) -> list[str]:
+        """The check-ins whose branch is BRANCH (its `branch` tag), oldest first."""
+        return [hash_ for (hash_,) in self._rows(
+            "SELECT b.uuid FROM tagxref x JOIN tag t ON t.tagid=x.tagid JOIN blob b ON b.rid=x.rid"
+            " JOIN event e ON e.objid=x.rid WHERE t.tagname='branch' AND x.value=? AND x.tagtype>0"
+            " AND e.type='ci' ORDER BY e.mtime, b.rid", (branch,))]
+
     def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
         """EVERY change ever made to a tag on CHECKIN, not only the one Fossil
         shows (tagxref keeps one row, chosen by D card time): the check-in's

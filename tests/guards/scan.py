@@ -23,8 +23,9 @@ LAYER_MAY_IMPORT = {
     "fossil": {"fossil", "protocol"},
     "systemd": {"systemd", "protocol"},
     "node": {"node", "protocol", "fossil", "systemd"},
-    "tools": {"tools", "node", "protocol", "fossil", "systemd"},
-    "entry": {"entry", "tools", "node", "protocol", "fossil", "systemd"},
+    "reading": {"reading", "protocol", "fossil", "systemd"},  # readers of verdicts (V2, D25, D33)
+    "tools": {"tools", "node", "reading", "protocol", "fossil", "systemd"},
+    "entry": {"entry", "tools", "node", "reading", "protocol", "fossil", "systemd"},
 }
 
 
