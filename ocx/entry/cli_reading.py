@@ -9,7 +9,6 @@ configured on this host. Verdicts must be read where they were received
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -126,9 +125,10 @@ def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT
 
     path, config = where("activity", repository, at_node)
     node_user = config.node_user if config else NodeConfig.model_fields["node_user"].default  # D20's usual one
-    if not Path(path).is_file():
-        _fail("activity", f"cannot read repository {path}: no such file")
-    found = read_activity(path, node_user, latest)
+    try:
+        found = read_activity(path, node_user, latest)
+    except Exception as error:  # missing, unreadable, or not a repository: say so, no trace
+        _fail("activity", f"cannot read repository {path}: {error}")
     if as_json:
         typer.echo(json.dumps(activity_json(found)))
         return

@@ -111,3 +111,8 @@ def test_ocx_activity_needs_to_be_told_which_repository_off_a_node(posted, tmp_p
         pytest.skip("this host has node configurations: one of them may be found")
     done = ocx("activity", env=NO_BUS)
     assert done.returncode == 2 and "--repository" in done.stderr
+
+
+def test_ocx_activity_names_a_repository_it_cannot_read(tmp_path) -> None:
+    done = ocx("activity", "-R", str(tmp_path / "absent.fossil"), env=NO_BUS)
+    assert done.returncode == 1 and "cannot read repository" in done.stderr and "absent.fossil" in done.stderr
