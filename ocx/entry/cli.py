@@ -105,6 +105,8 @@ def hook(repository: str = typer.Argument(..., help="Fossil's %R: the repository
 from .cli_tools import register as _register_tools  # noqa: E402  (the six tools, D23)
 
 _register_tools(app)
+from .cli_reading import register as _register_readers  # noqa: E402  (verdicts, queue, activity: V2, D33)
+_register_readers(app)
 
 
 def main() -> None:

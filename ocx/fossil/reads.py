@@ -49,6 +49,14 @@ class WorkReads:
             )
         ]
 
+    def forum_posts(self) -> list[Post]:
+        """Every forum post of every thread, in the order this repository received them."""
+        if not self._has_table("forumpost"):
+            return []
+        return [self._post(hash_, *rest) for hash_, *rest in self._rows(
+            "SELECT b.uuid, fp.froot, fp.firt, fp.fprev, fp.fmtime, fp.fpid IN (SELECT rid FROM private)"
+            " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid ORDER BY b.rcvid, fp.fpid")]
+
     def _post(self, hash_, froot, firt, fprev, fmtime, private) -> Post:
         card = self.parsed(hash_)
         return Post(
@@ -76,6 +84,12 @@ class WorkReads:
             " ORDER BY c.tkt_rid",
             (ticket, ticket + "g"),
         ) if self._has_table("ticketchng") else []
+        return [self.ticket_change(hash_) for (hash_,) in rows]
+
+    def all_ticket_changes(self) -> list[TicketChange]:
+        """Every change of every ticket, in the order this repository received them."""
+        rows = self._rows("SELECT b.uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid ORDER BY b.rcvid, c.tkt_rid"
+                          ) if self._has_table("ticketchng") else []
         return [self.ticket_change(hash_) for (hash_,) in rows]
 
     def ticket_change(self, hash_: str) -> TicketChange:
@@ -130,35 +144,30 @@ class WorkReads:
         own T cards (target `*`), then the T cards of every tag-change artifact
         (event `g`) that target it, in the order this repository received them.
         Reads every `g` artifact: the cost grows with the repository's tags."""
+        return self.tag_histories([checkin], names)[checkin]
+
+    def tag_histories(self, checkins: Iterable[str], names: Iterable[str] | None = None) -> dict[str, list[TagChange]]:
+        """`tag_history` of each of CHECKINS, reading every `g` artifact once
+        for all of them (a queue asks for a whole branch)."""
         wanted = None if names is None else frozenset(names)
-        sources = [(checkin, "*")]
-        sources += [
-            (hash_, checkin)
-            for (hash_,) in self._rows(
-                "SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid"
-                " WHERE e.type='g' ORDER BY b.rcvid, b.rid"
-            )
-        ]
-        changes = []
-        for artifact, target in sources:
+        histories: dict[str, list[TagChange]] = {checkin: [] for checkin in checkins}
+        # (artifact, the target its T cards use): a check-in's own cards say `*`.
+        sources = [(checkin, "*") for checkin in histories]
+        sources += [(hash_, None) for (hash_,) in self._rows(
+            "SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='g' ORDER BY b.rcvid, b.rid")]
+        for artifact, own_target in sources:
             card = self.parsed(artifact)
             for tag in card.tags:
                 name = tag.name.removeprefix(_SYMBOLIC)
-                if tag.target != target or (wanted is not None and name not in wanted):
+                target = artifact if own_target else tag.target
+                if tag.target != (own_target or target) or target not in histories:
                     continue
-                changes.append(
-                    TagChange(
-                        artifact=artifact,
-                        target=checkin,
-                        name=name,
-                        op=tag.op,
-                        value=tag.value,
-                        sender=self.sender(artifact),
-                        user=card.user,
-                        time=card_date(card.date),
-                    )
-                )
-        return changes
+                if wanted is not None and name not in wanted:
+                    continue
+                histories[target].append(TagChange(
+                    artifact=artifact, target=target, name=name, op=tag.op, value=tag.value,
+                    sender=self.sender(artifact), user=card.user, time=card_date(card.date)))
+        return histories
 
     # -- wiki (D14) ---------------------------------------------------------------
 

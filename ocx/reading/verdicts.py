@@ -1,32 +1,54 @@
 """Verdicts as the repository holds them, read by V2's rules (D25).
 
     with Repository(path) as repository:
+        checkin = resolve_checkin(repository, "1a2b3c4d5e")
         for verdict in verdicts(repository, checkin): ...
         for entry in queue(repository, "dev"): ...
+        if passed(repository, checkin): ...  # a merge gate (docs/verdicts.md)
 
 Everything comes from the repository: each tag change with its sender
 (rcvfrom, F2), the check-in's sender and U card, and the text of a record a
 verdict names. The rules themselves are ocx/protocol/verdict_rules.py.
+The repository must be the one that received the tags (D29): a clone
+records itself as the sender of everything it pulled.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..fossil.errors import RepositoryError
+from ..fossil.records import Checkin, TagChange
 from ..fossil.repository import Repository
 from ..protocol.finder import find_message
 from ..protocol.messages import Record, parse_message
+from ..protocol.verdict import Judgement
 from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, read_verdicts
 
 
-def checkin_facts(repository: Repository, checkin: str) -> CheckinFacts:
-    found = repository.checkin(checkin)
+class NotACheckin(RepositoryError):
+    """CHECKIN names nothing, more than one artifact, or no check-in (D11)."""
+
+
+def resolve_checkin(repository: Repository, prefix: str) -> str:
+    """The full hash of the check-in PREFIX (10+ hex digits) names (D11)."""
+    try:
+        found = repository.resolve(prefix.lower())
+    except RepositoryError as error:
+        raise NotACheckin(f"CHECKIN {error}") from None
+    if repository.event_type(found) != "ci":
+        raise NotACheckin(f"CHECKIN {prefix}: {found} is not a check-in")
+    return found
+
+
+def _facts(found: Checkin) -> CheckinFacts:
     return CheckinFacts(found.hash, found.branch, found.sender.login or "", found.user)
 
 
-def tag_events(repository: Repository, checkin: str) -> list[TagEvent]:
+def _events(changes: Iterable[TagChange]) -> list[TagEvent]:
     return [TagEvent(change.name, change.op, change.value, change.sender.login or "", change.user, change.artifact)
-            for change in repository.tag_history(checkin, VERDICT_TAGS)]
+            for change in changes]
 
 
 def record_text(repository: Repository, artifact: str) -> str | None:
@@ -39,7 +61,9 @@ def record_text(repository: Repository, artifact: str) -> str | None:
     return None
 
 
-def record_checkins(repository: Repository):
+def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] | None]:
+    """`checkins` of the record with a given full hash, None when the
+    repository holds no such record; each record read once per call."""
     @lru_cache(maxsize=None)
     def lookup(record_hash: str) -> tuple[str, ...] | None:
         try:
@@ -55,8 +79,19 @@ def record_checkins(repository: Repository):
 
 def verdicts(repository: Repository, checkin: str) -> list[ReadVerdict]:
     """Every sender's standing verdict on CHECKIN (a full hash), counted or not."""
-    return read_verdicts(checkin_facts(repository, checkin), tag_events(repository, checkin),
+    found = repository.checkin(checkin)
+    return read_verdicts(_facts(found), _events(repository.tag_history(checkin, VERDICT_TAGS)),
                          record_checkins(repository))
+
+
+def passed(repository: Repository, checkin: str, tags: Iterable[str] = VERDICT_TAGS) -> bool:
+    """A merge gate's question: does CHECKIN hold at least one counted
+    `pass` and no counted `fail`, among verdicts of TAGS? V2 leaves how to
+    combine verdicts to the reader; this is one choice, the strictest short
+    of naming whose verdicts a gate wants (filter `verdicts()` for that)."""
+    wanted = set(tags)
+    judgements = {v.verdict.judgement for v in counted(verdicts(repository, checkin)) if v.tag in wanted}
+    return judgements == {Judgement.passed}
 
 
 @dataclass(frozen=True)
@@ -64,16 +99,42 @@ class QueueEntry:
     checkin: str
     comment: str
     sender: str
+    user: str | None
     counted: list[ReadVerdict]
 
 
 def queue(repository: Repository, branch: str) -> list[QueueEntry]:
-    """The check-ins of BRANCH, oldest first, each with its counted verdicts (D33)."""
+    """The check-ins of BRANCH, oldest first, each with its counted verdicts
+    (D33; an empty list: none counts). The tag history is read once for all."""
+    checkins = repository.branch_checkins(branch)
+    histories = repository.tag_histories(checkins, VERDICT_TAGS)
     lookup = record_checkins(repository)
     entries = []
-    for checkin in repository.branch_checkins(branch):
+    for checkin in checkins:
         found = repository.checkin(checkin)
-        facts = CheckinFacts(found.hash, found.branch, found.sender.login or "", found.user)
-        standing = read_verdicts(facts, tag_events(repository, checkin), lookup)
-        entries.append(QueueEntry(checkin, found.comment, facts.sender, counted(standing)))
+        standing = read_verdicts(_facts(found), _events(histories[checkin]), lookup)
+        entries.append(QueueEntry(checkin, found.comment, found.sender.login or "", found.user, counted(standing)))
     return entries
+
+
+# -- exact forms, for `--json` and for programs that read them -------------------
+
+def verdict_json(verdict: ReadVerdict) -> dict:
+    parsed = verdict.verdict
+    return {"tag": verdict.tag, "sender": verdict.sender, "value": verdict.value,
+            "judgement": parsed.judgement.value if parsed else None, "reason": parsed.reason if parsed else None,
+            "objective": verdict.objective, "against_record": bool(parsed and parsed.against_record),
+            "counts": verdict.counts, "why": verdict.why, "artifact": verdict.artifact}
+
+
+def checkin_verdicts_json(repository: Repository, checkin: str) -> dict:
+    found = repository.checkin(checkin)
+    return {"checkin": found.hash, "branch": found.branch, "sender": found.sender.login, "user": found.user,
+            "comment": found.comment, "verdicts": [verdict_json(v) for v in verdicts(repository, checkin)]}
+
+
+def queue_json(branch: str, entries: list[QueueEntry]) -> dict:
+    return {"branch": branch, "checkins": [
+        {"checkin": e.checkin, "comment": e.comment, "sender": e.sender, "user": e.user,
+         "counted": [verdict_json(v) for v in e.counted]} for e in entries]}
+

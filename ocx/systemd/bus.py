@@ -119,6 +119,12 @@ class Bus:
             raise
         return path
 
+    async def list_units_by_patterns(self, patterns: Sequence[str], states: Sequence[str] = ()) -> list[list[Any]]:
+        """The loaded units whose names match PATTERNS (shell globs): each
+        (name, description, load, active, sub, following, path, job id, job type, job path)."""
+        (units,) = await self.call("ListUnitsByPatterns", "asas", [list(states), list(patterns)])
+        return units
+
     async def reset_failed_unit(self, name: str) -> None:
         await self.call("ResetFailedUnit", "s", [name])
 

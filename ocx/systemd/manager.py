@@ -37,6 +37,15 @@ class UnitState:
     cpu_usage_nsec: int | None       # None when systemd does not account it
 
 
+@dataclass(frozen=True)
+class ListedUnit:
+    """A loaded unit as ListUnits shows it: its live state, nothing more."""
+    name: str
+    active_state: str
+    sub_state: str
+    description: str
+
+
 class Run:
     """A started (or starting) unit whose end is being watched."""
 
@@ -176,6 +185,13 @@ class Systemd:
             exec_main_code=s.get("ExecMainCode"),
             exec_main_status=s.get("ExecMainStatus"),
             cpu_usage_nsec=None if cpu in (None, UINT64_MAX) else cpu)
+
+    async def units(self, patterns: list[str]) -> list[ListedUnit]:
+        """The units systemd holds now whose names match PATTERNS (globs),
+        by name; a transient unit that ended and was collected is not among them."""
+        listed = await self.bus.list_units_by_patterns(patterns)
+        return sorted((ListedUnit(name=u[0], active_state=u[3], sub_state=u[4], description=u[1]) for u in listed),
+                      key=lambda unit: unit.name)
 
     async def cpu_usec(self, name: str) -> int | None:
         """CPU time of all the unit's processes so far, in microseconds (D17

@@ -111,3 +111,23 @@ def test_journal_lines_carry_ocx_fields(via):
         time.sleep(0.1)
     entry = json.loads(out.splitlines()[0])
     assert entry["MESSAGE"] == f"hello {via}" and entry["SYSLOG_IDENTIFIER"] == "ocx"
+
+
+def test_units_lists_the_running_units_a_pattern_names_and_no_others():
+    stem = f"ocx-test-list-{uuid.uuid4().hex[:12]}"
+    sleeping, other = f"{stem}-a.service", name("unlisted")
+
+    async def go():
+        async with await Systemd.connect() as sd:
+            for unit in (sleeping, other):
+                await sd.start(TransientService(name=unit, argv=["/bin/sleep", "60"]))
+            for _ in range(200):
+                if (await sd.state(sleeping)).active_state == "active":
+                    break
+                await asyncio.sleep(0.02)
+            listed = await sd.units([f"{stem}.service", f"{stem}-*.service"])
+            for unit in (sleeping, other):
+                await sd.stop(unit)
+            return listed
+    listed = arun(go())
+    assert [(u.name, u.active_state, u.sub_state) for u in listed] == [(sleeping, "active", "running")]

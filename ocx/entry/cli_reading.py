@@ -1,0 +1,154 @@
+"""The readers on the command line (V2, D25, D33): `ocx verdicts CHECKIN`,
+`ocx queue BRANCH`, `ocx activity`; each readable, or exact with `--json`.
+
+Which repository, as the tools find it (docs/tools.md): `--repository FILE`
+(`-R`), or `--at-node NAME` on the node's host; with neither, the one node
+configured on this host. Verdicts must be read where they were received
+(F2, D29): a clone names itself the sender of everything it pulled.
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+REPOSITORY = typer.Option(None, "--repository", "-R", help="The repository file to read (on a node: the served one).")
+AT_NODE = typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its served repository).")
+AS_JSON = typer.Option(False, "--json", help="Print exactly, as JSON.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verdicts")(verdicts)
+    app.command("queue")(queue)
+    app.command("activity")(activity)
+
+
+def _fail(command: str, why: str, code: int = 1) -> None:
+    typer.echo(f"ocx {command}: {why}", err=True)
+    raise typer.Exit(code)
+
+
+def where(command: str, repository: str | None, at_node: str | None):
+    """(the repository file, its node's configuration or None)."""
+    from ..node import config as node_config
+    from .hook import node_of
+
+    try:
+        if at_node:
+            config = node_config.load(at_node)
+            return config.repository, config
+        if repository:
+            name = node_of(repository)
+            return repository, node_config.load(name) if name else None
+        configured = sorted(node_config.CONFIG_DIR.glob("*.json"))
+        if len(configured) == 1:
+            config = node_config.load(configured[0].stem)
+            return config.repository, config
+    except (OSError, ValueError) as error:
+        _fail(command, f"cannot read the node's configuration: {error}")
+    _fail(command, "say which repository: --repository FILE (-R), or --at-node NAME on the node's host", 2)
+
+
+def _open(command: str, path: str):
+    from ..fossil.repository import Repository
+
+    try:
+        return Repository(path)
+    except Exception as error:  # missing, unreadable, or a file sqlite cannot read: say so, no trace
+        _fail(command, f"cannot read repository {path}: {error}")
+
+
+def _when(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
+
+
+def _verdict_lines(verdict) -> list[str]:
+    mark = "counts" if verdict.counts else "no    "
+    objective = verdict.objective or "none"
+    return [f"  {mark}  {verdict.tag:<7} {verdict.sender or '(no sender)'}: {verdict.value}",
+            f"          objective {objective}; {verdict.why}"]
+
+
+def verdicts(checkin: str = typer.Argument(..., metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11)."),
+             repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON) -> None:
+    """Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and why it counts (V2, D25)."""
+    from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin, verdicts as read_verdicts
+
+    path, _ = where("verdicts", repository, at_node)
+    with _open("verdicts", path) as repo:
+        try:
+            full = resolve_checkin(repo, checkin)
+        except NotACheckin as error:
+            _fail("verdicts", str(error))
+        if as_json:
+            typer.echo(json.dumps(checkin_verdicts_json(repo, full)))
+            return
+        found = repo.checkin(full)
+        standing = read_verdicts(repo, full)
+    typer.echo(f"check-in {full} on {found.branch or '(no branch)'}: sent by {found.sender.login}, "
+               f"user {found.user} (its verdicts count only from others, V2)")
+    if not standing:
+        typer.echo("  no verdicts")
+    for verdict in standing:
+        for line in _verdict_lines(verdict):
+            typer.echo(line)
+    counting = sum(v.counts for v in standing)
+    typer.echo(f"{counting} of {len(standing)} count")
+
+
+def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's name."),
+          repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON) -> None:
+    """The check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
+    from ..reading.verdicts import queue as read_queue, queue_json
+
+    path, _ = where("queue", repository, at_node)
+    with _open("queue", path) as repo:
+        entries = read_queue(repo, branch)
+    if as_json:
+        typer.echo(json.dumps(queue_json(branch, entries)))
+        return
+    typer.echo(f"branch {branch}: {len(entries)} check-in{'' if len(entries) == 1 else 's'}, oldest first")
+    for entry in entries:
+        typer.echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
+        if not entry.counted:
+            typer.echo("      no counted verdict")
+        for v in entry.counted:
+            typer.echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
+
+
+def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
+             latest: int = typer.Option(10, "--latest", help="How many of the latest responses to show.")) -> None:
+    """This node's open records with their units' live state, and the latest responses (D33)."""
+    from ..node.activity import activity as read_activity, activity_json
+    from ..node.config import NodeConfig
+
+    path, config = where("activity", repository, at_node)
+    node_user = config.node_user if config else NodeConfig.model_fields["node_user"].default  # D20's usual one
+    try:
+        found = read_activity(path, node_user, latest)
+    except Exception as error:  # missing, unreadable, or not a repository: say so, no trace
+        _fail("activity", f"cannot read repository {path}: {error}")
+    if as_json:
+        typer.echo(json.dumps(activity_json(found)))
+        return
+    typer.echo(f"node {found.node} (node user {found.node_user}), repository {path}")
+    typer.echo(f"open records: {len(found.open)}")
+    for entry in found.open:
+        record, placed = entry.record, entry.placed
+        typer.echo(f"  {placed.hash[:12]}  {record.runner} as {record.user}, from {placed.sender} "
+                   f"at {_when(placed.received)}, {placed.place_kind} {placed.place[:12]}, wall {record.budget.wall}")
+        typer.echo(f"      objective: {record.objective}")
+        if found.systemd:
+            continue
+        if not entry.units:
+            typer.echo("      no unit" + (" (a command record waits for its check-ins)" if record.is_command else ""))
+        for unit in entry.units:
+            typer.echo(f"      {unit.name}  {unit.active_state}/{unit.sub_state}")
+    if found.systemd:
+        typer.echo(f"  units: systemd not reachable here ({found.systemd})")
+    typer.echo(f"latest responses: {len(found.responses)}")
+    for placed in found.responses:
+        message = placed.message
+        typer.echo(f"  {placed.hash[:12]}  answers {message.answers[:12]}: {message.outcome.value}, {message.note}"
+                   f"  (from {placed.sender})")

@@ -1,0 +1,167 @@
+"""`ocx activity` (D33): this node's open records, their units' live state,
+and the latest responses. It reads only the repository and systemd, never
+the node's own state directory, so it shows what any reader of the
+repository would conclude, and works on a node whose state was lost.
+
+A record is this node's when it is for this server-code and its sender
+holds admin or setup now (C1); it is open until its answer: a response at
+its place from the node user (C4), or a `lost` one from an admin or setup
+sender after its receipt plus its wall (D31). Edits and posts held for
+moderation are never messages (D9, D28).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..fossil.repository import Repository
+from ..protocol.errors import FieldError
+from ..protocol.finder import envelope, find_message
+from ..protocol.messages import Message, Outcome, Record, Response, parse_message
+from .layout import unit_stem
+
+THREAD, TICKET = "thread", "ticket"  # D12, as records.py names a place
+LATEST = 10
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A message for this node, where and from whom it arrived."""
+
+    hash: str
+    message: Message
+    place_kind: str
+    place: str
+    sender: str | None  # rcvfrom (F2)
+    received: datetime | None
+    rcvid: int
+
+
+@dataclass(frozen=True)
+class UnitLine:
+    name: str
+    active_state: str
+    sub_state: str
+
+
+@dataclass
+class OpenRecord:
+    placed: Placed
+    units: list[UnitLine] = field(default_factory=list)  # none: no unit (yet, or any more)
+
+    @property
+    def record(self) -> Record:
+        assert isinstance(self.placed.message, Record)
+        return self.placed.message
+
+
+@dataclass
+class Activity:
+    node: str  # the server-code (C1)
+    node_user: str
+    open: list[OpenRecord]
+    responses: list[Placed]  # the latest answers, oldest first
+    systemd: str | None = None  # why systemd could not be read, when it could not
+
+
+def node_messages(repository: Repository, server_code: str) -> list[Placed]:
+    """Every valid message for SERVER_CODE in posts and ticket changes, in the order received."""
+    found = []
+    for post in repository.forum_posts():
+        if post.edit_of is None and not post.pending_moderation:
+            found.append((post.hash, post.body, THREAD, post.root, post.sender))
+    for change in repository.all_ticket_changes():
+        found.append((change.hash, change.comment or "", TICKET, change.ticket, change.sender))
+    messages = []
+    for hash_, text, kind, place, sender in found:
+        obj = find_message(text)
+        if obj is None or not envelope(obj).is_for(server_code):
+            continue
+        try:
+            message = parse_message(obj)
+        except FieldError:
+            continue
+        messages.append(Placed(hash_, message, kind, place, sender.login, sender.time, sender.rcvid or 0))
+    return sorted(messages, key=lambda placed: placed.rcvid)
+
+
+def _answers(response: Placed, record: Placed, node_user: str, repository: Repository) -> bool:
+    message = response.message
+    if not isinstance(message, Response) or message.answers != record.hash or response.place != record.place:
+        return False
+    if response.sender == node_user:
+        return True  # C4
+    wall = record.message.budget.wall_seconds if isinstance(record.message, Record) else 0
+    late = response.received is not None and record.received is not None and \
+        (response.received - record.received).total_seconds() >= wall
+    return message.outcome is Outcome.lost and late and repository.holds_admin(response.sender)  # D31
+
+
+def read_activity(repository: Repository, node_user: str, latest: int = LATEST) -> Activity:
+    """The repository's part: open records (no units yet) and the latest LATEST answers."""
+    server_code = repository.server_code
+    messages = node_messages(repository, server_code)
+    records = [m for m in messages if isinstance(m.message, Record) and repository.holds_admin(m.sender)]
+    responses = [m for m in messages if isinstance(m.message, Response)]
+    answers: dict[str, Placed] = {}
+    for record in records:
+        answer = next((r for r in responses if _answers(r, record, node_user, repository)), None)
+        if answer is not None:
+            answers[record.hash] = answer
+    open_records = [OpenRecord(r) for r in records if r.hash not in answers]
+    shown = sorted(answers.values(), key=lambda placed: placed.rcvid)[-latest:] if latest > 0 else []
+    return Activity(server_code, node_user, open_records, shown)
+
+
+def unit_patterns(server_code: str, record: str) -> list[str]:
+    """A session's unit, and a command record's per-check-in units (D3)."""
+    stem = unit_stem(server_code, record)
+    return [f"{stem}.service", f"{stem}-*.service"]
+
+
+async def _read_units(activity: Activity) -> None:
+    from ..systemd.manager import Systemd
+
+    async with await Systemd.connect() as systemd:
+        for entry in activity.open:
+            listed = await systemd.units(unit_patterns(activity.node, entry.placed.hash))
+            entry.units = [UnitLine(u.name, u.active_state, u.sub_state) for u in listed]
+
+
+def add_units(activity: Activity) -> Activity:
+    """Each open record's units as systemd holds them now; where systemd
+    cannot be asked (no system bus here), `activity.systemd` says why."""
+    try:
+        asyncio.run(_read_units(activity))
+    except Exception as error:  # no bus, no permission, no systemd: say so, show the rest
+        activity.systemd = f"{type(error).__name__}: {error}".strip()
+    return activity
+
+
+def activity(repository_path: str, node_user: str, latest: int = LATEST) -> Activity:
+    with Repository(repository_path) as repository:
+        found = read_activity(repository, node_user, latest)
+    return add_units(found)
+
+
+def activity_json(found: Activity) -> dict:
+    def placed_json(placed: Placed) -> dict:
+        return {"hash": placed.hash, "place_kind": placed.place_kind, "place": placed.place, "sender": placed.sender,
+                "received": placed.received.isoformat() if placed.received else None}
+
+    def record_json(entry: OpenRecord) -> dict:
+        record = entry.record
+        return {**placed_json(entry.placed), "user": record.user, "runner": record.runner,
+                "objective": record.objective, "checkins": list(record.checkins), "wall": record.budget.wall,
+                "units": None if found.systemd else [u.__dict__ for u in entry.units]}
+
+    def response_json(placed: Placed) -> dict:
+        message = placed.message
+        assert isinstance(message, Response)
+        return {**placed_json(placed), "answers": message.answers, "outcome": message.outcome.value,
+                "note": message.note}
+
+    return {"node": found.node, "node_user": found.node_user,
+            "systemd": {"reachable": found.systemd is None, "why": found.systemd},
+            "open": [record_json(e) for e in found.open], "responses": [response_json(p) for p in found.responses]}
