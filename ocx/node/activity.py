@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..fossil.repository import Repository
+from ..protocol.answers import answers_record
 from ..protocol.errors import FieldError
 from ..protocol.finder import envelope, find_message
-from ..protocol.messages import Message, Outcome, Record, Response, parse_message
+from ..protocol.messages import Message, Record, Response, parse_message
 from .layout import unit_stem
 
 THREAD, TICKET = "thread", "ticket"  # D12, as records.py names a place
@@ -87,15 +88,16 @@ def node_messages(repository: Repository, server_code: str) -> list[Placed]:
 
 
 def _answers(response: Placed, record: Placed, node_user: str, repository: Repository) -> bool:
-    message = response.message
-    if not isinstance(message, Response) or message.answers != record.hash or response.place != record.place:
-        return False
-    if response.sender == node_user:
-        return True  # C4
-    wall = record.message.budget.wall_seconds if isinstance(record.message, Record) else 0
-    late = response.received is not None and record.received is not None and \
-        (response.received - record.received).total_seconds() >= wall
-    return message.outcome is Outcome.lost and late and repository.holds_admin(response.sender)  # D31
+    return (isinstance(response.message, Response) and response.place == record.place
+            and answers_record(response.message, record.hash, response.sender, node_user=node_user,
+                               holds_admin=repository.holds_admin, received=_seconds(response.received),
+                               record_received=_seconds(record.received),
+                               wall_seconds=record.message.budget.wall_seconds
+                               if isinstance(record.message, Record) else 0))
+
+
+def _seconds(when: datetime | None) -> float:
+    return when.timestamp() if when else 0.0
 
 
 def read_activity(repository: Repository, node_user: str, latest: int = LATEST) -> Activity:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..fossil.records import Receipt, ReceivedArtifact
 from ..fossil.repository import Repository
+from ..protocol.answers import answers_record
 from ..protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival
 from ..protocol.finder import envelope, find_message
 from ..protocol.messages import Response, parse_message
@@ -67,10 +68,8 @@ def answer_in_place(repository: Repository, place_kind: str, place: str, record_
     """The response that answers RECORD_HASH, if one was written: the node
     user's, or an admin's `lost` after the record's receipt plus its wall (D31)."""
     for response, sender, time in responses_in_place(repository, place_kind, place):
-        if response.answers != record_hash or not envelope(response.model_dump(mode="json")).is_for(node):
-            continue
-        if sender == node_user:
-            return response
-        if response.outcome.value == "lost" and repository.holds_admin(sender) and time >= received + wall_seconds:
+        if envelope(response.model_dump(mode="json")).is_for(node) and answers_record(
+                response, record_hash, sender, node_user=node_user, holds_admin=repository.holds_admin,
+                received=time, record_received=received, wall_seconds=wall_seconds):
             return response
     return None

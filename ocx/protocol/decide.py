@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from .admission import holds_admin
+from .answers import answers_record
 from .deliveries import Delivery, change_delivery, checkin_delivery, post_delivery
 from .errors import FieldError
 from .finder import envelope, find_message
@@ -167,12 +168,11 @@ def _response(arrival: Arrival, found: dict, facts: NodeFacts, entitled: bool) -
     opened = facts.open(response.answers)
     if opened is None:
         return Ignore("response to a record that is not open here")
-    if arrival.sender == facts.node_user:
-        return Answered(response.answers, response.outcome, arrival.sender)
-    # D31: after the record's receipt plus its wall, an admin may answer lost.
+    if answers_record(response, opened.hash, arrival.sender, node_user=facts.node_user,
+                      holds_admin=lambda _: entitled, received=arrival.received,
+                      record_received=opened.received, wall_seconds=opened.record.budget.wall_seconds):
+        return Answered(response.answers, response.outcome, arrival.sender or "")
     if entitled and response.outcome is Outcome.lost:
-        if arrival.received >= opened.received + opened.record.budget.wall_seconds:
-            return Answered(response.answers, response.outcome, arrival.sender or "")
         return Ignore("a lost response before the record's receipt plus its wall (D31)")
     return Ignore(f"response from {arrival.sender}, not the node user (C1)")
 

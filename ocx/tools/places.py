@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..fossil.errors import WrongKind
 from ..fossil.records import Sender
 from ..fossil.repository import Repository
+from ..protocol.answers import answers_record
 from ..protocol.errors import FieldError
 from ..protocol.finder import find_message
 from ..protocol.messages import Message, Record, Response, parse_message
@@ -63,11 +64,15 @@ def the_record(repository: Repository, hash_: str, field: str) -> Placed:
 def answer_of(repository: Repository, record: Placed, node_user: str) -> Placed | None:
     """The response at the record's place that answers it, if any: sent by
     the node user (C4), or a `lost` one by an admin or setup sender (D31)."""
+    wall = record.message.budget.wall_seconds if isinstance(record.message, Record) else 0
     for other in messages_in(repository, record):
-        message = other.message
-        if not isinstance(message, Response) or message.answers != record.hash:
-            continue
-        sender = other.sender.login
-        if sender == node_user or (message.outcome.value == "lost" and repository.holds_admin(sender)):
+        if isinstance(other.message, Response) and answers_record(
+                other.message, record.hash, other.sender.login, node_user=node_user,
+                holds_admin=repository.holds_admin, received=_seconds(other.sender),
+                record_received=_seconds(record.sender), wall_seconds=wall):
             return other
     return None
+
+
+def _seconds(sender: Sender) -> float:
+    return sender.time.timestamp() if sender.time else 0.0
