@@ -1,6 +1,6 @@
 """The web page on a real node (D30, issue 5): a person logs in with Debian's
 chromium on the host, creates a record from /ext/ocx, and sees the node's
-response in the record's thread.
+response in the record's thread; audits a check-in from the page.
 
 The node lives in the systemd container, set up by `ocx node init` (which
 installs the page); chromium reaches its Fossil server through a port
@@ -86,3 +86,20 @@ def test_a_person_creates_a_record_from_the_page_and_sees_the_response(container
     browser.goto(f"{url}/forumpost/{record}")
     text = browser.js("document.body.innerText")
     assert f'"answers": "{record}"' in text and '"outcome": "exited"' in text, text[-3000:]
+
+
+def test_a_person_audits_a_checkin_from_the_page(container, site, browser):
+    url = site["url"]
+    log_in(browser, url, site["login"], site["password"])
+    browser.goto(url + "/ext/ocx")
+    browser.submit(f"""const form = document.querySelector('#tool-audit form');
+        form.querySelector('input[name=checkin]').value = {site["checkin"][:12]!r};
+        form.querySelector('[name=verdict]').value = 'pass';
+        form.querySelector('input[name=reason]').value = 'read every line';
+        form.querySelector('input[name=against]').value = 'work.txt';
+        form.requestSubmit(form.querySelector('button[value=false]'));""")
+    answer = json.loads(browser.js("document.querySelector('#tool-audit .ocx-answer').innerText"))
+    assert answer["stopped"] is None, answer
+    # Sent by the person, in their session (D21, D30), named as the CLI's sync names it.
+    assert inside(container, "tags", site["checkin"]) == {
+        "tags": [["audited", "pass: read every line (against work.txt)", site["login"]]]}

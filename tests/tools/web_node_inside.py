@@ -1,5 +1,5 @@
 """Run inside the systemd container for test_web_on_node.py, which drives it
-from the host: `python -m tests.tools.web_node_inside setup|answers RECORD`.
+from the host: `python -m tests.tools.web_node_inside setup|answers RECORD|tags CHECKIN`.
 Prints one JSON line.
 
 `setup` makes a node with `ocx node init` (its web page included), a
@@ -57,7 +57,11 @@ def setup() -> dict:
                    capture_output=True)
     published = f"http://127.0.0.1:{PUBLISHED}"
     wait_for(lambda: _answers(published), 30, what="the forwarder")
-    return {"url": published, "login": person.name, "password": person.password,
+    admin_clone = running.clone_of(running.admin)
+    checkout = admin_clone.open_checkout(HOME / "admin-checkout")
+    (checkout / "work.txt").write_text("work to judge\n")
+    checkin = admin_clone.commit(checkout, "work for the person to audit")
+    return {"url": published, "login": person.name, "password": person.password, "checkin": checkin,
             "server_code": running.server_code, "node_user": running.config.node_user}
 
 
@@ -70,6 +74,14 @@ def answers(record: str) -> dict:
             "responses": [[response.outcome, by] for response, by in running.responses(record)]}
 
 
+def verdict_tags(checkin: str) -> dict:
+    """Every change of `audited` or `ci` on CHECKIN, as V2's readers see it."""
+    with node().repository() as repository:
+        changes = repository.tag_history(checkin, ["audited", "ci"])
+    return {"tags": [[c.name, c.value, c.sender.login] for c in changes]}
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
-    print(json.dumps(setup() if command == "setup" else answers(sys.argv[2])))
+    done = {"setup": setup, "answers": answers, "tags": verdict_tags}[command](*sys.argv[2:])
+    print(json.dumps(done))
