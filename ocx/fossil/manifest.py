@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 _ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
@@ -20,6 +21,14 @@ _PGP_SIGNATURE = b"\n-----BEGIN PGP SIGNATURE-----"
 
 class ManifestError(ValueError):
     """Bytes that are not a structural artifact."""
+
+
+_FOSSILIZE = {v: "\\" + k for k, v in _ESCAPES.items()}
+
+
+def escape(text: str) -> str:
+    """Fossil's fossilize, the inverse of `unescape`."""
+    return "".join(_FOSSILIZE.get(c, c) for c in text)
 
 
 def unescape(text: str) -> str:
@@ -155,3 +164,14 @@ def is_artifact(data: bytes) -> bool:
     except (ManifestError, UnicodeDecodeError):
         return False
     return True
+
+
+def tag_change(target: str, name: str, value: str | None, user: str, when: datetime) -> bytes:
+    """The control artifact `fossil tag add NAME TARGET VALUE` writes: D, one
+    `T +sym-NAME TARGET VALUE`, U, and Z (the MD5 of what precedes it)."""
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", target):
+        raise ManifestError(f"a tag's target must be a full hash, not {target!r}")
+    stamp = when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    tag = f"T +sym-{escape(name)} {target}" + (f" {escape(value)}" if value is not None else "")
+    body = f"D {stamp}\n{tag}\nU {escape(user)}\n".encode()
+    return body + b"Z " + hashlib.md5(body).hexdigest().encode() + b"\n"

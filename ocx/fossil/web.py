@@ -5,21 +5,25 @@ no command that writes a forum post; only these forms do.
 The only code that talks HTTP to Fossil's pages. Standard library only
 (urllib, http.cookiejar): the hook's import time matters.
 Every POST carries a Referer under the base URL: without it Fossil shows the
-form again (200) and writes nothing (fossil-facts.md "Forum posts").
+form again (200) and writes nothing (fossil-facts.md "Forum posts"). A tag
+goes by sync in the session (/xfer, `push_tag`): the web page's viewer has a
+cookie, not a password (D30).
 """
 from __future__ import annotations
 
 import hashlib
 import http.cookiejar
 import re
+import secrets
 import urllib.error
 import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from ocx.fossil.forms import Form, form_posting_to
-from ocx.fossil.manifest import ManifestError, parse
+from ocx.fossil.manifest import ManifestError, parse, tag_change, unescape
 
 MARKDOWN = "text/x-markdown"
 _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
@@ -69,9 +73,10 @@ class WebSession:
 
     # -- HTTP ---------------------------------------------------------------
 
-    def _request(self, path: str, fields: dict[str, str] | None = None) -> Page:
-        data = urllib.parse.urlencode(fields).encode() if fields is not None else None
-        headers = {"Referer": self.base_url + "/"}
+    def _request(self, path: str, fields: dict[str, str] | None = None, *, body: bytes | None = None,
+                 content_type: str | None = None) -> Page:
+        data = urllib.parse.urlencode(fields).encode() if fields is not None else body
+        headers = {"Referer": self.base_url + "/", **({"Content-Type": content_type} if content_type else {})}
         if self._cookie_header:
             headers["Cookie"] = self._cookie_header
         request = urllib.request.Request(self.base_url + path, data=data, headers=headers)
@@ -133,6 +138,27 @@ class WebSession:
         if page.status != 200:
             raise WebError(f"/raw/{hash_}: HTTP {page.status}")
         return page.body
+
+    # -- tags by sync, in this session (D30) -------------------------------------
+
+    def push_tag(self, checkin: str, name: str, value: str | None, project_code: str) -> str:
+        """Add tag NAME = VALUE on CHECKIN (a full hash) as this login, through
+        Fossil's sync endpoint (/xfer) in this session, not a password: Fossil
+        authenticates a sync request by its login cookie too, and records
+        the login as the sender. Its forms cannot: /ci_edit writes a tag
+        with no value. Needs `i`. Returns the tag change's full hash."""
+        artifact = tag_change(checkin, name, value, self.login, datetime.now(timezone.utc))
+        hash_ = hashlib.sha3_256(artifact).hexdigest()
+        # A client's own code names the pushing repository; this session has none.
+        head = f"push {secrets.token_hex(20)} {project_code}\nfile {hash_} {len(artifact)}\n".encode()
+        page = self._request("/xfer", body=head + artifact, content_type="application/x-fossil-uncompressed")
+        errors = [unescape(line[6:]) for line in page.text.splitlines() if line.startswith("error ")]
+        if page.status != 200 or errors:
+            raise WebError(f"tag {name} by {self.login}: the server refused it (HTTP {page.status}"
+                           f"{': ' + '; '.join(errors) if errors else ''})")
+        if self.get(f"/raw/{hash_}").status != 200:
+            raise WebError(f"tag {name} by {self.login}: the server did not keep it")
+        return hash_
 
     # -- forum (D12) ------------------------------------------------------------
 

@@ -50,6 +50,11 @@ class NodeConfig(BaseModel):
         return [Path(self.repository).resolve().parent, self.state_dir, CONFIG_DIR, RUNTIME_ROOT]
 
     @property
+    def extroot(self) -> Path:
+        """The Fossil server's --extroot: the tools' web page, `ocx` (D30)."""
+        return CONFIG_DIR / "ext" / self.name
+
+    @property
     def password_file(self) -> Path:
         return CONFIG_DIR / f"{self.name}.node-password"
 

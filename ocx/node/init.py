@@ -139,6 +139,7 @@ def init_node(options: InitOptions) -> InitReport:
     password = _node_user(config, home, report)
     _hook(config, home, report)
     _config(config, password, report)
+    _web_page(config, report)
     changed, started = unit_install.install_and_start(config, server.home, options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
@@ -248,6 +249,26 @@ def _config(config: NodeConfig, password: str | None, report: InitReport) -> Non
         os.chmod(config.password_file, 0o600)
     report.add(f"configuration {path}", before != after)
     report.add(f"node user's password in {config.password_file} (0600)", password is not None)
+
+
+def web_page_program(python: str) -> str:
+    """The ext program the Fossil server runs for /ext/ocx (D30), as its own account."""
+    return f"#!/bin/sh\nexec {python} -m ocx.entry.web\n"
+
+
+def _web_page(config: NodeConfig, report: InitReport) -> None:
+    # Root's, 0755: the server's account runs it and cannot change it.
+    program = config.extroot / "ocx"
+    text = web_page_program(config.python)
+    changed = not program.exists() or program.read_text() != text
+    if changed:
+        config.extroot.mkdir(parents=True, exist_ok=True)
+        os.chmod(config.extroot, 0o755)
+        os.chmod(config.extroot.parent, 0o755)
+        program.write_text(text)
+    if changed or program.stat().st_mode & 0o777 != 0o755:
+        os.chmod(program, 0o755)
+    report.add(f"web page {program} (/ext/ocx, D30)", changed)
 
 
 def _write_secret(path: Path, secret: str) -> None:

@@ -27,6 +27,7 @@ from .respond import Target, respond, withdraw
 from .layout import unit_name
 from .command_runs import enqueue, stop_command_runs, tend
 from .runs import start_session, stop_session
+from .tool_sockets import served_by_socket, socket_accepts, socket_path, tools_lost
 
 
 @dataclass
@@ -93,17 +94,26 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
 
 async def hold_enforcement(context: NodeContext, systemd, repository: Repository) -> None:
     """D24: a run whose user was given admin or setup can write past every
-    restriction: end it, and answer `unenforced`."""
+    restriction, and a socket-served run whose tool socket is gone cannot
+    write at all as promised: end it, and answer `unenforced`."""
     for record_dir in open_records(context.config):
         opened, _ = record_dir.load()
-        # The repository first (one query); systemd only for the rare user that gained admin.
-        if opened.record.is_command or not repository.holds_admin(opened.record.user) or record_dir.marked("unenforced"):
+        if opened.record.is_command or record_dir.marked("unenforced"):
+            continue
+        # The repository first (one query) and the socket (one connect); systemd only when one fails.
+        admin = repository.holds_admin(opened.record.user)
+        if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
             continue
         name = unit_name(context.server_code, opened.hash)
         state = await systemd.state(name)
-        if state is None or state.active_state not in ("active", "activating", "reloading"):
-            continue  # it ended already: its own end is its answer
-        why = f"run user {opened.record.user} was given admin or setup"
+        # Ended: its own end is its answer. A socket is judged only once the program runs.
+        live = ("active", "activating", "reloading") if admin else ("active", "reloading")
+        if state is None or state.active_state not in live:
+            continue
+        why = (f"run user {opened.record.user} was given admin or setup" if admin
+               else await tools_lost(context.config.name, systemd, record_dir))
+        if why is None:
+            continue
         record_dir.mark("unenforced", {"why": why})
         await systemd.stop(name)
         context.log(f"unenforced: {why}", record=opened.hash, priority=4)

@@ -54,7 +54,7 @@ def drop_ins(config: NodeConfig, home: str) -> dict[str, str]:
         f"ocx-fossil@{name}.service": head + "[Service]\n"
         f"User={account}\nGroup={account}\n"
         f"Environment={_quoted('OCX_REPOSITORY=' + config.repository)} OCX_PORT={port_of(config.url)}"
-        f" {_quoted('HOME=' + home)}\n",
+        f" {_quoted('HOME=' + home)} {_quoted('OCX_EXTROOT=' + str(config.extroot))}\n",
         f"ocx-node@{name}.socket": head + f"[Socket]\nSocketGroup={account}\n",
         f"ocx-node@{name}.path": head + f"[Path]\nPathChanged={config.repository}\n",
     }

@@ -59,4 +59,4 @@ class AuditTool(Tool):
                 raise Stop(error.field, error.why) from None
         act.check(f"tag {given.tag} = {value!r}")
         return act.write(f"tag {given.tag} on {given.checkin}",
-                         lambda: caller.tagging_clone().tag(given.checkin, given.tag, value))
+                         lambda: caller.tag(checkin.hash, given.tag, value))

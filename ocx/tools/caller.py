@@ -90,6 +90,16 @@ class Caller:
             self._web = WebSession(self.base_url, self.login, self.password_or_refuse())
         return self._web
 
+    def tag(self, checkin: str, name: str, value: str) -> str:
+        """Tag CHECKIN (a full hash) as the caller; the tag change's hash. The
+        web page's viewer has a session and no password (D30): the tag goes by
+        sync in that session. Any other caller syncs a clone of its own."""
+        if self._web is not None and self.password is None and self.clone is None:
+            with self.reading() as repository:
+                project_code = repository.project_code
+            return self._web.push_tag(checkin, name, value, project_code)
+        return self.tagging_clone().tag(checkin, name, value)
+
     def tagging_clone(self) -> CallerClone:
         """The caller's own clone, or a scratch one made for this call."""
         if self.clone is None:

@@ -22,7 +22,6 @@ import socket
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from ..fossil import admin
@@ -33,12 +32,13 @@ from ..node.layout import RunHome, unit_stem
 from ..node.prepare import CLONE
 from ..node.records import RecordDir, open_records
 from ..node.sessions import TOOLS_INSIDE
+from ..node.tool_sockets import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
+from ..systemd import notify
 from .caller import Caller
 from .framework import Answer, Stopped, run_tool
 from .registry import TOOLS
 
-SOCKET_NAME = "tools.sock"
 IN_CREATE, IN_DELETE = 0x100, 0x200
 CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_CLOSE_WRITE
 
@@ -47,24 +47,8 @@ def socket_dir(record_dir: RecordDir) -> Path:
     return record_dir.tools
 
 
-def served_by_socket(opened: OpenRecord) -> bool:
-    """C6: a run without its password; D34: a run that cannot reach the server."""
-    return bool(opened.record.restrict.no_password) or not opened.record.sandbox.network
-
-
 def inside_socket() -> Path:
     return Path(TOOLS_INSIDE) / SOCKET_NAME
-
-
-@contextmanager
-def short_path(path: Path):
-    """PATH as /proc/self/fd/N/NAME: a record directory's path is longer than
-    a Unix socket's 108 bytes allow (its 64-hex hash)."""
-    directory = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{directory}/{path.name}"
-    finally:
-        os.close(directory)
 
 
 def _connect(connection: socket.socket, path: Path, wait: float) -> None:
@@ -146,6 +130,8 @@ class RunSocket:
             data = b""
             while not data.endswith(b"\n") and (chunk := connection.recv(65536)):
                 data += chunk
+            if not data:
+                return  # the node's probe: is the socket there (D24, tool_sockets.py)
             if self.record_dir.answered:  # C5: its user acts no more once the record is answered
                 answer = _refusal("", "caller", f"record {self.opened.hash[:12]} is answered")
             else:
@@ -196,6 +182,8 @@ class ToolSocketServer:
         changes = watch(str(records), CHANGES)
         self.selector.register(changes, selectors.EVENT_READ, None)
         self.sync(changes)
+        # Type=notify: active means every open run's socket is bound (D24, ocx/node/tool_sockets.py).
+        notify.ready()
         try:
             while stop is None or not stop.is_set():
                 for key, _ in self.selector.select(timeout=1.0 if stop is not None else None):

@@ -52,8 +52,11 @@ class ExecResult:
 
 class SystemdContainer:
     def __init__(self, image: str, results: Path | None = None,
-                 src: Path = REPO, boot_timeout: float = 60.0):
+                 src: Path = REPO, boot_timeout: float = 60.0,
+                 ports: dict[int, int] | None = None):
         self.image = image
+        # container port -> host port, published on the host's 127.0.0.1 only
+        self.ports = ports or {}
         self.results = results
         self.src = src
         self.boot_timeout = boot_timeout
@@ -75,6 +78,9 @@ class SystemdContainer:
         if self.results is not None:
             self.results.mkdir(parents=True, exist_ok=True)
             c = c.with_volume_mapping(str(self.results), "/results", "rw")
+        for inside, outside in self.ports.items():
+            # docker-py's (address, port) form; with_bind_ports takes no address.
+            c.ports[f"{inside}/tcp"] = ("127.0.0.1", outside)
         return c
 
     @property

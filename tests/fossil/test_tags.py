@@ -52,3 +52,28 @@ def test_branch_started_by_commit_is_read(served) -> None:
     # cancelling the parent's `sym-trunk`.
     assert ("branch", "*", "docs-sync", "bob") in own and ("docs-sync", "*", None, "bob") in own
     assert ("trunk", "-", None, "bob") in own
+
+
+def test_a_tag_pushed_in_a_web_session_is_read_as_the_clones_tag_is(served) -> None:
+    """The web page's way (D30): sync in the viewer's session, no password."""
+    from ocx.fossil.web import WebError
+
+    checkin = served.commit("alice", "by-session.txt", "judge me\n")
+    with served.repository() as repo:
+        project_code = repo.project_code
+    by_session = served.web("bob").push_tag(checkin, "audited", "pass: read it (against PLAN.md)", project_code)
+    by_clone = served.clone("erin").tag(checkin, "audited", "fail: a case (against PLAN.md)")
+    with served.repository() as repo:
+        changes = repo.tag_history(checkin, names=["audited"])
+        assert [(c.artifact, c.name, c.op, c.value, c.sender.login, c.user) for c in changes] == [
+            (by_session, "audited", "+", "pass: read it (against PLAN.md)", "bob", "bob"),
+            (by_clone, "audited", "+", "fail: a case (against PLAN.md)", "erin", "erin"),
+        ]
+        # Both written as `fossil tag add` writes: one T card, `+sym-audited`, on the check-in.
+        cards = [repo.parsed(artifact).tags for artifact in (by_session, by_clone)]
+    assert [[(tag.op, tag.name, tag.target) for tag in tags] for tags in cards] == [
+        [("+", "sym-audited", checkin)]] * 2
+    before = served.sql("SELECT count(*) FROM blob")
+    with pytest.raises(WebError, match="not authorized"):  # carol may not check in (no `i`)
+        served.web("carol").push_tag(checkin, "audited", "pass: x (against PLAN.md)", project_code)
+    assert served.sql("SELECT count(*) FROM blob") == before

@@ -150,6 +150,17 @@ def test_the_passwords_work_and_the_node_user_posts_unmoderated(first):
         assert not repository.is_private(post)  # letter 4: no moderation (D28)
 
 
+def test_the_tools_web_page_is_served_and_only_root_can_change_it(first):
+    from ocx.fossil.web import WebSession
+
+    program = Path(f"/etc/ocx/ext/{NAME}/ocx")
+    info = program.stat()
+    assert info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o755  # the server's account runs it, never edits it
+    url = f"http://127.0.0.1:{PORT}"
+    page = WebSession(url, "admin", Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip()).get("/ext/ocx")
+    assert page.status == 200 and "OCX tools" in page.text and 'id="tool-create"' in page.text  # D30
+
+
 def test_a_second_init_changes_nothing(first):
     before = snapshot()
     again = init()

@@ -1,7 +1,7 @@
 """The web page (D30) as an ext program of a real `fossil server`: cards for
 the viewer's capabilities, a POST runs the tool as the viewer (the sender,
 D21), and a POST from elsewhere (its Referer) changes nothing. Driven over
-HTTP with a logged-in session (Debian's chromium is not on this machine)."""
+HTTP with a logged-in session, and in Debian's headless chromium."""
 from __future__ import annotations
 
 import re
@@ -102,3 +102,34 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         browser.close()
     with site.repository() as repository:
         assert repository.sender(answer["result"]).login == "admin"  # D21: the viewer sent it
+
+
+def _page_answer(page: str) -> dict:
+    shown = re.search(r'<pre class="ocx-answer">(.*?)</pre>', page, re.DOTALL)
+    assert shown, page[-2000:]
+    return __import__("json").loads(__import__("html").unescape(shown.group(1)))
+
+
+def test_audit_from_the_page_tags_as_the_viewer_and_v2_reads_it(site):
+    from ocx.reading.verdicts import verdicts
+
+    checkin = site.commit("alice", "judged.txt", "judge me\n")
+    answer = _page_answer(site.web("bob").post("/ext/ocx", {
+        "tool": "audit", "checkin": checkin[:12], "verdict": "pass", "reason": "read every line",
+        "against": "judged.txt", "dry_run": "false"}).text)
+    assert answer["stopped"] is None, answer
+    with site.repository() as repository:
+        assert repository.sender(answer["result"]).login == "bob"  # D21: the viewer, by its session
+        read = verdicts(repository, checkin)
+    assert [(v.tag, v.sender, v.value, v.counts) for v in read] == [
+        ("audited", "bob", "pass: read every line (against judged.txt)", True)]
+
+
+def test_audit_from_the_page_refuses_the_viewers_own_checkin(site):
+    checkin = site.commit("alice", "mine.txt", "my own\n")
+    before = site.sql("SELECT count(*) FROM blob")
+    answer = _page_answer(site.web("alice").post("/ext/ocx", {
+        "tool": "audit", "checkin": checkin, "verdict": "pass", "reason": "fine", "against": "mine.txt",
+        "dry_run": "false"}).text)
+    assert answer["stopped"]["field"] == "checkin" and "D25" in answer["stopped"]["why"], answer
+    assert site.sql("SELECT count(*) FROM blob") == before
