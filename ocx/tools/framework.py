@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ..fossil.program import FossilError
 from ..fossil.web import WebError
@@ -44,7 +44,8 @@ class ToolInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    dry_run: bool = False
+    dry_run: bool = Field(False, description="Check the input and the caller's rights, say in the log what it would "
+                                             "write, and write nothing (Part 4).")
 
 
 StepKind = Literal["checked", "resolved", "read", "would_write", "wrote", "stopped"]
