@@ -13,6 +13,7 @@ Exits as PROGRAM did (128 + signal when a signal ended it).
 import fcntl
 import http.server
 import json
+import signal
 import socket
 import struct
 import subprocess
@@ -58,6 +59,8 @@ def refusing_server(log: str) -> http.server.HTTPServer:
 def main(args: list[str]) -> None:
     log, program = args[0], args[2:]
     assert args[1] == "--" and program, __doc__
+    # A stop signals the whole group, as systemd does a unit: PROGRAM's end is the answer.
+    signal.signal(signal.SIGTERM, lambda *_: None)
     loopback_up()
     server = refusing_server(log)
     threading.Thread(target=server.serve_forever, daemon=True).start()

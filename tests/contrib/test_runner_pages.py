@@ -18,13 +18,15 @@ either before anything else, which the controls show.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from ocx.node.feeder import program_environment
+from ocx.node.feeder import KEEP, program_environment
 from ocx.node.relay import argv_for, parse
 from ocx.node.runner_pages import RunnerPage, parse_page
 from ocx.node.sessions import environment
@@ -65,11 +67,14 @@ class Run:
         for path in self.homes.values():
             path.mkdir()
         self.log = tmp_path / "service.jsonl"
-        env = program_environment(environment(str(self.workspace), "run-0a1b2c", page.env))
-        self.env = {name: self.here(value) for name, value in env.items()}
-        self.env["PATH"] = f"{agents}:{self.env['PATH']}"
+        # The unit's environment (D15), which the feeder narrows to what the node set (KEEP).
+        unit = {name: self.here(value) for name, value in environment(str(self.workspace), "run-0a1b2c", page.env).items()}
+        unit["PATH"] = f"{agents}:{unit['PATH']}"
         if os.geteuid() == 0:  # a node's run has a dynamic user; this test may be root, which claude refuses
-            self.env["IS_SANDBOX"] = "1"
+            unit["IS_SANDBOX"] = "1"
+            unit[KEEP] += ",IS_SANDBOX"
+        self.unit_env = unit
+        self.env = program_environment(unit)
 
     def here(self, value: str) -> str:
         value = value.replace(NODE_BIN, HERE_BIN)
@@ -80,12 +85,13 @@ class Run:
     def home(self, node_path: str) -> Path:
         return self.homes[node_path]
 
+    def offline(self, argv: list[str]) -> list[str]:
+        return ["unshare", "--net", sys.executable, str(OFFLINE), str(self.log), "--", *[self.here(a) for a in argv]]
+
     def run(self, argv: list[str], deliveries=DELIVERIES) -> subprocess.CompletedProcess:
         lines = "".join(d.line() for d in deliveries)
-        return subprocess.run(["unshare", "--net", sys.executable, str(OFFLINE), str(self.log), "--",
-                               *[self.here(arg) for arg in argv]],
-                              input=lines, env=self.env, cwd=self.workspace, capture_output=True, text=True,
-                              timeout=180)
+        return subprocess.run(self.offline(argv), input=lines, env=self.env, cwd=self.workspace,
+                              capture_output=True, text=True, timeout=180)
 
     def requests(self) -> list[dict]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
@@ -127,6 +133,53 @@ def test_claude_parses_the_pages_argv_takes_each_delivery_as_a_user_message_and_
     # Its sign-in and sessions are kept in the page's home, not the run's own $HOME.
     assert (run.home("/var/lib/ocx-homes/claude") / ".claude.json").exists()
     assert not (run.workspace / ".claude").exists()
+
+
+def drop(inbox: Path, sequence: int, delivery) -> None:
+    """As the node hands a delivery to a run (D13): written aside, renamed into its inbox."""
+    aside = inbox / f".{sequence}.tmp"
+    aside.write_text(delivery.line())
+    os.rename(aside, inbox / f"{sequence:08d}-{delivery.hash}.json")
+
+
+def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_come_until_stopped(tmp_path, agents):
+    claude = page("claude")
+    run = Run(claude, tmp_path, agents)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for sequence, delivery in enumerate(DELIVERIES, 1):
+        drop(inbox, sequence, delivery)
+    # The unit's main process (sessions.py): the feeder, then the page's argv; a group, as the unit's cgroup.
+    unit = subprocess.Popen(run.offline([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--",
+                                         *claude.argv(False)]),
+                            env=run.unit_env, cwd=run.workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    # Never a hung test: a session that stops answering is killed, and the reads below fail.
+    watchdog = threading.Timer(120, lambda: os.killpg(unit.pid, signal.SIGKILL))
+    watchdog.start()
+    try:
+        def results(count: int) -> list[dict]:
+            seen = []
+            while sum(e["type"] == "result" for e in seen) < count:
+                line = unit.stdout.readline()
+                assert line, f"the session ended early: {unit.stderr.read()[-2000:]}"
+                seen.append(json.loads(line))
+            return seen
+
+        first = results(len(DELIVERIES))
+        assert unit.poll() is None  # a session waits for its next delivery
+        late = post_delivery("6" * 64, "pat", "one more, while it waits")
+        drop(inbox, len(DELIVERIES) + 1, late)
+        later = results(1)
+        replayed = [e["message"]["content"] for e in first + later if e["type"] == "user" and e.get("isReplay")]
+        assert replayed == [d.text for d in [*DELIVERIES, late]]
+        os.killpg(unit.pid, signal.SIGTERM)  # a stop: systemd signals the whole unit
+        assert unit.wait(timeout=60) == 128 + signal.SIGTERM  # claude's own end, passed up by relay and feeder
+    finally:
+        watchdog.cancel()
+        if unit.poll() is None:
+            os.killpg(unit.pid, signal.SIGKILL)
+            unit.wait()
 
 
 def test_control_claude_refuses_an_unknown_flag_before_it_reads_anything(tmp_path, agents):
