@@ -124,7 +124,14 @@ class Runs:
             except NotADelivery as error:
                 say(f"skipped a line that is {error}")
                 continue
-            self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, close_fds=True)
+            try:
+                self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, close_fds=True)
+            except OSError as error:
+                if isinstance(error, FileNotFoundError):
+                    raise
+                # E2BIG: a text longer than one argument may be (128 KiB on Linux).
+                say(f"skipped a delivery {argv[0]} cannot be given: {error.strerror}")
+                continue
             status = self.child.wait()
             self.child = None
             if self.terminated and status == 0:

@@ -150,3 +150,13 @@ def test_sigterm_between_deliveries_ends_the_relay_as_sigterm_would_end_a_progra
     running.send_signal(signal.SIGTERM)
     assert running.wait(timeout=30) == -signal.SIGTERM
     running.stdin.close()
+
+
+def test_a_delivery_too_long_for_an_argument_is_skipped_and_said_and_the_next_one_runs(tmp_path):
+    got = tmp_path / "got"
+    running = relay("--run", json.dumps([sys.executable, "-c", KEEP_ARGV, str(got), "{body}"]))
+    lines = [post_delivery(POST, "pat", "x" * 200_000).line(), post_delivery(POST, "pat", "short").line()]
+    _, errors = running.communicate("".join(lines).encode(), timeout=60)
+    assert running.returncode == 0, errors
+    assert [json.loads(line)["argv"] for line in got.read_text().splitlines()] == [["short"]]
+    assert b"skipped a delivery" in errors and b"Argument list too long" in errors
