@@ -5,13 +5,16 @@
 #   contrib/setup.sh          what the tools and a node need
 #   contrib/setup.sh --test   also what the test suite needs (Docker engine,
 #                             mmdebstrap for the systemd test image, chromium
-#                             for the web page's test, D30)
+#                             for the web page's test, D30, and the agent
+#                             CLIs whose parsers the runner pages' test runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fossil python3 python3-venv python3-dev gcc pkg-config libsystemd-dev git ca-certificates)
 if [ "${1:-}" = --test ]; then
     packages+=(docker.io mmdebstrap chromium)
+    # Debian's npm, unless a node that brings its own is already here.
+    command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 
 missing=()
@@ -32,4 +35,19 @@ fi
 extras="node"
 [ "${1:-}" = --test ] && extras="node,test"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+# The agent CLIs the runner pages in contrib/runners/ name, for their
+# command-line parsers only (tests/contrib/): outside the tree, pinned to
+# the versions the test's expectations were read from.
+if [ "${1:-}" = --test ]; then
+    agents=${OCX_AGENTS_DIR:-/var/cache/ocx-tests/agents}
+    wanted="@anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0"
+    if [ "$(cat "$agents/installed" 2>/dev/null)" != "$wanted" ] \
+        || [ ! -x "$agents/node_modules/.bin/claude" ] || [ ! -x "$agents/node_modules/.bin/codex" ]; then
+        echo "setup: installing $wanted into $agents" >&2
+        mkdir -p "$agents"
+        # shellcheck disable=SC2086
+        npm install --no-audit --no-fund --loglevel=error --prefix "$agents" $wanted >&2
+        echo "$wanted" >"$agents/installed"
+    fi
+fi
 echo "setup: ready; OCX is .venv/bin/ocx" >&2

@@ -130,10 +130,10 @@ def _command(tool: Tool):
         flag = "--" + name.replace("_", "-")
         kind = option_kind(info.annotation)
         if kind == "flag":
-            option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}", help=f"{name} (true or false)")
+            option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}", help=info.description or name)
             annotation = Optional[bool]
         else:
-            option = typer.Option(None, flag, help=f"{name}" + (" (JSON)" if kind == "json" else ""))
+            option = typer.Option(None, flag, help=(info.description or name) + (" (JSON)" if kind == "json" else ""))
             annotation = Optional[str]
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
     extra = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import budget as grammar
 from .errors import FieldError
@@ -29,9 +29,11 @@ class Restrict(_Strict):
     """C6: what the node must hold the run to beyond sandbox and budget."""
 
     # None, not False, when absent: `{}` is written back as `{}` (C2).
-    no_password: bool | None = None
-    branch: BranchName | None = None
-    own_thread: bool | None = None
+    no_password: bool | None = Field(None, description="The run holds no password for its user; its tools run "
+                                                       "on the node, writing as its user.")
+    branch: BranchName | None = Field(None, description="Its check-ins go only on this branch (push refuses "
+                                                        "others); needs no_password.")
+    own_thread: bool | None = Field(None, description="It posts only in its record's place; needs no_password.")
 
 
 class Sandbox(_Strict):
@@ -45,10 +47,11 @@ class Sandbox(_Strict):
 class Budget(_Strict):
     """C2/D10: kept as written, with the numbers systemd enforces (D17)."""
 
-    wall: str
-    cpu: int | None = None
-    memory: int | str | None = None
-    processes: int | None = None
+    wall: str = Field(description="The longest it may run: a whole number followed by s, m, h or d.")
+    cpu: int | None = Field(None, description="Seconds of CPU time, all its processes together.")
+    memory: int | str | None = Field(None, description="The most memory at once: bytes, or a whole number "
+                                                       "followed by K, M or G (powers of 1024).")
+    processes: int | None = Field(None, description="The most processes at once.")
 
     @field_validator("wall", mode="before")
     @classmethod

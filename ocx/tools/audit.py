@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from ..fossil.errors import RepositoryError, WrongKind
 from ..protocol.errors import FieldError
 from ..protocol.fields import Text
@@ -12,11 +14,13 @@ from .framework import MAY_CHECK_IN, Act, HashRef, Stop, Tool, ToolInput
 
 
 class AuditInput(ToolInput):
-    checkin: HashRef
-    verdict: Literal["pass", "fail"]
-    reason: Text  # one line
-    against: Text  # a record's hash (10 or more hex digits), or a path in the check-in
-    tag: Literal["audited", "ci"] = "audited"
+    checkin: HashRef = Field(description="The check-in judged, by its hash (10 or more hex digits); never the "
+                                         "caller's own (D25).")
+    verdict: Literal["pass", "fail"] = Field(description="The judgement.")
+    reason: Text = Field(description="Why, on one line.")
+    against: Text = Field(description="The objective it was judged against: a record's hash (10 or more hex "
+                                      "digits), or the path of a file in the check-in that states it (V1).")
+    tag: Literal["audited", "ci"] = Field("audited", description="audited for a judgement, ci for a program's check.")
 
 
 class AuditTool(Tool):

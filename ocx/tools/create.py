@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import secrets
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..fossil.callers import ticket_id
 from ..fossil.errors import WrongKind
@@ -24,25 +24,32 @@ class SandboxInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    network: bool = True  # both session runners reach their own service (Part 4)
-    read_only: list[AbsolutePath] = []
-    read_write: list[AbsolutePath] = []
+    # network defaults to true: both session runners reach their own service (Part 4)
+    network: bool = Field(True, description="Whether the run has the host's network; false: only its own loopback (D34).")
+    read_only: list[AbsolutePath] = Field([], description="Absolute host paths the run may read.")
+    read_write: list[AbsolutePath] = Field([], description="Absolute host paths the run may read and write.")
 
 
 class CreateInput(ToolInput):
-    node: ServerCode | None = None
-    user: Login | None = None
-    runner: RunnerName = DEFAULT_RUNNER
-    command: list[Text] | None = None
-    objective: Text
-    checkins: list[BranchName] = []
-    hears: list[Login] | None = None
-    remote: bool | None = None
-    restrict: Restrict = Restrict()
-    sandbox: SandboxInput = SandboxInput()
-    budget: Budget
-    to: HashRef | None = None  # a post to reply to
-    ticket: str | None = None  # a ticket's id (10 or more hex digits)
+    node: ServerCode | None = Field(None, description="The node's server-code (C1); none: this repository's own.")
+    user: Login | None = Field(None, description="The Fossil user the run acts as (C5); none: a new one, RUNNER-6hex.")
+    runner: RunnerName = Field(DEFAULT_RUNNER, description="How it runs: a runner page's name (sandbox/NAME, D14), "
+                                                           "or command for CI.")
+    command: list[Text] | None = Field(None, description="For runner command only: the program and its arguments, "
+                                                         "run once per check-in in a fresh checkout of it.")
+    objective: Text = Field(description="The task in plain words, and what counts as passing.")
+    checkins: list[BranchName] = Field([], description="The branches whose check-ins the run is given.")
+    hears: list[Login] | None = Field(None, description="The users whose posts in its place (or changes to its "
+                                                        "ticket) it is given; none: every admin or setup user now.")
+    remote: bool | None = Field(None, description="Whether people may reach the session through its runner's own "
+                                                  "remote control; none: true where the runner's page offers one.")
+    restrict: Restrict = Field(Restrict(), description="What the node must hold the run to (C6).")
+    sandbox: SandboxInput = Field(SandboxInput(), description="What the run sees of the host (C2, D16).")
+    budget: Budget = Field(description="Limits on all the run's processes together; wall is required (C2, D10).")
+    to: HashRef | None = Field(None, description="A post to reply to, by its hash (10 or more hex digits); the "
+                                                 "record's place is its thread.")
+    ticket: str | None = Field(None, description="A ticket, by its id (10 or more hex digits), to append the record "
+                                                 "to; with neither to nor ticket, a new thread.")
 
 
 def new_user(runner: str) -> str:

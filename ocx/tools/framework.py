@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ..fossil.program import FossilError
 from ..fossil.web import WebError
@@ -44,7 +44,8 @@ class ToolInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    dry_run: bool = False
+    dry_run: bool = Field(False, description="Check the input and the caller's rights, say in the log what it would "
+                                             "write, and write nothing (Part 4).")
 
 
 StepKind = Literal["checked", "resolved", "read", "would_write", "wrote", "stopped"]
@@ -53,24 +54,28 @@ StepKind = Literal["checked", "resolved", "read", "would_write", "wrote", "stopp
 class Step(BaseModel):
     """One step of the log (D23): typed, so a reader need not parse words."""
 
-    kind: StepKind
-    field: str | None = None
-    text: str
+    kind: StepKind = Field(description="What the step did: checked, resolved (a hash prefix), read, would_write "
+                                       "(a dry run's write), wrote, or stopped.")
+    field: str | None = Field(None, description="The input field it concerns, if any.")
+    text: str = Field(description="What happened, in words.")
 
 
 class Stopped(BaseModel):
-    field: str
-    why: str
+    field: str = Field(description="The field at fault (or caller, or input).")
+    why: str = Field(description="Why the tool stopped there.")
 
 
 class Answer(BaseModel):
     """The one answer shape of every tool (Part 4, D23)."""
 
-    tool: str
-    dry_run: bool
-    log: list[Step]
-    result: Any = None
-    stopped: Stopped | None = None
+    tool: str = Field(description="The tool's name.")
+    dry_run: bool = Field(description="Whether this was a dry run, which writes nothing.")
+    log: list[Step] = Field(description="The steps it took, in order; a stopped tool's last step is the one that "
+                                        "stopped it.")
+    result: Any = Field(None, description="What it wrote (the full hash of the artifact), or what it says "
+                                          "(status); null when it wrote nothing.")
+    stopped: Stopped | None = Field(None, description="Null when the tool did its work; otherwise why not, naming "
+                                                      "the field at fault.")
 
 
 class Capability(BaseModel):

@@ -1,14 +1,16 @@
 """`post`: a reply to a post (Part 4), in its record's place only for a run that restricts `own_thread` (C6)."""
 from __future__ import annotations
 
+from pydantic import Field
+
 from ..fossil.errors import WrongKind
 from ..protocol.fields import Text
 from .framework import MAY_POST, Act, HashRef, Stop, Tool, ToolInput
 
 
 class PostInput(ToolInput):
-    to: HashRef
-    text: Text  # Markdown
+    to: HashRef = Field(description="The post to reply to, by its hash (10 or more hex digits).")
+    text: Text = Field(description="The reply, in Markdown.")
 
 
 class PostTool(Tool):

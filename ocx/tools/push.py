@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..fossil.callers import new_checkins, push_as
 from ..fossil.repository import Repository
 from ..node.wake import poke
-from .framework import ANYONE, Act, Stop, Tool, ToolInput
+from .framework import Act, Capability, Stop, Tool, ToolInput
 
 
 class PushInput(ToolInput):
@@ -22,7 +22,8 @@ class PushTool(Tool):
     summary = "Copy this no_password run's new check-ins into the node's repository, as its user (C6)."
     Input = PushInput
     Result = str | None
-    capability = ANYONE  # who may push is decided by the caller's record, below
+    # No letter decides who may push: the caller's record does, below (Part 4).
+    capability = Capability(letters="", means="a run whose record restricts no_password")
 
     def act(self, act: Act, given: PushInput) -> str | None:
         caller = act.caller

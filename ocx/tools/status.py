@@ -1,7 +1,7 @@
 """`status`: who and where the caller is, and what this node enforces (Part 4, D24, D17)."""
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..protocol.admission import ENFORCED_RESTRICTIONS
 from .framework import ANYONE, Act, Tool, ToolInput
@@ -12,20 +12,21 @@ class StatusInput(ToolInput):
 
 
 class RunFacts(BaseModel):
-    record: str
-    place: str
-    restrict: dict
+    record: str = Field(description="The record's full hash.")
+    place: str = Field(description="Its place: the thread's root post, or the ticket (D12).")
+    restrict: dict = Field(description="Its restrict, as written (C6).")
 
 
 class StatusResult(BaseModel):
-    login: str
-    capabilities: str | None  # the letters Fossil gives the caller when it acts; None read from a clone
-    repository: str  # where the tools write: the served repository's URL
-    node: str  # this node's server-code (C1)
-    on_node: bool  # whether the tools run on the node's host, with its checks
-    enforces: list[str]  # the restrictions of C6 this node holds runs to (D24)
-    cpu_rate: float | None  # the node's per-run CPU rate, in CPUs (D17)
-    run: RunFacts | None  # the record the caller runs, when it is a run
+    login: str = Field(description="The caller's Fossil login.")
+    capabilities: str | None = Field(description="The letters Fossil gives the caller when it acts; null when "
+                                                 "read from a clone.")
+    repository: str = Field(description="Where the tools write: the served repository's URL.")
+    node: str = Field(description="This node's server-code (C1).")
+    on_node: bool = Field(description="Whether the tools run on the node's host, with its checks.")
+    enforces: list[str] = Field(description="The restrictions of C6 this node holds runs to (D24).")
+    cpu_rate: float | None = Field(description="The node's per-run CPU rate, in CPUs (D17).")
+    run: RunFacts | None = Field(description="The record the caller runs, when it is a run.")
 
 
 def _letters(held: frozenset[str] | None) -> str | None:

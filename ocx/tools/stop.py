@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from pydantic import Field
+
 from ..protocol.messages import Outcome, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
@@ -14,8 +16,9 @@ NODE_USER = NodeConfig.model_fields["node_user"].default  # off the node's host:
 
 
 class StopInput(ToolInput):
-    record: HashRef
-    lost: bool = False  # D31: write the `lost` response by hand, once start plus wall has passed
+    record: HashRef = Field(description="The record to stop, by its hash (10 or more hex digits).")
+    lost: bool = Field(False, description="Answer the record lost instead, by hand, once its receipt plus its wall "
+                                          "has passed (D31).")
 
 
 class StopTool(Tool):

@@ -14,6 +14,7 @@ SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
     "ocx/node/feeder.py",  # a session's own program, inside its unit (D13)
+    "ocx/node/relay.py",  # the program a runner page names behind the relay (D14)
     "ocx/node/account.py",  # useradd: the Fossil server's account (D27)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}

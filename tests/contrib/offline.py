@@ -1,0 +1,72 @@
+"""Run a command where only loopback exists: started inside `unshare --net`.
+
+    python offline.py LOG -- PROGRAM [ARG...]
+
+Brings the new network namespace's loopback up, answers HTTP on
+127.0.0.1:PORT (below) with 401 and an invalid-key error, as a service
+refuses a missing credential, keeping each request (method, path, body) as
+a JSON line in LOG, and runs PROGRAM with this process's input and output.
+The agent CLIs' services cannot be reached from these machines anyway
+(the brief); here nothing but loopback can be, so nothing leaves the host.
+Exits as PROGRAM did (128 + signal when a signal ended it).
+"""
+import fcntl
+import http.server
+import json
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+
+PORT = 18999  # free: the namespace is new
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+REFUSAL = json.dumps({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                "code": "invalid_api_key"}}).encode()
+
+
+def loopback_up() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        asked = struct.pack("16sH", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(control, SIOCGIFFLAGS, asked))[1]
+        fcntl.ioctl(control, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
+
+
+def refusing_server(log: str) -> http.server.HTTPServer:
+    lock = threading.Lock()
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def refuse(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length).decode(errors="replace") if length else ""
+            with lock, open(log, "a") as out:
+                out.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(REFUSAL)))
+            self.end_headers()
+            self.wfile.write(REFUSAL)
+
+        do_GET = do_POST = refuse
+
+        def log_message(self, *_) -> None:
+            pass
+
+    return http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Refuse)
+
+
+def main(args: list[str]) -> None:
+    log, program = args[0], args[2:]
+    assert args[1] == "--" and program, __doc__
+    # A stop signals the whole group, as systemd does a unit: PROGRAM's end is the answer.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    loopback_up()
+    server = refusing_server(log)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    status = subprocess.run(program).returncode
+    sys.exit(status if status >= 0 else 128 - status)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
