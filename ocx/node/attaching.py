@@ -1,0 +1,112 @@
+"""The host's end of a session's terminal (D32): connect to the unit's
+terminal socket, show what the program prints, pass keystrokes to it.
+
+The other end is the feeder inside the unit (terminal.py). Standard
+library only.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import termios
+import tty
+from contextlib import contextmanager
+from pathlib import Path
+
+from .layout import RunHome
+
+DETACH = b"\x1d"  # Ctrl-]: as telnet's escape, a key no shell or agent needs
+DETACH_NAME = "Ctrl-]"
+DETACHED, ENDED, HUNG_UP = "detached", "the session ended", "the terminal hung up"
+
+
+class NoTerminal(Exception):
+    """The session has no terminal this process can reach."""
+
+
+def terminal_socket(stem: str) -> Path:
+    return RunHome(stem).terminal_socket
+
+
+def connect(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except FileNotFoundError:
+        sock.close()
+        raise NoTerminal(f"no terminal at {path}: the session is not running (or is not a session)") from None
+    except PermissionError:
+        sock.close()
+        raise NoTerminal(f"{path} is the session's own: only root on the node's host may attach (D32)") from None
+    except ConnectionRefusedError:
+        sock.close()
+        raise NoTerminal(f"nothing answers at {path}: the session has ended") from None
+    return sock
+
+
+@contextmanager
+def raw_mode(fd: int):
+    """The local terminal passes every key on as it is typed, and is put back after."""
+    if not os.isatty(fd):
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    tty.setraw(fd)
+    try:
+        yield
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        except termios.error:
+            pass  # the terminal is gone (hung up): nothing to restore
+
+
+class _HangUp(Exception):
+    pass
+
+
+def _hang_up(*_args: object) -> None:
+    raise _HangUp
+
+
+def relay(sock: socket.socket, keys_fd: int = 0, screen_fd: int = 1) -> str:
+    """Relay both ways until the detach key, the end of the keys (EOF), a
+    hang-up (SIGHUP, SIGTERM) or the session's end; say which."""
+    previous = {s: signal.signal(s, _hang_up) for s in (signal.SIGHUP, signal.SIGTERM)}
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ, "session")
+    selector.register(keys_fd, selectors.EVENT_READ, "keys")
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.data == "session":
+                    shown = sock.recv(65536)
+                    if not shown:
+                        return ENDED
+                    _write_all(screen_fd, shown)
+                    continue
+                typed = os.read(keys_fd, 4096)
+                if not typed:
+                    return DETACHED
+                before, detach, _after = typed.partition(DETACH)
+                if before:
+                    sock.sendall(before)
+                if detach:
+                    return DETACHED
+    except _HangUp:
+        return HUNG_UP
+    except (BrokenPipeError, ConnectionResetError):
+        return ENDED
+    except OSError:  # the local terminal went away under us
+        return HUNG_UP
+    finally:
+        selector.close()
+        for signo, handler in previous.items():
+            signal.signal(signo, handler)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
