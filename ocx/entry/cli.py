@@ -106,6 +106,10 @@ from .cli_tools import register as _register_tools  # noqa: E402  (the six tools
 
 _register_tools(app)
 
+from .cli_attach import register as _register_attach  # noqa: E402  (D32)
+
+_register_attach(app)
+
 
 def main() -> None:
     app()
