@@ -166,3 +166,48 @@ def test_journal_lines_turn_terminal_line_ends_into_newlines_across_chunks():
     lines = JournalLines()
     chunks = [b"one\r", b"\ntwo\r\nthree\r", b"\r\n", b"bare\rcr\r"]
     assert b"".join(lines(c) for c in chunks) + lines.rest() == b"one\ntwo\nthree\r\nbare\rcr\r"
+
+
+RECORDER = r"""
+import os, sys
+want, out, seen = int(sys.argv[1]), open(sys.argv[2], "wb"), b""
+while seen.count(b'"n": ') < want or b"END" not in seen:
+    chunk = os.read(0, 65536)
+    if not chunk:
+        break
+    seen += chunk
+    out.write(chunk)
+    out.flush()
+"""
+
+
+def test_keystrokes_never_land_inside_a_delivery_line(tmp_path, inbox):
+    got, sock_path = tmp_path / "got", tmp_path / "t.sock"
+    running = feeder(inbox, sock_path, sys.executable, "-c", RECORDER, "40", str(got))
+    listening(running, sock_path)
+    attacher = connect(sock_path)
+    lines = [json.dumps({"n": n, "text": "y" * (n * 331 % 6000)}) + "\n" for n in range(1, 41)]
+
+    def node() -> None:
+        for n in range(1, 41):
+            drop(inbox, n, json.loads(lines[n - 1]))
+            time.sleep(0.003)
+
+    dropping = threading.Thread(target=node)
+    dropping.start()
+    typed = b""
+    for k in range(300):
+        keys = f"k{k}\r".encode()
+        attacher.sendall(keys)
+        typed += keys
+        time.sleep(0.0005)
+    dropping.join()
+    attacher.sendall(b"END\r")
+    typed += b"END\r"
+    assert running.wait(timeout=60) == 0
+    stream = got.read_bytes()
+    for line in lines:  # each delivery whole, in order; what is left is exactly what was typed
+        at = stream.find(line.encode())
+        assert at >= 0, f"delivery {line[:20]} not found whole"
+        stream = stream[:at] + stream[at + len(line):]
+    assert stream == typed.replace(b"\r", b"\n")
