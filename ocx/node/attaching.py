@@ -63,48 +63,65 @@ def raw_mode(fd: int):
             pass  # the terminal is gone (hung up): nothing to restore
 
 
-class _HangUp(Exception):
-    pass
+class HangUps:
+    """SIGHUP and SIGTERM noted, not fatal, for as long as it is entered: a
+    dropped connection ends an attachment, and its post is still written (C3).
+    Only from the main thread (signal.set_wakeup_fd)."""
+
+    def __init__(self) -> None:
+        self.noted = False
+
+    def _note(self, *_args: object) -> None:
+        self.noted = True
+
+    def __enter__(self) -> HangUps:
+        self.fd, self._write = os.pipe()
+        os.set_blocking(self.fd, False)
+        os.set_blocking(self._write, False)
+        self._previous = {s: signal.signal(s, self._note) for s in (signal.SIGHUP, signal.SIGTERM)}
+        self._previous_fd = signal.set_wakeup_fd(self._write)  # wakes relay()'s select
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        for signo, handler in self._previous.items():
+            signal.signal(signo, handler)
+        os.close(self.fd)
+        os.close(self._write)
 
 
-def _hang_up(*_args: object) -> None:
-    raise _HangUp
-
-
-def relay(sock: socket.socket, keys_fd: int = 0, screen_fd: int = 1) -> str:
+def relay(sock: socket.socket, keys_fd: int = 0, screen_fd: int = 1, hang_ups: HangUps | None = None) -> str:
     """Relay both ways until the detach key, the end of the keys (EOF), a
-    hang-up (SIGHUP, SIGTERM) or the session's end; say which."""
-    previous = {s: signal.signal(s, _hang_up) for s in (signal.SIGHUP, signal.SIGTERM)}
+    hang-up or the session's end; say which."""
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ, "session")
     selector.register(keys_fd, selectors.EVENT_READ, "keys")
+    if hang_ups is not None:
+        selector.register(hang_ups.fd, selectors.EVENT_READ, "signal")
     try:
-        while True:
+        while not (hang_ups is not None and hang_ups.noted):
             for key, _ in selector.select():
-                if key.data == "session":
+                if key.data == "signal":
+                    os.read(hang_ups.fd, 256)
+                elif key.data == "session":
                     shown = sock.recv(65536)
                     if not shown:
                         return ENDED
                     _write_all(screen_fd, shown)
-                    continue
-                typed = os.read(keys_fd, 4096)
-                if not typed:
-                    return DETACHED
-                before, detach, _after = typed.partition(DETACH)
-                if before:
-                    sock.sendall(before)
-                if detach:
-                    return DETACHED
-    except _HangUp:
+                else:
+                    typed = os.read(keys_fd, 4096)
+                    before, detach, _after = typed.partition(DETACH)
+                    if before:
+                        sock.sendall(before)
+                    if detach or not typed:
+                        return DETACHED
         return HUNG_UP
     except (BrokenPipeError, ConnectionResetError):
         return ENDED
-    except OSError:  # the local terminal went away under us
+    except OSError:  # the local terminal went away under us (EIO)
         return HUNG_UP
     finally:
         selector.close()
-        for signo, handler in previous.items():
-            signal.signal(signo, handler)
 
 
 def _write_all(fd: int, data: bytes) -> None:

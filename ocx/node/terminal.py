@@ -127,7 +127,10 @@ class TerminalServer:
                 del self.tail[: start + 1]
         for client in list(self.clients):
             client.out += chunk
-            self._send(client)
+            if len(client.out) > CLIENT_BACKLOG_BYTES:
+                self._drop(client)  # a slow attacher never holds the session up
+            else:
+                self._watch(client)  # sent when writable, by ready()
 
     # -- clients --------------------------------------------------------------------
 
@@ -136,19 +139,18 @@ class TerminalServer:
         if client is None:
             self._accept()
             return b""
-        if client.out:
-            self._send(client)
-        if client not in self.clients:
-            return b""
-        try:
+        try:  # its keys first: a client may send and close at once
             keys = client.sock.recv(65536)
         except BlockingIOError:
-            return b""
+            keys = None
         except OSError:
             keys = b""
-        if not keys:
+        if keys == b"":
             self._drop(client)
-        return keys
+            return b""
+        if client.out:
+            self._send(client)
+        return keys or b""
 
     def _accept(self) -> None:
         try:
@@ -161,8 +163,8 @@ class TerminalServer:
         sock.setblocking(False)
         client = Attached(sock, bytes(self.tail))
         self.clients.append(client)
-        self.selector.register(sock, selectors.EVENT_READ, ("terminal", client))
-        self._send(client)
+        self.selector.register(sock, client.events, ("terminal", client))
+        self._watch(client)  # all its I/O in ready(), its keys read first: nothing it typed is lost
 
     def _send(self, client: Attached) -> None:
         try:
@@ -174,9 +176,9 @@ class TerminalServer:
         except OSError:
             self._drop(client)
             return
-        if len(client.out) > CLIENT_BACKLOG_BYTES:
-            self._drop(client)  # a slow attacher never holds the session up
-            return
+        self._watch(client)
+
+    def _watch(self, client: Attached) -> None:
         wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if client.out else 0)
         if wanted != client.events:
             client.events = wanted

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
 from ..fossil.web import WebError
-from ..node.attaching import DETACH_NAME, NoTerminal, connect, raw_mode, relay
+from ..node.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 from ..node.config import CONFIG_DIR
 from ..node.layout import RunHome, unit_stem
 from ..protocol.hashes import is_hash_prefix
@@ -131,21 +131,29 @@ class Attachment:
 def attach_session(caller: Caller, prefix: str, say: Callable[[str], None], keys_fd: int = 0,
                    screen_fd: int = 1) -> Attachment:
     """Check the caller and the record, connect, relay until detached, then post."""
+
+    def tell(text: str) -> None:
+        try:
+            say(text)
+        except OSError:
+            pass  # the person's terminal is gone (a hang-up): the post is still owed (C3)
+
     check_caller(caller)
     session = find_session(caller, prefix)
-    try:
-        sock = connect(session.socket)
-    except NoTerminal as error:
-        raise Refused("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
-    started, clock = datetime.now(timezone.utc), time.monotonic()
-    say(f"attached to {session.unit} as {caller.login}; detach with {DETACH_NAME}")
-    with sock, raw_mode(keys_fd):
-        ended_by = relay(sock, keys_fd, screen_fd)
-    seconds = time.monotonic() - clock
-    text = attachment_text(caller.login, started, seconds)
-    say(f"\r\n{ended_by} after {duration_text(seconds)}")
-    try:
-        post = post_attachment(caller, session, text)
-    except (WebError, OSError) as error:
-        return Attachment(session, started, seconds, ended_by, text, None, str(error))
+    with HangUps() as hang_ups:  # from here a hang-up ends the attachment, never the post
+        try:
+            sock = connect(session.socket)
+        except NoTerminal as error:
+            raise Refused("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
+        started, clock = datetime.now(timezone.utc), time.monotonic()
+        tell(f"attached to {session.unit} as {caller.login}; detach with {DETACH_NAME}")
+        with sock, raw_mode(keys_fd):
+            ended_by = relay(sock, keys_fd, screen_fd, hang_ups)
+        seconds = time.monotonic() - clock
+        text = attachment_text(caller.login, started, seconds)
+        tell(f"\r\n{ended_by} after {duration_text(seconds)}")
+        try:
+            post = post_attachment(caller, session, text)
+        except (WebError, OSError) as error:
+            return Attachment(session, started, seconds, ended_by, text, None, str(error))
     return Attachment(session, started, seconds, ended_by, text, post)

@@ -2,6 +2,7 @@
 real pseudo-terminal; the attacher is a real unix socket client (no systemd needed)."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.attaching import DETACHED, ENDED, connect, relay
+from ocx.node.attaching import DETACHED, ENDED, HUNG_UP, HangUps, connect, relay
 from ocx.node.terminal import JournalLines
 
 from .test_feeder import READER, drop
@@ -211,3 +212,19 @@ def test_keystrokes_never_land_inside_a_delivery_line(tmp_path, inbox):
         assert at >= 0, f"delivery {line[:20]} not found whole"
         stream = stream[:at] + stream[at + len(line):]
     assert stream == typed.replace(b"\r", b"\n")
+
+
+def test_a_hang_up_ends_the_relay_and_not_the_process(tmp_path, inbox):
+    sock_path = tmp_path / "t.sock"
+    running = feeder(inbox, sock_path, sys.executable, "-c", ANSWERER)
+    listening(running, sock_path)
+    keys, _typist = os.pipe()
+    screen_read, screen_write = os.pipe()
+    hang_up = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGHUP))
+    with HangUps() as hang_ups, connect(sock_path) as attacher:
+        hang_up.start()
+        assert relay(attacher, keys, screen_write, hang_ups) == HUNG_UP
+    assert b"ready" in os.read(screen_read, 65536)  # it was attached, and showed the session
+    with connect(sock_path) as again:
+        again.sendall(b"quit\r")
+    assert running.wait(timeout=30) == 5

@@ -5,6 +5,7 @@ import os
 import re
 import secrets
 import select
+import signal
 import subprocess
 import time
 
@@ -95,6 +96,13 @@ def test_an_admin_attaches_types_detaches_and_the_attachment_is_posted_as_the_ad
     assert who == node.admin.name and post.sender.login == node.admin.name  # rcvfrom, not a U card (D21)
     assert post.in_reply_to == record and post.root == record  # the record's place (D12)
     assert 1 <= int(seconds) <= 120
+
+    # A hang-up (the person's connection drops) ends an attachment too, and it is posted all the same.
+    dropped = Terminal(node, record, node.admin.name, node.admin.password)
+    dropped.read_until(b"detach with Ctrl-]")
+    dropped.process.send_signal(signal.SIGHUP)
+    assert dropped.finish() == 0, dropped.seen
+    assert len([p for p in thread_posts(node, record) if POSTED.search(p.body)]) == 2
 
     # The session goes on: still active, still given what it hears.
     assert systemctl("is-active", unit).strip() == "active"
