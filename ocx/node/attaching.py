@@ -1,5 +1,6 @@
 """The host's end of a session's terminal (D32): connect to the unit's
-terminal socket, show what the program prints, pass keystrokes to it.
+terminal socket (layout.py RunHome.terminal_socket), show what the program
+prints, pass keystrokes to it.
 
 The other end is the feeder inside the unit (terminal.py). Standard
 library only.
@@ -15,8 +16,6 @@ import tty
 from contextlib import contextmanager
 from pathlib import Path
 
-from .layout import RunHome
-
 DETACH = b"\x1d"  # Ctrl-]: as telnet's escape, a key no shell or agent needs
 DETACH_NAME = "Ctrl-]"
 DETACHED, ENDED, HUNG_UP = "detached", "the session ended", "the terminal hung up"
@@ -24,10 +23,6 @@ DETACHED, ENDED, HUNG_UP = "detached", "the session ended", "the terminal hung u
 
 class NoTerminal(Exception):
     """The session has no terminal this process can reach."""
-
-
-def terminal_socket(stem: str) -> Path:
-    return RunHome(stem).terminal_socket
 
 
 def connect(path: Path) -> socket.socket:
