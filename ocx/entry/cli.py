@@ -108,6 +108,10 @@ _register_tools(app)
 from .cli_reading import register as _register_readers  # noqa: E402  (verdicts, queue, activity: V2, D33)
 _register_readers(app)
 
+from .cli_attach import register as _register_attach  # noqa: E402  (D32)
+
+_register_attach(app)
+
 
 def main() -> None:
     app()

@@ -1,9 +1,11 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] -- PROGRAM [ARG...]
+    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
+                              -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
-input and writes each delivery file the node drops into INBOX (named
+input (or, with `--terminal`, under a terminal it holds: terminal.py, D32)
+and writes each delivery file the node drops into INBOX (named
 `SEQUENCE-HASH.json`, one JSON line each) in sequence order, whole lines,
 never two interleaved. It wakes on inotify, never on a timer, and never
 lets a slow reader block the node: the node only writes files. When the
@@ -15,6 +17,11 @@ unit's cgroup CPU time, waking no more often than the remaining budget
 could be spent at the node's CPU rate, and ends the program when it is
 spent. What counts is the stop step's own reading of the cgroup, which
 the run cannot touch: a feeder killed by its program still ends the run.
+
+With `--terminal SOCKET`, what the program prints goes to the journal and
+to whoever is attached through SOCKET (`ocx attach`, D32), whose
+keystrokes go to the program; a delivery line is always written whole, so
+keystrokes never land inside one.
 
 A `command` run (C2) has no deliveries: INBOX `-` gives the program no
 input, and `--last-line FILE` passes its output on to the journal while
@@ -33,6 +40,7 @@ import sys
 
 from ..systemd import cgroup
 from .inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
+from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
 
 KEEP = "OCX_KEEP_ENVIRONMENT"
 
@@ -99,42 +107,76 @@ class LastLine:
 
 
 class Feeder:
-    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None, output: LastLine | None = None):
+    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None, output: LastLine | None = None,
+                 terminal: str | None = None):
         self.cpu = cpu
         self.inbox = inbox
         self.output = output
         self.seen: set[str] = set()
-        self.pending = b""
+        self.pending = b""  # delivery lines and keystrokes, each appended whole, written in order
         self.reader_gone = inbox == NO_INBOX
+        self.selector = selectors.DefaultSelector()
         # The watch before the first listing: nothing slips between.
         self.watch = None if inbox == NO_INBOX else watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
-        piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
-        self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
-                                      close_fds=True, env=program_environment(), **piped)
-        self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
-        if self.pipe >= 0:
-            os.set_blocking(self.pipe, False)
+        self.terminal: TerminalServer | None = None
+        if terminal is not None:
+            master, slave = open_terminal()
+            try:
+                # A session of its own, the terminal its controlling one (Ctrl-C reaches it).
+                self.child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                                              env=program_environment(), start_new_session=True,
+                                              preexec_fn=take_controlling_terminal)
+            finally:
+                os.close(slave)  # only the program holds it: its end is the terminal's
+            self.pipe = self.source = master
+            self.terminal = TerminalServer(terminal, self.selector)
+        else:
+            piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
+            self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
+                                          close_fds=True, env=program_environment(), **piped)
+            self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
+            self.source = self.child.stdout.fileno() if output is not None else -1
+            if self.pipe >= 0:
+                os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)
-        self.relay_open = output is not None
-        if output is not None:
-            os.set_blocking(self.child.stdout.fileno(), False)
+        self.relay_open = self.source >= 0
+        if self.source >= 0:
+            os.set_blocking(self.source, False)
+
+    def _read(self) -> bytes | None:
+        """What the program printed: b"" for nothing yet, None at the end of its output."""
+        if self.terminal is not None:
+            return read_master(self.source)
+        try:
+            return os.read(self.source, 65536) or None
+        except BlockingIOError:
+            return b""
+
+    def _pass_on(self, chunk: bytes) -> None:
+        if self.terminal is not None:
+            self.terminal.output(chunk)
+        else:
+            self.output.take(chunk)
 
     def relay(self) -> bool:
         """Pass on what the program printed; False at the end of its output."""
-        try:
-            chunk = os.read(self.child.stdout.fileno(), 65536)
-        except BlockingIOError:
-            return True
+        chunk = self._read()
         if chunk:
-            self.output.take(chunk)
-        return bool(chunk)
+            self._pass_on(chunk)
+        return chunk is not None
+
+    def drain(self) -> None:
+        """What the program printed before it ended, without waiting on its leftovers."""
+        while self.relay_open and (chunk := self._read()):
+            self._pass_on(chunk)
 
     def finish(self, status: int) -> int:
-        """The program ended: what it printed last, without waiting on its leftovers."""
+        """The program ended: what it printed last, then its status."""
+        self.drain()
         if self.output is not None:
-            while self.relay_open and self.relay():
-                pass
             self.output.save()
+        if self.terminal is not None:
+            self.terminal.close()
         return status
 
     def collect(self) -> None:
@@ -154,43 +196,60 @@ class Feeder:
                 written = os.write(self.pipe, self.pending)
             except BlockingIOError:
                 return
-            except BrokenPipeError:
-                self.reader_gone = True  # it closed its input; it may still run
+            except OSError as error:
+                if not isinstance(error, BrokenPipeError) and error.errno != errno.EIO:
+                    raise
+                self.reader_gone = True  # it closed its input (EIO: its terminal); it may still run
                 self.pending = b""
                 return
             self.pending = self.pending[written:]
 
+    def watch_io(self) -> None:
+        """The program's output always read; its input watched only while something waits to go in.
+        Under a terminal both are the master, one registration."""
+        wanted: dict[int, int] = {}
+        if self.relay_open:
+            wanted[self.source] = selectors.EVENT_READ
+        if self.pending and not self.reader_gone:
+            wanted[self.pipe] = wanted.get(self.pipe, 0) | selectors.EVENT_WRITE
+        for fd in {self.source, self.pipe} - {-1}:
+            events, held = wanted.get(fd, 0), self.io_events.get(fd, 0)
+            if events == held:
+                continue
+            if not held:
+                self.selector.register(fd, events, "io")
+            elif not events:
+                self.selector.unregister(fd)
+            else:
+                self.selector.modify(fd, events, "io")
+            self.io_events[fd] = events
+
     def run(self) -> int:
-        selector = selectors.DefaultSelector()
+        selector = self.selector
+        self.io_events: dict[int, int] = {}
         if self.watch is not None:
             selector.register(self.watch, selectors.EVENT_READ, "inbox")
-        if self.output is not None:
-            selector.register(self.child.stdout.fileno(), selectors.EVENT_READ, "output")
         selector.register(self.pidfd, selectors.EVENT_READ, "ended")
         self.collect()
         self.write()
-        registered = False
         while True:
-            want_write = bool(self.pending) and not self.reader_gone
-            if want_write != registered:
-                if want_write:
-                    selector.register(self.pipe, selectors.EVENT_WRITE, "writable")
-                else:
-                    selector.unregister(self.pipe)
-                registered = want_write
+            self.watch_io()
             if self.cpu is not None and self.cpu.spent():
                 self.child.kill()  # D17: the budget is spent; the stop step says so
                 return self.finish(self.child.wait())
             timeout = self.cpu.wait_seconds() if self.cpu is not None else None
-            for key, _ in selector.select(timeout):
+            for key, events in selector.select(timeout):
                 if key.data == "ended":
                     return self.finish(self.child.wait())
-                if key.data == "output" and not self.relay():
-                    selector.unregister(key.fileobj)
+                if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
                     drain(self.watch)
                     self.collect()
+                if isinstance(key.data, tuple):  # the terminal's socket: an attacher, or its keystrokes
+                    keys = self.terminal.ready(key.data[1])
+                    if not self.reader_gone:
+                        self.pending += keys
             self.write()
 
 
@@ -203,26 +262,26 @@ def _end_like(status: int) -> None:
     sys.exit(status)
 
 
-def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, list[str]]:
+def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, str | None, list[str]]:
     if "--" not in args or args.index("--") in (0, len(args) - 1):
         sys.exit("usage: python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
-                 " -- PROGRAM [ARG...]")
+                 " [--terminal SOCKET] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
     options = dict(zip(head[1::2], head[2::2]))
     cpu = CpuBudget(float(options["--cpu"]), float(options.get("--rate", "1"))) if "--cpu" in options else None
     output = LastLine(options["--last-line"]) if "--last-line" in options else None
-    return head[0], cpu, output, program
+    return head[0], cpu, output, options.get("--terminal"), program
 
 
 def main(args: list[str]) -> None:
-    inbox, cpu, output, program = parse(args)
+    inbox, cpu, output, terminal, program = parse(args)
     # systemd signals the whole control group on stop; the feeder outlives the
     # program so that the program's own end is what the unit reports.
     # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
     signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        feeder = Feeder(inbox, program, cpu, output)
+        feeder = Feeder(inbox, program, cpu, output, terminal)
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.EACCES):
             print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)

@@ -56,6 +56,18 @@ class RunHome:
         return Path("/var/lib") / self.state_directory
 
     @property
+    def runtime_directory(self) -> str:
+        """RuntimeDirectory= of a session's unit, relative to /run: its
+        terminal's socket (D32). systemd makes it the run's own and removes it
+        when the unit ends; with mode 0700 other runs cannot reach it, root can."""
+        return f"{RUNS_STATE_DIRECTORY}/{self.stem}"
+
+    @property
+    def terminal_socket(self) -> Path:
+        """The same path inside the unit and on the host."""
+        return Path("/run") / self.runtime_directory / "terminal.sock"
+
+    @property
     def on_host(self) -> Path:
         """Where the node prepares it (DynamicUser keeps /var/lib/private 0700)."""
         return Path("/var/lib/private") / self.state_directory

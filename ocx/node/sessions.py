@@ -65,7 +65,9 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
     home = RunHome(name.removesuffix(".service"))
     budget, sandbox = record.budget, record.sandbox
     cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
-    feeder = [config.python, "-m", "ocx.node.feeder", INBOX_INSIDE, *cpu, "--", *page.argv(record.remote)]
+    # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
+    feeder = [config.python, "-m", "ocx.node.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
+              "--", *page.argv(record.remote)]
     return TransientService(
         name=name,
         # D3: systemctl status names the record, the runner and the user.
@@ -76,6 +78,8 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         working_directory=str(home.inside),
         dynamic_user=True,
         state_directory=[home.state_directory],
+        runtime_directory=[home.runtime_directory],  # D32: the terminal's socket, the run's own
+        runtime_directory_mode=0o700,
         memory_max=budget.memory_bytes,
         tasks_max=budget.processes,
         runtime_max_sec=budget.wall_seconds,

@@ -82,6 +82,8 @@ class TransientService:
     inaccessible_paths: Sequence[str] = ()
     bind_paths: Sequence[BindPath] = ()
     state_directory: Sequence[str] = ()
+    runtime_directory: Sequence[str] = ()        # below /run, removed when the unit ends
+    runtime_directory_mode: int | None = None    # e.g. 0o700
     exec_start_pre: Sequence[ExecCommand] = ()   # e.g. the node's preparation of a run
     exec_stop_post: Sequence[ExecCommand] = ()
     standard_input: str | int | None = None      # a name, or an open fd
@@ -224,6 +226,15 @@ def properties(s: TransientService) -> list[Property]:
             if d.startswith("/") or ".." in d.split("/"):
                 raise UnitError(f"state_directory: {d!r} must be relative, below /var/lib")
         props.append(("StateDirectory", "as", list(s.state_directory)))
+    if s.runtime_directory:
+        for d in s.runtime_directory:
+            if d.startswith("/") or ".." in d.split("/"):
+                raise UnitError(f"runtime_directory: {d!r} must be relative, below /run")
+        props.append(("RuntimeDirectory", "as", list(s.runtime_directory)))
+    if s.runtime_directory_mode is not None:
+        if not 0 <= s.runtime_directory_mode <= 0o7777:
+            raise UnitError(f"runtime_directory_mode: {s.runtime_directory_mode!r} is not a file mode")
+        props.append(("RuntimeDirectoryMode", "u", s.runtime_directory_mode))
     if s.exec_start_pre:
         props += exec_commands("ExecStartPre", s.exec_start_pre)
     if s.exec_stop_post:

@@ -4,7 +4,8 @@ It reads delivery lines (D13) on standard input, prints each as it came
 (so the test reads them back from the unit's journal), and acts on the
 first one's objective: `exit N`, `sleep`, `eat memory`, `burn cpu`,
 `probe` (print what it can see of the host as one JSON line), or `echo`
-(keep reading deliveries until stdin closes).
+(keep reading deliveries until stdin closes; a line that is not JSON, as
+someone attached to its terminal types it (D32), is printed `typed LINE`).
 """
 import json
 import os
@@ -76,8 +77,13 @@ def main() -> int:
     if objective.startswith("burn cpu"):
         while True:
             pass
-    for line in sys.stdin:  # echo: every later delivery, as it comes
-        print("delivery " + line.strip(), flush=True)
+    for line in sys.stdin:  # echo: every later delivery, as it comes, and what is typed
+        try:
+            json.loads(line)
+            kind = "delivery"
+        except ValueError:
+            kind = "typed"
+        print(kind + " " + line.strip(), flush=True)
     return 0
 
 

@@ -29,12 +29,14 @@ def paths(node):
     wait_for(lambda: systemctl("is-active", node.unit(other)).strip() == "active", 30, what="the other run")
     named = {
         "other_workspace": f"/var/lib/private/ocx-runs/{node.unit(other).removesuffix('.service')}",
+        "other_terminal": f"/run/ocx-runs/{node.unit(other).removesuffix('.service')}",  # D32: its socket's directory
         "node_repository": node.config.repository,
         "node_state": str(node.config.state_dir),
         "node_password": str(node.config.password_file),
         "read_write": "/srv/probe-rw",
         "read_only": "/srv/probe-ro",
     }
+    assert os.path.isdir(named["other_terminal"])  # there on the host, so hidden means hidden
     env = {"PROBE_SERVER": node.url.removeprefix("http://"), "PROBE_PATHS": json.dumps(named)}
     node.runner_page(node.admin, env=env, name="proberun")
     yield env
@@ -46,11 +48,11 @@ def test_the_sandbox_holds_from_inside(node, paths):
     seen.pop("environment")
     expected = {"home_writable": True, "tmp_writable": True, "usr_writable": False, "etc_writable": False,
                 "rw writable": True, "ro visible": True, "ro writable": False,
-                **{f"{hidden} visible": False for hidden in ("other_workspace", "node_repository", "node_state", "node_password")}}
+                **{f"{hidden} visible": False for hidden in ("other_workspace", "other_terminal", "node_repository", "node_state", "node_password")}}
     found = {**{k: seen[k] for k in ("home_writable", "tmp_writable", "usr_writable", "etc_writable")},
              "rw writable": seen["writable"]["read_write"], "ro visible": seen["visible"]["read_only"],
              "ro writable": seen["writable"]["read_only"],
-             **{f"{hidden} visible": seen["visible"][hidden] for hidden in ("other_workspace", "node_repository", "node_state", "node_password")}}
+             **{f"{hidden} visible": seen["visible"][hidden] for hidden in ("other_workspace", "other_terminal", "node_repository", "node_state", "node_password")}}
     assert found == expected
     assert seen["reaches_server"] is True  # network: true reaches the node's server, as a clone must
 

@@ -78,6 +78,14 @@ def test_the_sandbox_d16():
     assert p["WorkingDirectory"] == ("s", "/var/lib/runs/abc")
 
 
+def test_a_runtime_directory_of_the_units_own_d32():
+    p = props(runtime_directory=["ocx-runs/abc"], runtime_directory_mode=0o700)
+    assert p["RuntimeDirectory"] == ("as", ["ocx-runs/abc"])
+    assert p["RuntimeDirectoryMode"] == ("u", 0o700)
+    assert_marshals(properties(TransientService(name=NAME, argv=["/bin/true"], runtime_directory=["a/b"],
+                                                runtime_directory_mode=0o700)))
+
+
 def test_environment_is_a_list_of_assignments_d15():
     p = props(environment={"HOME": "/w", "LANG": "C.UTF-8", "X": "a=b"})
     assert p["Environment"] == ("as", ["HOME=/w", "LANG=C.UTF-8", "X=a=b"])
@@ -192,6 +200,8 @@ def test_values_are_lists_never_tuples():
     ({"bind_paths": [BindPath("/a", "rel")]}, "bind_paths"),
     ({"state_directory": ["/abs"]}, "state_directory"),
     ({"state_directory": ["runs/../x"]}, "state_directory"),
+    ({"runtime_directory": ["/run/x"]}, "runtime_directory"),
+    ({"runtime_directory_mode": 0o10000}, "runtime_directory_mode"),
     ({"working_directory": "w"}, "working_directory"),
     ({"environment": {"A=B": "c"}}, "environment"),
     ({"environment": {"": "c"}}, "environment"),

@@ -1,0 +1,53 @@
+"""`ocx attach RECORD` on the command line (C3, D32): ocx/tools/attach.py does the work."""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+
+def attach(record: str = typer.Argument(..., help="The session record's hash, or its first 10 or more hex digits."),
+           login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
+           password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is your password."),
+           clone: Optional[str] = typer.Option(None, "--clone", help="A clone that saved your password."),
+           at_node: Optional[str] = typer.Option(None, "--at-node", help="The node's name; needed only when this host has several.")) -> None:
+    """Attach to a session's terminal, as root on the node's host, with a login holding admin or setup (D32).
+
+    You see what the program prints and your keys reach it; Ctrl-] detaches
+    (so does the end of your input or the session's end). Then a post in the
+    record's place, written as you, says who attached, when and for how long.
+    """
+    import getpass
+
+    from ..tools.attach import Refused, attach_session, only_node
+    from ..tools.caller import caller_for
+
+    def refuse(field: str, why: str) -> None:
+        typer.echo(f"refused: {field}: {why}", err=True)
+        raise typer.Exit(1)
+
+    try:
+        node = at_node or only_node()
+        caller = caller_for(login=login, password_file=password_file, clone=clone, node=node)
+    except Refused as refused:
+        refuse(refused.field, refused.why)
+    except FileNotFoundError as error:
+        refuse("node", f"no such node on this host: {error.filename} is missing")
+    except (ValueError, OSError) as error:
+        refuse("caller", str(error))
+    if caller.password is None and sys.stdin.isatty():
+        caller.password = getpass.getpass(f"Fossil password for {caller.login}: ")
+    with caller:
+        try:
+            done = attach_session(caller, record, say=lambda text: typer.echo(text, err=True))
+        except Refused as refused:
+            refuse(refused.field, refused.why)
+    if done.post is None:
+        typer.echo(f"could not post the attachment ({done.error}); its text: {done.text}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"posted {done.post} in {done.session.record.kind} {done.session.record.place}: {done.text}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("attach")(attach)
