@@ -150,8 +150,10 @@ def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_c
     for sequence, delivery in enumerate(DELIVERIES, 1):
         drop(inbox, sequence, delivery)
     # The unit's main process (sessions.py): the feeder, then the page's argv; a group, as the unit's cgroup.
-    unit = subprocess.Popen(run.offline([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--",
-                                         *claude.argv(False)]),
+    # With the terminal a session's unit holds (D32): the relay reads its deliveries from it.
+    terminal = tmp_path / "terminal.sock"
+    unit = subprocess.Popen(run.offline([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--terminal",
+                                         str(terminal), "--", *claude.argv(False)]),
                             env=run.unit_env, cwd=run.workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     # Never a hung test: a session that stops answering is killed, and the reads below fail.
@@ -163,7 +165,8 @@ def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_c
             while sum(e["type"] == "result" for e in seen) < count:
                 line = unit.stdout.readline()
                 assert line, f"the session ended early: {unit.stderr.read()[-2000:]}"
-                seen.append(json.loads(line))
+                if line.startswith("{"):  # the terminal carries the program's standard error too
+                    seen.append(json.loads(line))
             return seen
 
         first = results(len(DELIVERIES))
@@ -173,13 +176,35 @@ def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_c
         later = results(1)
         replayed = [e["message"]["content"] for e in first + later if e["type"] == "user" and e.get("isReplay")]
         assert replayed == [d.text for d in [*DELIVERIES, late]]
-        os.killpg(unit.pid, signal.SIGTERM)  # a stop: systemd signals the whole unit
+        # A stop: systemd signals every process of the unit's cgroup, the program's
+        # own session under the terminal included (D32), not only the feeder's group.
+        for pid in [unit.pid, *descendants(unit.pid)]:
+            os.kill(pid, signal.SIGTERM)
         assert unit.wait(timeout=60) == 128 + signal.SIGTERM  # claude's own end, passed up by relay and feeder
     finally:
         watchdog.cancel()
         if unit.poll() is None:
             os.killpg(unit.pid, signal.SIGKILL)
             unit.wait()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below PID, as a unit's cgroup would hold them."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def test_control_claude_refuses_an_unknown_flag_before_it_reads_anything(tmp_path, agents):
