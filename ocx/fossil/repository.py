@@ -188,6 +188,13 @@ class Repository(WorkReads):
             raise UnknownUser(login)
         return capabilities.effective_capabilities(login, rows)
 
+    def admins(self) -> frozenset[str]:
+        """Every login holding admin or setup now (C1), from one read of the
+        user table: the node asks it of every open run on each pass (D24)."""
+        rows = {u.login: u.capabilities for u in self.users()}
+        return frozenset(login for login in rows
+                         if capabilities.holds_admin(capabilities.effective_capabilities(login, rows)))
+
     def holds_admin(self, login: str | None) -> bool:
         """Admin or setup now (C1): who may send a record or a stop."""
         if login is None:

@@ -62,14 +62,16 @@ def answer_ended_runs(context: NodeContext) -> int:
     """Respond for every session whose unit's end was recorded; returns how many."""
     from ..systemd.system_state import stopping
 
-    if stopping():
-        return 0  # D4: a node shutting down writes no response; the next start answers lost
-    answered = 0
+    answered, shutdown = 0, None
     for record_dir in open_records(context.config):
         opened, _ = record_dir.load()
         if opened.record.is_command:
             continue
         for ended in ended_reports(record_dir):
+            # Asked only when there is an end to answer: systemctl waits on a busy PID 1.
+            shutdown = stopping() if shutdown is None else shutdown
+            if shutdown:
+                return 0  # D4: a node shutting down writes no response; the next start answers lost
             facts = end_facts(ended, record_dir, opened.record.budget.cpu)
             decided = decide_outcome(facts, opened.record.budget)
             if decided is None:

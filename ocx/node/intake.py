@@ -96,12 +96,14 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
     """D24: a run whose user was given admin or setup can write past every
     restriction, and a socket-served run whose tool socket is gone cannot
     write at all as promised: end it, and answer `unenforced`."""
+    admins = None
     for record_dir in open_records(context.config):
         opened, _ = record_dir.load()
         if opened.record.is_command or record_dir.marked("unenforced"):
             continue
-        # The repository first (one query) and the socket (one connect); systemd only when one fails.
-        admin = repository.holds_admin(opened.record.user)
+        # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
+        admins = repository.admins() if admins is None else admins
+        admin = opened.record.user in admins
         if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
             continue
         name = unit_name(context.server_code, opened.hash)

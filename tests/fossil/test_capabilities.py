@@ -70,6 +70,9 @@ def test_reader_reports_fossils_expansion(served) -> None:
         assert {"e", "i"} <= repo.effective_capabilities("erin")
         assert repo.effective_capabilities("nobody") == set("gjorz")
         assert repo.holds_admin("admin") and not repo.holds_admin("alice")
+        # One read of the user table gives the same answer for every login (D24's check each pass).
+        assert repo.admins() == {u.login for u in repo.users() if repo.holds_admin(u.login)}
+        assert "admin" in repo.admins() and "alice" not in repo.admins()
 
 
 @pytest.mark.fossil
