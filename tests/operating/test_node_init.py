@@ -119,12 +119,6 @@ def test_socket_and_path_units_are_active_and_everything_enabled(first):
     assert info.st_gid == pwd.getpwnam("fossil").pw_gid
 
 
-def test_runs_yield_the_cpu_to_the_control_plane(first):
-    # units/ocx.slice: under contention the node and the Fossil server come first (issue 3).
-    assert prop("ocx.slice", "CPUWeight") == "20"
-    assert prop("ocx.slice", "CPUAccounting") == "yes"
-
-
 def test_config_and_password_files(first):
     from ocx.node.config import load
 
