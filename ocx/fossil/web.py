@@ -29,7 +29,11 @@ MARKDOWN = "text/x-markdown"
 _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
 
 
-RETRIES_ON_400 = 3
+# Fossil 2.21 answers a write that meets another writer's lock with a 400
+# page "Database error: database is locked" at once (SQLite's deadlock
+# avoidance, no busy wait), having written nothing: seen under a burst of
+# posts while runs set their users up. The same form is taken a moment later.
+LOCKED_DELAYS = (0.2, 0.4, 0.8, 1.6, 2.0, 2.0)  # seconds, 7 s in all
 
 
 class WebError(RuntimeError):
@@ -51,6 +55,11 @@ class _KeepRedirects(urllib.request.HTTPRedirectHandler):
     # Fossil's answer to a write is a 302 naming what it wrote: keep it.
     def redirect_request(self, *_args, **_kwargs):
         return None
+
+
+def locked(page: Page) -> bool:
+    """Fossil's 400 for a write that met another writer's lock (nothing written)."""
+    return page.status == 400 and b"database is locked" in page.body
 
 
 class WebSession:
@@ -105,13 +114,11 @@ class WebSession:
         but selects nobody chose), VALUES over them; the 302's Location is
         Fossil's sign that it wrote."""
         sent = form.chosen_fields() if chosen_only else form.fields
-        for attempt in range(RETRIES_ON_400 + 1):
+        for delay in (*LOCKED_DELAYS, None):
             page = self.post(urllib.parse.urlsplit(form.action).path, {**sent, **values})
-            # Seen on 2.21 under a burst of posts: now and then a 400 that wrote
-            # nothing, and the same form accepted a moment later.
-            if page.status != 400:
+            if delay is None or not locked(page):
                 break
-            time.sleep(0.2 * (attempt + 1))
+            time.sleep(delay)
         if page.status != 302 or not page.location:
             raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})")
         return page.location
