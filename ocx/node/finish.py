@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+from . import runner_homes
 from .context import NodeContext
 from .outcome import EndFacts, decide_outcome
 from .records import RecordDir, open_records
@@ -58,6 +59,18 @@ def ended_reports(record_dir: RecordDir) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(record_dir.path.glob("ended-*.json"))]
 
 
+def _return_homes(context: NodeContext, record_dir, ended: dict) -> None:
+    """What the run changed in its copies of its runner's homes, written back once it ended."""
+    stem = str(ended.get("unit", "")).removesuffix(".service")
+    try:
+        count = runner_homes.copy_back(record_dir.path, stem)
+    except OSError as error:  # the answer still goes out; the home keeps what it had
+        context.log(f"runner homes not written back: {error}", record=record_dir.hash, priority=4)
+        return
+    if count:
+        context.log(f"{count} files of the runner's homes written back from {stem}", record=record_dir.hash)
+
+
 def answer_ended_runs(context: NodeContext) -> int:
     """Respond for every session whose unit's end was recorded; returns how many."""
     from ..systemd.system_state import stopping
@@ -72,6 +85,7 @@ def answer_ended_runs(context: NodeContext) -> int:
             shutdown = stopping() if shutdown is None else shutdown
             if shutdown:
                 return 0  # D4: a node shutting down writes no response; the next start answers lost
+            _return_homes(context, record_dir, ended)
             facts = end_facts(ended, record_dir, opened.record.budget.cpu)
             decided = decide_outcome(facts, opened.record.budget)
             if decided is None:

@@ -31,6 +31,7 @@ from ..fossil import admin
 from ..fossil.errors import UnknownUser
 from ..fossil.repository import Repository
 from ..fossil.sync import CallerClone
+from . import runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
 # read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
@@ -57,12 +58,14 @@ class Preparation:
     fossil_home: Path  # HOME of the node's own `fossil` runs (its ~/.fossil), never the run's
     keep_password: bool = True
     checkin: str | None = None
+    runner_homes: tuple[str, ...] = ()  # the page's homes, each copied into the run (runner_homes.py)
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
                 "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
                 "--fossil-home", str(self.fossil_home)]
         args += [] if self.keep_password else ["--no-password"]
+        args += [a for home in self.runner_homes for a in ("--runner-home", home)]
         return args + (["--checkin", self.checkin] if self.checkin else [])
 
 
@@ -113,6 +116,7 @@ def make_home(step: Preparation, password: str) -> Path:
     if step.keep_password:  # issue 5, see PASSWORD_FILE
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
             out.write(password + "\n")
+    runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time())
     owner = root.stat()
     if owner.st_uid != os.getuid():  # in the unit: systemd made the directory the run user's
         _give(root, owner.st_uid, owner.st_gid)
@@ -142,10 +146,11 @@ def parse(argv: list[str]) -> Preparation:
         parser.add_argument(f"--{name}", required=True)
     parser.add_argument("--no-password", action="store_true")
     parser.add_argument("--checkin")
+    parser.add_argument("--runner-home", action="append", default=[])
     args = parser.parse_args(argv)
     return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
-                       Path(args.fossil_home),
-                       keep_password=not args.no_password, checkin=args.checkin)
+                       Path(args.fossil_home), keep_password=not args.no_password, checkin=args.checkin,
+                       runner_homes=tuple(args.runner_home))
 
 
 def main(argv: list[str]) -> int:

@@ -14,6 +14,7 @@ from .feeder import KEEP as KEEP_ENVIRONMENT
 from .layout import SLICE, RunHome, unit_name
 from .prepare import Preparation
 from .records import RecordDir
+from .runner_homes import copy_path
 from .runner_pages import RunnerPage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
@@ -42,10 +43,11 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
-                checkin: str | None = None) -> Preparation:
+                checkin: str | None = None, homes: list[str] | None = None) -> Preparation:
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
-                       config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin)
+                       config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin,
+                       runner_homes=tuple(homes or ()))
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
@@ -89,14 +91,18 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         private_tmp=True,
         private_network=not sandbox.network,  # D34
         read_only_paths=list(sandbox.read_only),
-        read_write_paths=[*sandbox.read_write, *page.homes],
+        read_write_paths=list(sandbox.read_write),  # the homes' copies are bound read-write
         inaccessible_paths=hidden_paths(config),
         bind_paths=[BindPath(str(record_dir.inbox), INBOX_INSIDE, read_only=True),
-                    *[BindPath(h) for h in page.homes],
+                    # D14's homes, each as the run's own copy (runner_homes.py: a sign-in carries over).
+                    # "-": the preparation makes the copy, so it is there for the program, not for
+                    # the preparation's own namespace, which systemd sets up first.
+                    *[BindPath(str(copy_path(home.on_host, i)), h, ignore_missing=True)
+                      for i, h in enumerate(page.homes)],
                     # issue 5 (tools): only this unit reaches its tool socket (C6 no_password, D34)
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
                       if record.restrict.no_password or not sandbox.network else [])],
-        exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem))]
+        exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes))]
         if prepared_in_unit(opened) else [],
         timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],
