@@ -123,7 +123,10 @@ def page(env: Mapping[str, str], body: str = "") -> str:
             with Caller(env.get("FOSSIL_USER", "nobody"), None, Path(env["FOSSIL_REPOSITORY"]), base_url(env)) as caller:
                 shown = run_tool(tool, {"dry_run": True}, caller)
         cards.append(card(tool, capabilities, action, shown))
-    return f"<h1>OCX tools</h1><p>You are <b>{viewer}</b>.</p>" + "".join(cards)
+    # D30: a single outer <div class='fossil-doc'> is what makes Fossil draw the
+    # page inside the repository's skin, titled by data-title; bare HTML passes as is.
+    return (f"<div class='fossil-doc' data-title='OCX tools'><p>You are <b>{viewer}</b>.</p>"
+            + "".join(cards) + "</div>")
 
 
 def main() -> int:
@@ -131,7 +134,6 @@ def main() -> int:
     length = int(env.get("CONTENT_LENGTH") or 0)
     body = sys.stdin.buffer.read(length).decode("utf-8", "replace") if length else ""
     text = page(env, body)
-    # text/html without <html>: Fossil draws it inside the repository's skin (D30).
     sys.stdout.write("Content-Type: text/html; charset=utf-8\r\n\r\n" + text)
     return 0
 

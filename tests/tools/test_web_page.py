@@ -44,6 +44,14 @@ def test_cards_follow_the_viewers_capabilities(site):
     assert "&quot;login&quot;: &quot;carol&quot;" in carol  # status, as it would answer now
 
 
+def test_the_page_is_drawn_in_the_repositorys_skin(site):
+    page = site.web("admin").get("/ext/ocx").text
+    # Fossil's own header and title around the cards (D30), not a bare document.
+    assert re.search(r"<title>[^<]*OCX tools\s*</title>", page), re.findall(r"<title>.*?</title>", page, re.S)
+    assert 'href="/logout"' in page or "/logout" in page
+    assert page.count("<html") == 1
+
+
 def test_a_post_creates_a_record_as_the_viewer(site):
     web = site.web("admin")
     fields = {"tool": "create", "objective": "From the page.", "budget": '{"wall": "1h"}', "dry_run": "false"}
