@@ -11,7 +11,8 @@ import inspect
 import json
 import os
 from collections.abc import Callable
-from typing import Any, Literal, Optional, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
 import typer
 
@@ -25,12 +26,16 @@ CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "
 
 
 def _plain(annotation: Any) -> set[type]:
-    if get_origin(annotation) is Literal:
+    """The plain types a field takes: a constrained string is a string, an
+    optional one too; a list or a model is itself (taken as JSON)."""
+    origin = get_origin(annotation)
+    if origin is Literal:
         return {type(choice) for choice in get_args(annotation)}
-    found = set()
-    for arg in (get_args(annotation) or (annotation,)):
-        found |= _plain(arg) if get_origin(arg) is Literal else {get_origin(arg) or arg}
-    return found - {type(None)}
+    if origin is Annotated:
+        return _plain(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return set().union(*(_plain(arg) for arg in get_args(annotation))) - {type(None)}
+    return {origin or annotation} - {type(None)}
 
 
 def option_kind(annotation: Any) -> str:

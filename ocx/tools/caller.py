@@ -131,7 +131,7 @@ def caller_for(*, login: str | None = None, password_file: str | None = None, cl
     from ..node import config as node_config
 
     config = node_config.load(node) if node else None
-    clone_path = Path(clone) if clone else None
+    clone_path = Path(clone).resolve() if clone else None  # fossil runs elsewhere: never a relative path
     if clone_path is None and login is None and password_file is None:
         own = Path(os.environ.get("HOME", "/nonexistent")) / "repo.fossil"  # a run's own clone (prepare.py)
         clone_path = own if own.is_file() else None

@@ -95,3 +95,21 @@ def test_cli_fields_as_options_equal_the_whole_input(world):
     assert readable.returncode == 0 and "would_write" in readable.stdout and "audit (dry run):" in readable.stdout
     bad = subprocess.run([ocx_path(), "create", "--budget", "{not json", *where(world, "admin")], capture_output=True, text=True)
     assert bad.returncode == 1 and "stopped at budget" in bad.stdout
+
+
+def test_an_optional_string_field_is_taken_as_typed_and_a_clone_path_may_be_relative(world, tmp_path):
+    """`--user reviewer-1`, not `--user '"reviewer-1"'`: a field that is a
+    (constrained, optional) string is a string on the command line, as the
+    README shows it; and `--clone` relative to where the person stands."""
+    raw = {"objective": "o", "budget": {"wall": "1h"}, "user": "reviewer-1", "checkins": ["trunk"], "dry_run": True}
+    options = ["--objective", "o", "--budget", '{"wall": "1h"}', "--user", "reviewer-1", "--checkins", '["trunk"]',
+               "--dry-run"]
+    done = subprocess.run([ocx_path(), "create", *options, "--json", *where(world, "admin")],
+                          capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout) == by_cli(world, "admin", "create", raw)
+    assert json.loads(done.stdout)["stopped"] is None or json.loads(done.stdout)["stopped"]["field"] != "user"
+    clone = world.served.clone("bob")
+    status = subprocess.run([ocx_path(), "status", "--json", "--clone", clone.path.name],
+                            capture_output=True, text=True, timeout=120, cwd=clone.path.parent)
+    answer = json.loads(status.stdout)
+    assert answer["stopped"] is None and answer["result"]["login"] == "bob", answer
