@@ -17,12 +17,10 @@ from datetime import datetime
 
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
-from ..protocol.errors import FieldError
-from ..protocol.finder import envelope, find_message
-from ..protocol.messages import Message, Record, Response, parse_message
+from ..protocol.messages import Message, Record, Response, message_in
 from .layout import unit_stem
+from .records import THREAD, TICKET  # D12: a record's place
 
-THREAD, TICKET = "thread", "ticket"  # D12, as records.py names a place
 LATEST = 10
 
 
@@ -76,12 +74,8 @@ def node_messages(repository: Repository, server_code: str) -> list[Placed]:
         found.append((change.hash, change.comment or "", TICKET, change.ticket, change.sender))
     messages = []
     for hash_, text, kind, place, sender in found:
-        obj = find_message(text)
-        if obj is None or not envelope(obj).is_for(server_code):
-            continue
-        try:
-            message = parse_message(obj)
-        except FieldError:
+        message = message_in(text)
+        if message is None or message.node != server_code:
             continue
         messages.append(Placed(hash_, message, kind, place, sender.login, sender.time, sender.rcvid or 0))
     return sorted(messages, key=lambda placed: placed.rcvid)

@@ -10,9 +10,7 @@ from ..fossil.records import Receipt, ReceivedArtifact
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
 from ..protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival
-from ..protocol.finder import envelope, find_message
-from ..protocol.messages import Response, parse_message
-from ..protocol.errors import FieldError
+from ..protocol.messages import Response, message_in
 
 _KINDS = {"f": POST, "t": CHANGE, "ci": CHECKIN}
 
@@ -52,14 +50,9 @@ def responses_in_place(repository: Repository, place_kind: str, place: str) -> l
         texts = [(c.comment or "", c.sender.login, c.sender.time, None, False) for c in repository.ticket_changes(place)]
     found = []
     for text, sender, time, edit_of, pending in texts:
-        message = find_message(text) if edit_of is None and not pending else None
-        if message is None or message.get("kind") != "response":
-            continue
-        try:
-            response = parse_message(message)
-        except FieldError:
-            continue
-        found.append((response, sender, time.timestamp() if time else 0.0))
+        response = message_in(text) if edit_of is None and not pending else None
+        if isinstance(response, Response):
+            found.append((response, sender, time.timestamp() if time else 0.0))
     return found
 
 
@@ -68,7 +61,7 @@ def answer_in_place(repository: Repository, place_kind: str, place: str, record_
     """The response that answers RECORD_HASH, if one was written: the node
     user's, or an admin's `lost` after the record's receipt plus its wall (D31)."""
     for response, sender, time in responses_in_place(repository, place_kind, place):
-        if envelope(response.model_dump(mode="json")).is_for(node) and answers_record(
+        if response.node == node and answers_record(
                 response, record_hash, sender, node_user=node_user, holds_admin=repository.holds_admin,
                 received=time, record_received=received, wall_seconds=wall_seconds):
             return response

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import budget as grammar
 from .errors import FieldError
+from .finder import find_message
 from .fields import AbsolutePath, BranchName, FullHash, Login, RunnerName, ServerCode, Text
 
 VERSION = 1  # C7
@@ -171,6 +172,19 @@ def parse_message(obj: object) -> Message:
     if isinstance(message, Record):
         check_record(message)
     return message  # type: ignore[return-value]
+
+
+def message_in(text: str) -> Message | None:
+    """The valid message in a post's or ticket change's text (D7), or None:
+    no message, or one that does not parse. For readers of what others wrote,
+    who skip what is not a message; a node refusing a record names the field."""
+    found = find_message(text)
+    if found is None:
+        return None
+    try:
+        return parse_message(found)
+    except FieldError:
+        return None
 
 
 def check_record(record: Record) -> None:

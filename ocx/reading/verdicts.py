@@ -21,8 +21,7 @@ from functools import lru_cache
 from ..fossil.errors import RepositoryError
 from ..fossil.records import Checkin, TagChange
 from ..fossil.repository import Repository
-from ..protocol.finder import find_message
-from ..protocol.messages import Record, parse_message
+from ..protocol.messages import Record, message_in
 from ..protocol.verdict import Judgement
 from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, read_verdicts
 
@@ -67,10 +66,8 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
     @lru_cache(maxsize=None)
     def lookup(record_hash: str) -> tuple[str, ...] | None:
         try:
-            text = record_text(repository, record_hash)
-            message = find_message(text or "")
-            record = parse_message(message) if message else None
-        except Exception:  # not there, or not a record: no verdict counts against it
+            record = message_in(record_text(repository, record_hash) or "")
+        except Exception:  # not there: no verdict counts against it
             return None
         return tuple(record.checkins) if isinstance(record, Record) else None
 

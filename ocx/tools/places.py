@@ -8,9 +8,7 @@ from ..fossil.errors import WrongKind
 from ..fossil.records import Sender
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
-from ..protocol.errors import FieldError
-from ..protocol.finder import find_message
-from ..protocol.messages import Message, Record, Response, parse_message
+from ..protocol.messages import Message, Record, Response, message_in
 from .framework import Stop
 
 FORUM, TICKET = "forum", "ticket"
@@ -36,12 +34,7 @@ def placed(repository: Repository, hash_: str) -> Placed | None:
         except WrongKind:
             return None
         text, place, kind, sender = change.comment or "", change.ticket, TICKET, change.sender
-    found = find_message(text)
-    try:
-        message = parse_message(found) if found is not None else None
-    except FieldError:
-        message = None
-    return Placed(hash_, message, place, kind, sender)
+    return Placed(hash_, message_in(text), place, kind, sender)
 
 
 def messages_in(repository: Repository, where: Placed) -> list[Placed]:

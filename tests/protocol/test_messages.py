@@ -114,3 +114,15 @@ def test_messages_are_immutable():
 
 def test_record_hash_example_is_full():
     assert len(RECORD_HASH) == 40 and NODE
+
+
+def test_message_in_a_text_is_the_valid_message_or_none():
+    from ocx.protocol.messages import Response, message_in
+
+    node, record = "6c" * 20, "ab" * 32
+    body = ('{"ocx": 1, "kind": "response", "node": "%s", "answers": "%s", "outcome": "exited", "note": "n"}'
+            % (node, record))
+    found = message_in(f"Answered.\n\n```json\n{body}\n```\n")
+    assert isinstance(found, Response) and found.node == node and found.answers == record
+    assert message_in("no message here") is None
+    assert message_in('```json\n{"ocx": 1, "kind": "response", "node": "x"}\n```') is None  # malformed: skipped
