@@ -41,9 +41,9 @@ def where(command: str, repository: str | None, at_node: str | None):
         if repository:
             name = node_of(repository)
             return repository, node_config.load(name) if name else None
-        configured = sorted(node_config.CONFIG_DIR.glob("*.json"))
+        configured = node_config.configured_nodes()
         if len(configured) == 1:
-            config = node_config.load(configured[0].stem)
+            config = node_config.load(configured[0])
             return config.repository, config
     except (OSError, ValueError) as error:
         _fail(command, f"cannot read the node's configuration: {error}")

@@ -66,6 +66,12 @@ def config_path(name: str) -> Path:
     return CONFIG_DIR / f"{name}.json"
 
 
+def configured_nodes(config_dir: Path | None = None) -> list[str]:
+    """The names of the nodes set up on this host: a command that is not told
+    which node uses the one there is (readers, attach)."""
+    return sorted(p.stem for p in (config_dir or CONFIG_DIR).glob("*.json"))
+
+
 def load(name: str) -> NodeConfig:
     return NodeConfig.model_validate_json(config_path(name).read_text())
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
 from ..fossil.web import WebError
 from ..node.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
-from ..node.config import CONFIG_DIR
+from ..node.config import CONFIG_DIR, configured_nodes
 from ..node.layout import RunHome, unit_stem
 from ..protocol.hashes import is_hash_prefix
 from ..protocol.messages import Record
@@ -54,7 +54,7 @@ def attachment_text(login: str, started: datetime, seconds: float) -> str:
 
 def only_node(config_dir: Path = CONFIG_DIR) -> str:
     """The one node on this host, when there is one (else `--at-node` must say)."""
-    names = sorted(p.stem for p in config_dir.glob("*.json"))
+    names = configured_nodes(config_dir)
     if len(names) != 1:
         found = ", ".join(names) or "none"
         raise Refused("node", f"say which node with --at-node NAME (nodes on this host: {found})")
