@@ -64,7 +64,7 @@ app.add_typer(node_app, name="node")
 @node_app.command("serve")
 def node_serve(name: str = typer.Argument(..., help="The node's name (its units' instance).")) -> None:
     """The node's root service, started by systemd on a poke or a repository change (D26, D27)."""
-    from ..node.service import serve_forever
+    from ..node.service.serve import serve_forever
 
     serve_forever(name)
 
@@ -72,7 +72,7 @@ def node_serve(name: str = typer.Argument(..., help="The node's name (its units'
 @node_app.command("check")
 def node_check(name: str = typer.Argument(..., help="The node's name.")) -> None:
     """The deliberate check (D6): answer lost runs, start missed records, then read what arrived."""
-    from ..node.check import run_check
+    from ..node.service.check import run_check
 
     counts = run_check(name)
     typer.echo(", ".join(f"{key} {value}" for key, value in counts.items()))
@@ -88,7 +88,7 @@ def node_poke(name: str = typer.Argument(..., help="The node's name."),
               wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:
     """Wake the node's service: it answers ended runs and reads what arrived (D26)."""
     from ..node import config as node_config
-    from ..node.poke import poke_node
+    from ..node.service.poke import poke_node
 
     config = node_config.load(name)
     raise typer.Exit(0 if poke_node(name, config.url if wait_server else None) else 1)

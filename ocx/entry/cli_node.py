@@ -23,7 +23,7 @@ def node_init(
     admin: str = typer.Option("admin", help="The setup login of a new repository."),
 ) -> None:
     """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
-    from ..node.init import InitError, InitOptions, init_node
+    from ..node.setup.init import InitError, InitOptions, init_node
 
     name = name or name_argument
     if not name or (name_argument and name_argument != name):
@@ -50,8 +50,8 @@ def demo(
     container: Optional[str] = typer.Option(None, help="The container this runs in, for the hints it prints."),
 ) -> None:
     """The main job: a node named `demo` on this host, and what it made."""
-    from ..node.demo import Demo, run_demo
-    from ..node.init import InitError
+    from ..node.setup.demo import Demo, run_demo
+    from ..node.setup.init import InitError
 
     try:
         done = run_demo(Demo(publish=publish, in_container=container))

@@ -120,7 +120,7 @@ def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's n
 def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
              latest: int = typer.Option(10, "--latest", help="How many of the latest responses to show.")) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
-    from ..node.activity import activity as read_activity, activity_json
+    from ..node.service.activity import activity as read_activity, activity_json
     from ..node.config import NodeConfig
 
     path, config = where("activity", repository, at_node)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
 from ..fossil.web import WebError
-from ..node.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
+from ..node.service.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 from ..node.config import CONFIG_DIR, configured_nodes
 from ..node.layout import RunHome, unit_stem
 from ..protocol.hashes import is_hash_prefix

@@ -127,7 +127,7 @@ def caller_for(*, login: str | None = None, password_file: str | None = None, cl
     person's, or a run's own `$HOME/repo.fossil`), or a login with a
     password file; on the node host, `node` names where to read and write."""
     from ..fossil.callers import saved_login
-    from ..node.prepare import PASSWORD_FILE
+    from ..node.unit.prepare import PASSWORD_FILE
     from ..node import config as node_config
 
     config = node_config.load(node) if node else None

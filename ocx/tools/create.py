@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..fossil.callers import ticket_id
 from ..fossil.errors import WrongKind
-from ..node.admit import admission, runner_page
+from ..node.service.admit import admission, runner_page
 from ..node.wake import poke
 from ..protocol.admission import admission_error
 from ..protocol.errors import FieldError

@@ -29,10 +29,10 @@ from ..node import config as node_config
 from ..node.config import NodeConfig
 from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
 from ..node.layout import RunHome, unit_stem
-from ..node.prepare import CLONE
+from ..node.unit.prepare import CLONE
 from ..node.records import RecordDir, open_records
-from ..node.sessions import TOOLS_INSIDE
-from ..node.tool_sockets import SOCKET_NAME, served_by_socket, short_path
+from ..node.service.sessions import TOOLS_INSIDE
+from ..node.service.tool_sockets import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
 from ..systemd import notify
 from .caller import Caller
@@ -182,7 +182,7 @@ class ToolSocketServer:
         changes = watch(str(records), CHANGES)
         self.selector.register(changes, selectors.EVENT_READ, None)
         self.sync(changes)
-        # Type=notify: active means every open run's socket is bound (D24, ocx/node/tool_sockets.py).
+        # Type=notify: active means every open run's socket is bound (D24, ocx/node/service/tool_sockets.py).
         notify.ready()
         try:
             while stop is None or not stop.is_set():

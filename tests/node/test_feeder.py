@@ -27,7 +27,7 @@ def drop(inbox: Path, sequence: int, body: dict) -> None:
 
 
 def feeder(inbox: Path, *program: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--", *program],
+    return subprocess.Popen([sys.executable, "-m", "ocx.node.inside.feeder", str(inbox), "--", *program],
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -82,7 +82,7 @@ def test_a_program_that_ignores_its_input_does_not_block_the_feeder(tmp_path):
 
 
 def test_the_program_gets_exactly_the_variables_the_node_named():
-    from ocx.node.feeder import program_environment
+    from ocx.node.inside.feeder import program_environment
 
     given = {"HOME": "/h", "USER": "run-1", "INVOCATION_ID": "x", "JOURNAL_STREAM": "1:2",
              "OCX_KEEP_ENVIRONMENT": "HOME,USER,PATH"}
@@ -92,7 +92,7 @@ def test_the_program_gets_exactly_the_variables_the_node_named():
 
 def command_run(tmp_path: Path, script: str) -> tuple[subprocess.CompletedProcess, str]:
     last = tmp_path / "last-line"
-    done = subprocess.run([sys.executable, "-m", "ocx.node.feeder", "-", "--last-line", str(last), "--",
+    done = subprocess.run([sys.executable, "-m", "ocx.node.inside.feeder", "-", "--last-line", str(last), "--",
                            sys.executable, "-c", script], capture_output=True, timeout=30)
     return done, last.read_bytes().decode()
 

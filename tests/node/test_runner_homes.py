@@ -2,7 +2,7 @@
 import os
 import time
 
-from ocx.node.runner_homes import copy_back, copy_in, copy_path, map_file
+from ocx.node.unit.runner_homes import copy_back, copy_in, copy_path, map_file
 
 
 def make(tmp_path):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.attaching import DETACHED, ENDED, HUNG_UP, HangUps, connect, relay
-from ocx.node.terminal import JournalLines
+from ocx.node.service.attaching import DETACHED, ENDED, HUNG_UP, HangUps, connect, relay
+from ocx.node.inside.terminal import JournalLines
 
 from .test_feeder import READER, drop
 
@@ -34,7 +34,7 @@ for line in sys.stdin:
 
 
 def feeder(inbox: Path, sock: Path, *program: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ocx.node.feeder", str(inbox), "--terminal", str(sock), "--",
+    return subprocess.Popen([sys.executable, "-m", "ocx.node.inside.feeder", str(inbox), "--terminal", str(sock), "--",
                              *program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 

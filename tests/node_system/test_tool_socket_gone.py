@@ -1,10 +1,10 @@
 """D24: a `no_password` run whose tool socket is gone is ended and answered
 `unenforced`; a brief restart of the tool service ends nothing
-(ocx/node/tool_sockets.py says what "gone" is). In the systemd container."""
+(ocx/node/service/tool_sockets.py says what "gone" is). In the systemd container."""
 import pytest
 
 from ocx.node.records import RecordDir
-from ocx.node.tool_sockets import socket_accepts, socket_path
+from ocx.node.service.tool_sockets import socket_accepts, socket_path
 from ocx.protocol import Outcome
 from ocx.tools.tool_socket import ask
 

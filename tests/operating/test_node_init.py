@@ -87,7 +87,7 @@ def test_the_fossil_server_runs_as_its_own_account_not_root(first):
 
 def test_the_node_user_holds_exactly_the_letters_chosen(first):
     from ocx.fossil.repository import Repository
-    from ocx.node.init import NODE_USER_CAPABILITIES
+    from ocx.node.setup.init import NODE_USER_CAPABILITIES
 
     with Repository(REPO) as repository:
         own = repository.user("ocx-node").capabilities

@@ -29,7 +29,7 @@ HOME = Path("/var/tmp/webnode-home")
 
 def node() -> Node:
     from ocx.node import config as node_config
-    from ocx.node.init import admin_password_file
+    from ocx.node.setup.init import admin_password_file
 
     config = node_config.load(NAME)
     HOME.mkdir(parents=True, exist_ok=True)

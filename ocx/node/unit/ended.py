@@ -1,6 +1,6 @@
 """A run's stop step: what systemd says of its end, kept for the node (D4).
 
-    python -m ocx.node.ended NODE RECORD STEM
+    python -m ocx.node.unit.ended NODE RECORD STEM
 
 systemd runs it as root (ExecStopPost with `+`) when the program has ended,
 still in the unit's cgroup and network namespace. It writes the end's facts
@@ -17,10 +17,10 @@ import sys
 import time
 from dataclasses import asdict
 
-from ..systemd import stoppost
-from ..systemd.system_state import stopping
-from .paths import STATE_ROOT
-from .wake import poke
+from ...systemd import stoppost
+from ...systemd.system_state import stopping
+from ..paths import STATE_ROOT
+from ..wake import poke
 
 
 def ended_file(record_dir: str, stem: str) -> str:
@@ -41,7 +41,7 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: python -m ocx.node.ended NODE RECORD STEM", file=sys.stderr)
+        print("usage: python -m ocx.node.unit.ended NODE RECORD STEM", file=sys.stderr)
         return 2
     node, record, stem = argv
     record_end(node, record, stem)

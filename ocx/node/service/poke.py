@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import urllib.request
 
-from .wake import poke
+from ..wake import poke
 
 
 def server_answers(url: str) -> bool:

@@ -65,8 +65,8 @@ def step_publish(demo: Demo) -> None:
     address, the server listens on its 127.0.0.1 (units/ocx-publish.socket)."""
     if demo.publish is None or demo.report is None:
         return
-    from ..systemd import unit_files
-    from ..systemd.bus import Bus
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
 
     target = f"127.0.0.1:{port_of(demo.report.config.url)}"
     changed = [write_if_changed(SYSTEM_UNITS / unit, (demo.units_dir / unit).read_text())

@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..fossil.errors import UnknownUser
-from ..fossil.repository import Repository
-from ..protocol.admission import admission_error
-from ..protocol.errors import FieldError
-from ..protocol.messages import Record
-from .config import NodeConfig
-from .records import open_records
+from ...fossil.errors import UnknownUser
+from ...fossil.repository import Repository
+from ...protocol.admission import admission_error
+from ...protocol.errors import FieldError
+from ...protocol.messages import Record
+from ..config import NodeConfig
+from ..records import open_records
 from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
 
 

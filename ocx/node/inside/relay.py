@@ -1,7 +1,7 @@
 """Inside a session's unit: turn delivery lines (D13) into a program's own input.
 
-    python -m ocx.node.relay --line TEMPLATE -- PROGRAM [ARG...]
-    python -m ocx.node.relay --run FIRST [--then LATER]
+    python -m ocx.node.inside.relay --line TEMPLATE -- PROGRAM [ARG...]
+    python -m ocx.node.inside.relay --run FIRST [--then LATER]
 
 A runner page (D14) names it in its `command` when its program does not
 read D13's lines as they are. OCX names no agent here: the templates are
@@ -37,8 +37,8 @@ from typing import Any, BinaryIO
 from .feeder import _end_like as end_like
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-USAGE = ("usage: python -m ocx.node.relay --line TEMPLATE -- PROGRAM [ARG...]\n"
-         "       python -m ocx.node.relay --run FIRST [--then LATER]")
+USAGE = ("usage: python -m ocx.node.inside.relay --line TEMPLATE -- PROGRAM [ARG...]\n"
+         "       python -m ocx.node.inside.relay --run FIRST [--then LATER]")
 
 
 class NotADelivery(ValueError):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from ..fossil import admin
-from ..fossil.repository import Repository
-from ..protocol.messages import Outcome, Response
-from ..protocol.render import render_message
+from ...fossil import admin
+from ...fossil.repository import Repository
+from ...protocol.messages import Outcome, Response
+from ...protocol.render import render_message
 from .arrivals import answer_in_place
 from .context import NodeContext
-from .records import THREAD, RecordDir, open_records
+from ..records import THREAD, RecordDir, open_records
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..protocol.budget import format_seconds
-from ..protocol.messages import Budget, Outcome
+from ...protocol.budget import format_seconds
+from ...protocol.messages import Budget, Outcome
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..fossil.repository import Repository
-from ..protocol.answers import answers_record
-from ..protocol.messages import Message, Record, Response, message_in
-from .layout import unit_stem
-from .records import THREAD, TICKET  # D12: a record's place
+from ...fossil.repository import Repository
+from ...protocol.answers import answers_record
+from ...protocol.messages import Message, Record, Response, message_in
+from ..layout import unit_stem
+from ..records import THREAD, TICKET  # D12: a record's place
 
 LATEST = 10
 
@@ -117,7 +117,7 @@ def unit_patterns(server_code: str, record: str) -> list[str]:
 
 
 async def _read_units(activity: Activity) -> None:
-    from ..systemd.manager import Systemd
+    from ...systemd.manager import Systemd
 
     async with await Systemd.connect() as systemd:
         for entry in activity.open:

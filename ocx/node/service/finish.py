@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import time
 
-from . import runner_homes
+from ..unit import runner_homes
 from .context import NodeContext
 from .outcome import EndFacts, decide_outcome
-from .records import RecordDir, open_records
+from ..records import RecordDir, open_records
 from .respond import Target, respond
 
 
@@ -49,7 +49,7 @@ def unprepared(record_dir: RecordDir, stem: str) -> str | None:
 
 
 def ended_before_this_boot(ended: dict) -> bool:
-    from ..systemd.system_state import started_at
+    from ...systemd.system_state import started_at
 
     booted = started_at()
     return booted is not None and ended.get("at", booted) < booted
@@ -73,7 +73,7 @@ def _return_homes(context: NodeContext, record_dir, ended: dict) -> None:
 
 def answer_ended_runs(context: NodeContext) -> int:
     """Respond for every session whose unit's end was recorded; returns how many."""
-    from ..systemd.system_state import stopping
+    from ...systemd.system_state import stopping
 
     answered, shutdown = 0, None
     for record_dir in open_records(context.config):

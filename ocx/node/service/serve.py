@@ -18,9 +18,9 @@ import os
 import select
 import socket
 
-from . import config as node_config
+from .. import config as node_config
 from .context import NodeContext
-from .inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
+from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
 from .intake import run_pass
 
 SD_LISTEN_FDS_START = 3
@@ -55,7 +55,7 @@ def drain(listener: socket.socket) -> int:
 
 
 async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
-    from ..systemd.manager import Systemd
+    from ...systemd.manager import Systemd
 
     context = NodeContext.load(node_config.load(name))
     listener = listening_socket()

@@ -1,6 +1,6 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
+    python -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
                               -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
@@ -38,11 +38,11 @@ import signal
 import subprocess
 import sys
 
-from ..systemd import cgroup
-from .inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
+from ...systemd import cgroup
+from ..inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
 
-KEEP = "OCX_KEEP_ENVIRONMENT"
+from ..paths import KEEP_ENVIRONMENT as KEEP
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -264,7 +264,7 @@ def _end_like(status: int) -> None:
 
 def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, str | None, list[str]]:
     if "--" not in args or args.index("--") in (0, len(args) - 1):
-        sys.exit("usage: python -m ocx.node.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
+        sys.exit("usage: python -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
                  " [--terminal SOCKET] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]

@@ -20,16 +20,16 @@ import shutil
 import time
 from pathlib import Path
 
-from ..protocol.decide import OpenRecord
-from ..protocol.messages import Outcome
-from ..protocol.verdict import Judgement, VerdictTag, format_verdict
-from ..systemd.units import TransientService
+from ...protocol.decide import OpenRecord
+from ...protocol.messages import Outcome
+from ...protocol.verdict import Judgement, VerdictTag, format_verdict
+from ...systemd.units import TransientService
 from .context import NodeContext
 from .finish import end_facts
-from .layout import SLICE, RunHome, unit_name, unit_stem
+from ..layout import SLICE, RunHome, unit_name, unit_stem
 from .outcome import decide_outcome
-from .prepare import prepare_run
-from .records import RecordDir, open_records, write_atomically
+from ..unit.prepare import prepare_run
+from ..records import RecordDir, open_records, write_atomically
 from .sessions import environment, hidden_paths, prepare_step, prepared_in_unit, preparation, stop_step
 
 LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
@@ -72,7 +72,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     budget, sandbox = record.budget, record.sandbox
     cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     last_line = str(home.inside / LAST_LINE)
-    argv = [config.python, "-m", "ocx.node.feeder", "-", *cpu, "--last-line", last_line, "--", *(record.command or [])]
+    argv = [config.python, "-m", "ocx.node.inside.feeder", "-", *cpu, "--last-line", last_line, "--", *(record.command or [])]
     step = preparation(config, record_dir, opened, home.stem, checkin)
     checkout = home.inside / "checkout"
     return TransientService(

@@ -27,8 +27,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..protocol.decide import OpenRecord
-from .records import RecordDir
+from ...protocol.decide import OpenRecord
+from ..records import RecordDir
 
 SOCKET_NAME = "tools.sock"
 SETTLE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s

@@ -1,6 +1,6 @@
 """A run's workspace, made before its program starts (C5, D16, D19, D34).
 
-    python -m ocx.node.prepare --repository R --url U --user LOGIN --home DIR
+    python -m ocx.node.unit.prepare --repository R --url U --user LOGIN --home DIR
         --marks RECORD_DIR --stem STEM [--no-password] [--checkin HASH]
 
 Where the run has network, systemd runs this as the unit's privileged
@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fossil import admin
-from ..fossil.errors import UnknownUser
-from ..fossil.repository import Repository
-from ..fossil.sync import CallerClone
+from ...fossil import admin
+from ...fossil.errors import UnknownUser
+from ...fossil.repository import Repository
+from ...fossil.sync import CallerClone
 from . import runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -141,7 +141,7 @@ def _mark(step: Preparation, name: str, body: dict) -> None:
 
 
 def parse(argv: list[str]) -> Preparation:
-    parser = argparse.ArgumentParser(prog="python -m ocx.node.prepare")
+    parser = argparse.ArgumentParser(prog="python -m ocx.node.unit.prepare")
     for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home"):
         parser.add_argument(f"--{name}", required=True)
     parser.add_argument("--no-password", action="store_true")

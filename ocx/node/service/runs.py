@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import time
 
-from ..fossil.repository import Repository
-from ..protocol.decide import OpenRecord
-from ..protocol.deliveries import record_delivery
+from ...fossil.repository import Repository
+from ...protocol.decide import OpenRecord
+from ...protocol.deliveries import record_delivery
 from .context import NodeContext
-from .layout import unit_name
-from .records import RecordDir
+from ..layout import unit_name
+from ..records import RecordDir
 from .runner_pages import RunnerPage
-from .prepare import prepare_run
+from ..unit.prepare import prepare_run
 from .sessions import preparation, prepared_in_unit, session_service
 
 async def start_session(context: NodeContext, systemd, repository: Repository, record_dir: RecordDir,

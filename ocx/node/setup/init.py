@@ -18,14 +18,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fossil import admin
-from ..fossil.errors import UnknownUser
-from ..fossil.program import run_fossil
-from ..fossil.repository import Repository
+from ...fossil import admin
+from ...fossil.errors import UnknownUser
+from ...fossil.program import run_fossil
+from ...fossil.repository import Repository
 from . import account as accounts
-from . import config as node_config
+from .. import config as node_config
 from . import unit_install
-from .config import CONFIG_DIR, NodeConfig
+from ..config import CONFIG_DIR, NodeConfig
 from .unit_install import port_of
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),

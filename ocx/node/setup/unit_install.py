@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .config import NodeConfig
+from ..config import NodeConfig
 
 SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
@@ -89,8 +89,8 @@ def _touched(unit: str, changed: dict[str, bool]) -> bool:
 
 async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float = 20.0) -> list[tuple[str, str, bool]]:
     """Reload if a file changed, enable the four, start three; returns (unit, state, changed)."""
-    from ..systemd.bus import Bus
-    from ..systemd import unit_files
+    from ...systemd.bus import Bus
+    from ...systemd import unit_files
 
     name = config.name
     server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",

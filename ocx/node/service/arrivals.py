@@ -6,11 +6,11 @@ changes and check-ins can be messages or deliveries.
 """
 from __future__ import annotations
 
-from ..fossil.records import Receipt, ReceivedArtifact
-from ..fossil.repository import Repository
-from ..protocol.answers import answers_record
-from ..protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival
-from ..protocol.messages import Response, message_in
+from ...fossil.records import Receipt, ReceivedArtifact
+from ...fossil.repository import Repository
+from ...protocol.answers import answers_record
+from ...protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival
+from ...protocol.messages import Response, message_in
 
 _KINDS = {"f": POST, "t": CHANGE, "ci": CHECKIN}
 

@@ -7,14 +7,14 @@ ExecStartPre where the run has network, by the node before start otherwise.
 """
 from __future__ import annotations
 
-from ..protocol.decide import OpenRecord
-from ..systemd.units import BindPath, ExecCommand, TransientService
-from .config import NodeConfig
-from .feeder import KEEP as KEEP_ENVIRONMENT
-from .layout import SLICE, RunHome, unit_name
-from .prepare import Preparation
-from .records import RecordDir
-from .runner_homes import copy_path
+from ...protocol.decide import OpenRecord
+from ...systemd.units import BindPath, ExecCommand, TransientService
+from ..config import NodeConfig
+from ..paths import KEEP_ENVIRONMENT
+from ..layout import SLICE, RunHome, unit_name
+from ..unit.prepare import Preparation
+from ..records import RecordDir
+from ..unit.runner_homes import copy_path
 from .runner_pages import RunnerPage
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
@@ -38,7 +38,7 @@ def hidden_paths(config: NodeConfig) -> list[str]:
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
-    return ExecCommand(argv=[config.python, "-m", "ocx.node.ended", config.name, record_dir.hash, stem],
+    return ExecCommand(argv=[config.python, "-m", "ocx.node.unit.ended", config.name, record_dir.hash, stem],
                        privileged=True)
 
 
@@ -52,7 +52,7 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
     """Privileged, so it can write the repository's user table and the run's home."""
-    return ExecCommand(argv=[config.python, "-m", "ocx.node.prepare", *step.argv()], privileged=True)
+    return ExecCommand(argv=[config.python, "-m", "ocx.node.unit.prepare", *step.argv()], privileged=True)
 
 
 def prepared_in_unit(opened: OpenRecord) -> bool:
@@ -68,7 +68,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
     budget, sandbox = record.budget, record.sandbox
     cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
-    feeder = [config.python, "-m", "ocx.node.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
+    feeder = [config.python, "-m", "ocx.node.inside.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
               "--", *page.argv(record.remote)]
     return TransientService(
         name=name,

@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fossil.repository import Repository
-from ..fossil.sync import CallerClone
-from ..fossil.web import WebSession
-from .config import NodeConfig
+from ...fossil.repository import Repository
+from ...fossil.sync import CallerClone
+from ...fossil.web import WebSession
+from ..config import NodeConfig
 
 
 @dataclass
@@ -43,7 +43,7 @@ class NodeContext:
 
     def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:
         """A line in the journal with the record's hash as a field (issue: inspection)."""
-        from ..systemd import journal
+        from ...systemd import journal
 
         fields = {"OCX_NODE": self.server_code}
         if record:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..protocol.admission import RunnerOffer
-from ..protocol.errors import FieldError
-from ..protocol.fields import AbsolutePath, Text
-from ..protocol.finder import fenced_json_blocks, parse_json
-from ..protocol.messages import field_error
+from ...protocol.admission import RunnerOffer
+from ...protocol.errors import FieldError
+from ...protocol.fields import AbsolutePath, Text
+from ...protocol.finder import fenced_json_blocks, parse_json
+from ...protocol.messages import field_error
 
 PAGE_PREFIX = "sandbox/"
 

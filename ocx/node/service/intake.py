@@ -14,17 +14,17 @@ import time
 from dataclasses import dataclass, field
 from itertools import takewhile
 
-from ..fossil.repository import Repository
-from ..protocol import decide as d
-from ..protocol.errors import FieldError
-from ..protocol.messages import Outcome
+from ...fossil.repository import Repository
+from ...protocol import decide as d
+from ...protocol.errors import FieldError
+from ...protocol.messages import Outcome
 from .admit import admission
 from .arrivals import answer_in_place, arrival
 from .context import NodeContext
 from .finish import answer_ended_runs
-from .records import THREAD, TICKET, RecordDir, node_lock, open_records, write_atomically
+from ..records import THREAD, TICKET, RecordDir, node_lock, open_records, write_atomically
 from .respond import Target, respond, withdraw
-from .layout import unit_name
+from ..layout import unit_name
 from .command_runs import enqueue, stop_command_runs, tend
 from .runs import start_session, stop_session
 from .tool_sockets import served_by_socket, socket_accepts, socket_path, tools_lost

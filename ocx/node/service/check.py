@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 
-from ..fossil.repository import Repository
-from ..protocol.messages import Outcome
-from . import config as node_config
+from ...fossil.repository import Repository
+from ...protocol.messages import Outcome
+from .. import config as node_config
 from .admit import admission
 from .context import NodeContext
 from .finish import answer_ended_runs, ended_reports
 from .intake import run_pass
-from .layout import unit_name
-from .records import RecordDir, node_lock, open_records
+from ..layout import unit_name
+from ..records import RecordDir, node_lock, open_records
 from .respond import Target, respond
 from .runs import start_session
 
@@ -63,7 +63,7 @@ SERVER_WAIT_SECONDS = 60.0  # at boot the Fossil server may still be starting
 
 
 async def check_node(name: str) -> dict[str, int]:
-    from ..systemd.manager import Systemd
+    from ...systemd.manager import Systemd
     from .poke import server_answers
 
     context = NodeContext.load(node_config.load(name))

@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..fossil.program import FossilError
-from ..fossil.repository import Repository
-from ..fossil.sync import CallerClone
-from ..fossil.web import WebSession
-from ..protocol.finder import find_message
-from ..protocol.verdict import parse_verdict
-from .config import NodeConfig
+from ...fossil.program import FossilError
+from ...fossil.repository import Repository
+from ...fossil.sync import CallerClone
+from ...fossil.web import WebSession
+from ...protocol.finder import find_message
+from ...protocol.verdict import parse_verdict
+from ..config import NodeConfig
 
 RUNNER = "demo"
 BRANCH = "demo"

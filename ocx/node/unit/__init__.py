@@ -1,0 +1,1 @@
+"""ocx.node.unit."""
