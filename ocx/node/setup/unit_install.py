@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from ..config import NodeConfig
 
-SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
+SOURCE_UNITS = Path(__file__).resolve().parents[3] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
              "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
