@@ -8,10 +8,10 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.program import FossilError, run_fossil_with_password
 from ocx.fossil.records import Checkin
 from ocx.fossil.repository import Repository
-from ocx.fossil.sync import _credentialed_url
+from ocx.fossil.sync import login_url
 
 
 def new_checkins(clone: Repository, served: Repository) -> list[Checkin]:
@@ -25,10 +25,11 @@ def new_checkins(clone: Repository, served: Repository) -> list[Checkin]:
 def push_as(clone: Path | str, base_url: str, login: str, password: str, *, home: Path | str) -> None:
     """Push everything new in CLONE to BASE_URL as LOGIN, once: the URL (and
     its password) is not remembered in the clone (`--once`), so a clone that
-    holds no password still holds none afterwards (C6)."""
-    url = _credentialed_url(base_url, login, password)
+    holds no password still holds none afterwards (C6). The password goes to
+    Fossil's prompt, never on its command line (D41)."""
     try:
-        out = run_fossil(["push", "--once", url, "-R", str(clone)], home=home, user=login).stdout
+        out = run_fossil_with_password(["push", "--once", login_url(base_url, login), "-R", str(clone)], password,
+                                       home=home, user=login).stdout
     except FossilError as exc:
         raise FossilError(["push", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
     if "not authorized to write" in out or "Error:" in out:

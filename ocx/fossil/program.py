@@ -8,10 +8,19 @@ system directories) and LANG, and nothing inherited from whoever started us
 Each run starts in a new session with no controlling terminal, so a password
 Fossil would prompt for (`fossil user password LOGIN`) is read from standard
 input instead of /dev/tty: it never has to appear in argv.
+
+A password for a sync (`clone`, `push`, `pull` with a URL naming a login)
+never appears in argv or the environment either (D41): every process on the
+host can read another's command line in /proc. Fossil 2.21 asks for it only
+when its standard input is a terminal, so `run_fossil_with_password` gives
+it a pseudo-terminal this process alone holds, waits for Fossil's own prompt
+and types the password there.
 """
 from __future__ import annotations
 
 import os
+import pty
+import selectors
 import socket
 import subprocess
 import time
@@ -82,6 +91,96 @@ def run_fossil(
     if check and done.returncode != 0:
         raise FossilError(command[1:], done.returncode, done.stdout, done.stderr)
     return FossilResult(done.returncode, done.stdout, done.stderr)
+
+
+# Fossil 2.21's prompts (url.c): the password on standard error, the question
+# whether to keep it on standard output. Seen the same in 2.27's source.
+PASSWORD_PROMPT = b"password for "
+REMEMBER_PROMPT = b"remember password (Y/n)? "
+
+
+def run_fossil_with_password(
+    args: Sequence[str],
+    password: str,
+    *,
+    home: Path | str,
+    remember: bool = False,
+    cwd: Path | str | None = None,
+    user: str | None = None,
+    timeout: float = 120.0,
+) -> FossilResult:
+    """Run `fossil ARGS...` whose URL names a login and no password, and
+    answer Fossil's prompt for it on a terminal only this process holds (D41:
+    never in argv or the environment). REMEMBER answers Fossil's question
+    whether the repository keeps it (obscured, `last-sync-pw`). Fails if
+    Fossil asks twice (the server refused it) or does not finish in TIMEOUT."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    command = [FOSSIL, *map(str, args)]
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen(command, cwd=str(cwd) if cwd is not None else str(home),
+                                   env=fossil_environment(home, user), stdin=slave, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        os.close(master)
+        raise FossilError(command[1:], -1, "", str(exc)) from exc
+    finally:
+        os.close(slave)
+    try:
+        stdout, stderr, asked = _answer_prompts(process, master, password, remember, timeout)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
+        process.stderr.close()
+    out, err = stdout.decode(errors="replace"), stderr.decode(errors="replace")
+    if process.returncode != 0 or asked != 1:
+        why = err if asked == 1 else f"{err} (Fossil asked for the password {asked} times)"
+        raise FossilError(command[1:], process.returncode if process.returncode is not None else -1, out, why)
+    return FossilResult(process.returncode, out, err)
+
+
+def _answer_prompts(process: subprocess.Popen, master: int, password: str, remember: bool,
+                    timeout: float) -> tuple[bytes, bytes, int]:
+    """Read Fossil's output until it exits, typing the password at its prompt (once)."""
+    deadline = time.monotonic() + timeout
+    streams = {process.stdout.fileno(): bytearray(), process.stderr.fileno(): bytearray()}
+    asked = answered_remember = 0
+    with selectors.DefaultSelector() as selector:
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        selector.register(master, selectors.EVENT_READ)  # the terminal's echo, drained and dropped
+        open_streams = set(streams)
+        while open_streams:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                process.kill()
+                break
+            for key, _ in selector.select(min(left, 1.0)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except OSError:  # the terminal's other side closed (EIO)
+                    chunk = b""
+                if not chunk:
+                    selector.unregister(key.fd)
+                    open_streams.discard(key.fd)
+                    continue
+                if key.fd == master:
+                    continue
+                streams[key.fd] += chunk
+            err, out = bytes(streams[process.stderr.fileno()]), bytes(streams[process.stdout.fileno()])
+            if err.count(PASSWORD_PROMPT) > asked:
+                asked += 1
+                if asked > 1:  # the server refused it: never loop on a wrong password
+                    process.kill()
+                    break
+                os.write(master, password.encode() + b"\n")
+            if out.count(REMEMBER_PROMPT) > answered_remember:
+                answered_remember += 1
+                os.write(master, b"y\n" if remember else b"n\n")
+    return bytes(streams[process.stdout.fileno()]), bytes(streams[process.stderr.fileno()]), asked
 
 
 def free_port() -> int:

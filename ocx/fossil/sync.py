@@ -3,11 +3,12 @@ the caller's own, pushed with the caller's login, so the server records the
 caller as the SENDER (rcvfrom; D21, D22). Used for tags (verdicts, V1) and
 check-ins; forum posts and ticket changes go through web.py.
 
-The password is given to Fossil once, in the clone URL (argv of that one
-`fossil clone`: Fossil reads an HTTP password from nowhere else when it has
-no terminal); `--save-http-password` keeps it, obscured, in the clone
-(`last-sync-pw`), and later pushes and pulls use it from there. Pushing
-anything by sync needs `i` on the server (fossil-facts.md).
+The password is given to Fossil once, at its own prompt on a terminal only
+OCX holds (program.run_fossil_with_password), never in a URL on a command
+line, where every process could read it in /proc (D41); answering yes to its
+question keeps it, obscured, in the clone (`last-sync-pw`), and later pushes
+and pulls use it from there. Pushing anything by sync needs `i` on the
+server (fossil-facts.md).
 """
 from __future__ import annotations
 
@@ -16,15 +17,16 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
 from ocx.fossil.repository import Repository
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
 
 
-def _credentialed_url(base_url: str, login: str, password: str) -> str:
+def login_url(base_url: str, login: str) -> str:
+    """BASE_URL naming LOGIN and no password: Fossil asks for it (D41)."""
     parts = urllib.parse.urlsplit(base_url)
-    netloc = f"{urllib.parse.quote(login, safe='')}:{urllib.parse.quote(password, safe='')}@{parts.hostname}"
+    netloc = f"{urllib.parse.quote(login, safe='')}@{parts.hostname}"
     if parts.port:
         netloc += f":{parts.port}"
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path or "/", "", ""))
@@ -46,12 +48,10 @@ class CallerClone:
         keeps no password of the server's (C6 `no_password`; its own user row
         gets a random local one from Fossil)."""
         path, home = Path(path), Path(home)
-        url = _credentialed_url(base_url, login, password)
-        save = ["--save-http-password"] if save_password else []
         try:
-            run_fossil(["clone", *save, url, str(path)], home=home, user=login)
+            run_fossil_with_password(["clone", login_url(base_url, login), str(path)], password, home=home,
+                                     remember=save_password, user=login)
         except FossilError as exc:
-            # Never echo the URL: it holds the password.
             raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
         clone = cls(path, login, home)
         clone._fossil("settings", "autosync", autosync)
