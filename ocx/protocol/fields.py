@@ -35,6 +35,15 @@ def _absolute_path(value: str) -> str:
     return value
 
 
+def _relative_path(value: str) -> str:
+    # D42: a file below a home, named plainly: never absolute, never climbing out.
+    names = value.split("/")
+    if value.startswith("/") or any(n in ("", ".", "..") for n in names) or any(ord(c) < 32 for c in value):
+        raise ValueError(f"{json.dumps(value)} is not a plain relative path (no leading '/', '..', '.', "
+                         "empty part or control character)")
+    return value
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise ValueError("is empty")
@@ -47,4 +56,5 @@ BranchName = Annotated[str, _matching(_BRANCH, "a branch name (no spaces or cont
 FullHash = Annotated[str, _matching(FULL_HASH, "a full artifact hash (40 or 64 lower-case hex digits)")]
 ServerCode = Annotated[str, _matching(SERVER_CODE, "a server-code (40 lower-case hex digits)")]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+RelativePath = Annotated[str, AfterValidator(_relative_path)]
 Text = Annotated[str, AfterValidator(_non_empty)]

@@ -16,7 +16,6 @@ step), `verdict-STEM` (the tag is in the repository).
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from .context import NodeContext
 from .finish import end_facts
 from ..layout import SLICE, RunHome, unit_name, unit_stem
 from .outcome import decide_outcome
+from ..unit import bounded
 from ..unit.prepare import prepare_run
 from ..records import RecordDir, open_records, write_atomically
 from .sessions import environment, hidden_paths, prepare_step, prepared_in_unit, preparation, stop_step
@@ -115,16 +115,15 @@ def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord,
     if decided is None or decided[0] is Outcome.stopped:
         return None  # a shutdown or a stop: the check-in was not judged
     outcome, note = decided
-    try:
-        last = (home.on_host / LAST_LINE).read_text(errors="replace").strip()
-    except OSError:
-        last = ""
+    # The run's own file, shaped as it likes (a link to a secret, a FIFO, a
+    # huge or many-line file): read only as D41 allows, one clean line (hole 2).
+    last = bounded.read_last_line(home.on_host / LAST_LINE)
     if outcome is Outcome.budget:
         return Judgement.failed, f"budget: {note}"
     if outcome is Outcome.refused:
         return Judgement.failed, f"not run: {note}"
     passed = facts.code == "exited" and facts.status == "0"
-    return (Judgement.passed if passed else Judgement.failed), (last or note).replace("\r", " ")
+    return (Judgement.passed if passed else Judgement.failed), last or note
 
 
 async def tend(context: NodeContext, systemd) -> int:
@@ -197,7 +196,10 @@ def judge(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, check
             return 0
         context.log(f"ci {value} on {checkin}", record=opened.hash)
     record_dir.mark(f"verdict-{stem}", {"value": value if verdict else None, "tag": tag if verdict else None})
-    shutil.rmtree(home.on_host, ignore_errors=True)  # a fresh checkout for every run (D16)
+    try:
+        bounded.remove_tree(home.on_host)  # a fresh checkout for every run (D16), whatever the run made of it (D41)
+    except OSError as error:
+        context.log(f"could not remove {home.on_host}: {error}", record=opened.hash, priority=4)
     return 1 if verdict else 0
 
 

@@ -21,7 +21,7 @@ async def start_session(context: NodeContext, systemd, repository: Repository, r
     service = session_service(context.config, context.server_code, opened, page, record_dir)
     if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
         prepare_run(preparation(context.config, record_dir, opened, service.name.removesuffix(".service"),
-                                homes=page.homes))
+                                homes=page.homes, keep=page.kept()))
     record_dir.deliver(record_delivery(opened.hash, record.objective))  # C3: its first delivery
     # D6: the mark says it started, so a unit found gone later means lost.
     record_dir.mark("started", {"unit": service.name, "at": time.time()})

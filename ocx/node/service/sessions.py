@@ -43,11 +43,12 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
-                checkin: str | None = None, homes: list[str] | None = None) -> Preparation:
+                checkin: str | None = None, homes: list[str] | None = None,
+                keep: tuple[tuple[int, str], ...] = ()) -> Preparation:
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
                        config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin,
-                       runner_homes=tuple(homes or ()))
+                       runner_homes=tuple(homes or ()), keep=keep)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
@@ -102,7 +103,8 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
                     # issue 5 (tools): only this unit reaches its tool socket (C6 no_password, D34)
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
                       if record.restrict.no_password or not sandbox.network else [])],
-        exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes))]
+        exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes,
+                                                                   keep=page.kept()))]
         if prepared_in_unit(opened) else [],
         timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],

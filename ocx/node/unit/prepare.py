@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from ...fossil import admin
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...fossil.sync import CallerClone
-from . import runner_homes
+from . import bounded, runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
 # read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
@@ -59,6 +58,7 @@ class Preparation:
     keep_password: bool = True
     checkin: str | None = None
     runner_homes: tuple[str, ...] = ()  # the page's homes, each copied into the run (runner_homes.py)
+    keep: tuple[tuple[int, str], ...] = ()  # D42: (home's index, file) written back when the run ends
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
@@ -66,6 +66,7 @@ class Preparation:
                 "--fossil-home", str(self.fossil_home)]
         args += [] if self.keep_password else ["--no-password"]
         args += [a for home in self.runner_homes for a in ("--runner-home", home)]
+        args += [a for index, name in self.keep for a in ("--keep", f"{index}:{name}")]
         return args + (["--checkin", self.checkin] if self.checkin else [])
 
 
@@ -83,15 +84,6 @@ def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> s
     return admin.set_random_password(repository_file, login, home=fossil_home)
 
 
-def _empty(root: Path) -> None:
-    """A home left half-made by a crashed attempt starts again from nothing."""
-    for entry in root.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
 def _give(root: Path, uid: int, gid: int) -> None:
     for directory, subdirectories, files in os.walk(root):
         for name in [directory, *(os.path.join(directory, f) for f in [*subdirectories, *files])]:
@@ -103,8 +95,8 @@ def make_home(step: Preparation, password: str) -> Path:
     `no_password` run's clone keeps no password (C6): it writes through the
     node's tools instead."""
     root = step.home
-    if root.exists():
-        _empty(root)
+    if root.exists():  # a home left by a crashed attempt, or by a run cut off (D18): the run's own shapes (D41)
+        bounded.empty_directory(root)
     else:  # the node prepares before the unit exists; systemd gives it to the run at start
         root.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(root.parent.parent, 0o700)  # /var/lib/private, as systemd keeps it
@@ -116,7 +108,7 @@ def make_home(step: Preparation, password: str) -> Path:
     if step.keep_password:  # issue 5, see PASSWORD_FILE
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
             out.write(password + "\n")
-    runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time())
+    runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time(), step.keep)
     owner = root.stat()
     if owner.st_uid != os.getuid():  # in the unit: systemd made the directory the run user's
         _give(root, owner.st_uid, owner.st_gid)
@@ -147,10 +139,12 @@ def parse(argv: list[str]) -> Preparation:
     parser.add_argument("--no-password", action="store_true")
     parser.add_argument("--checkin")
     parser.add_argument("--runner-home", action="append", default=[])
+    parser.add_argument("--keep", action="append", default=[])
     args = parser.parse_args(argv)
     return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
                        Path(args.fossil_home), keep_password=not args.no_password, checkin=args.checkin,
-                       runner_homes=tuple(args.runner_home))
+                       runner_homes=tuple(args.runner_home),
+                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep))
 
 
 def main(argv: list[str]) -> int:

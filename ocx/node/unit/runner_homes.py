@@ -1,29 +1,35 @@
-"""A runner's shared homes (D14), each run working in its own copy (D16).
+"""A runner's shared homes (D14): copied into each run, only named files back (D42).
 
 A runner page's `homes` hold what every run of that runner shares: its
-sign-in, settings, sessions. D14 binds them read-write into each run, but
-each run has a dynamic user of its own (D16), and files written 0600 by one
-run (a sign-in always is) cannot be read or rewritten by the next: a bound
-home never carries a sign-in from one run to the next (seen on the test
-node, docs/runners.md). So a run gets a copy instead, made as root when its
-home is prepared and given to its user, bound at the home's own path; when
-the run has ended, the node writes back, as root, each regular file the run
-changed. Runs at once each see the home as it was at their start, and the
-last to end wins a file both changed.
+sign-in, settings, sessions. Each run has a dynamic user of its own (D16),
+so a home bound read-write could not carry a 0600 sign-in from one run to
+the next; and a run that could write a shared home could leave settings or
+hooks that every later run of that runner, for other records, would
+execute. So (D42) each run gets a copy, made as root when its home is
+prepared and given to its user, bound at the home's own path; when the run
+has ended, the node writes back only the files the page names in `keep`
+for that home (an agent's sign-in file), each a regular file of at most
+KEPT_BYTES, read through bounded.py: never through a link, never a FIFO,
+never a tree walked. Everything else the run changed is dropped.
 
-What is copied back is chosen from the record's directory, which the run
-cannot write, never from anything inside the run's home; and only regular
-files are copied back, never a link, so a run cannot make root read or write
-anything but its own home's files.
+What is written back, and from which copy to which home, is read from the
+map in the record's directory, which the run cannot write (D41), never from
+anything inside the run's home. Runs at once each see the home as it was
+at their start; the last to end wins a file both changed.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+import stat
 from pathlib import Path
 
+from . import bounded
+
 COPIES = ".runner-homes"  # inside the run's home: one directory per page home, by its index
+KEPT_BYTES = 1 << 20  # a sign-in file is a few KiB
 
 
 def copy_path(run_home: Path, index: int) -> Path:
@@ -31,75 +37,90 @@ def copy_path(run_home: Path, index: int) -> Path:
 
 
 def map_file(marks: Path, stem: str) -> Path:
-    """Which host home each copy came from, in the record's directory (trusted)."""
+    """Which host home each copy came from and what it keeps, in the record's directory (trusted)."""
     return marks / f"homes-{stem}.json"
 
 
-def copy_in(homes: list[str], run_home: Path, marks: Path, stem: str, at: float) -> None:
-    """Each of HOMES into the run's home, before the run starts."""
+def copy_in(homes: list[str], run_home: Path, marks: Path, stem: str, at: float,
+            keep: tuple[tuple[int, str], ...] = ()) -> None:
+    """Each of HOMES into the run's home, before the run starts; KEEP names,
+    by index in HOMES, the files written back when it ends (D42)."""
     made = []
     for index, home in enumerate(homes):
         copy = copy_path(run_home, index)
-        if copy.exists():
-            shutil.rmtree(copy)
+        bounded.remove_tree(copy)  # a copy left by an attempt that was cut off: the run's shapes
         copy.parent.mkdir(mode=0o700, exist_ok=True)
         if os.path.isdir(home):
-            shutil.copytree(home, copy, symlinks=True)
+            shutil.copytree(home, copy, symlinks=True)  # the host's home: root's, only kept files ever came back
         else:
             copy.mkdir(mode=0o700)  # written back as a new home when the run ends
-        made.append({"home": home, "copy": str(copy)})
+        made.append({"home": home, "index": index, "keep": [name for i, name in keep if i == index]})
     if made:
         temporary = map_file(marks, stem).with_suffix(".tmp")
         temporary.write_text(json.dumps({"at": at, "homes": made}) + "\n")
         os.replace(temporary, map_file(marks, stem))
 
 
-def copy_back(marks: Path, stem: str) -> int:
-    """Write back what the ended run changed in its copies; returns how many
-    files. Once: the map is removed after."""
+def copy_back(marks: Path, stem: str, run_home: Path | None = None) -> int:
+    """Write back the kept files the ended run changed in its copies; returns
+    how many. Once: the map is removed after."""
     path = map_file(marks, stem)
     try:
         written = json.loads(path.read_text())
     except FileNotFoundError:
         return 0
+    if run_home is None:
+        from ..layout import RunHome
+
+        run_home = RunHome(stem).on_host
     count = 0
     for entry in written["homes"]:
-        count += _copy_changed(Path(entry["copy"]), Path(entry["home"]), written["at"])
+        for name in entry.get("keep", []):
+            count += _write_back(run_home, int(entry["index"]), name, Path(entry["home"]), written["at"])
     path.unlink()
     return count
 
 
-def _copy_changed(copy: Path, home: Path, since: float) -> int:
-    if not copy.is_dir() or copy.is_symlink():
+def _write_back(run_home: Path, index: int, name: str, home: Path, since: float) -> int:
+    """The run's NAME in its copy INDEX, if it is a plain file it changed, into HOME; 1 if written."""
+    *directories, base = bounded.parts(name)
+    try:  # from the home down, every component opened without following a link (D41)
+        with bounded.directory(run_home, "/".join([COPIES, str(index), *directories])) as source:
+            info = os.stat(base, dir_fd=source, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or info.st_mtime <= since:
+                return 0  # not there, not a plain file, or not changed by the run
+            data = bounded.read_at(source, base, KEPT_BYTES)
+    except OSError:  # missing, a link on the way, a FIFO, a hard link, too large: nothing comes back
         return 0
-    count = 0
-    for directory, subdirectories, files in os.walk(copy):  # os.walk never follows links
-        relative = Path(directory).relative_to(copy)
-        for name in files:
-            source = Path(directory) / name
-            if source.is_symlink() or not source.is_file() or source.lstat().st_mtime <= since:
-                continue
-            target = home / relative / name
-            if not _make_directories(home, relative) or target.is_symlink():
-                continue  # a home's own link is the host's to keep, never written through
-            temporary = target.with_name(f".{name}.ocx-{os.getpid()}")
-            shutil.copyfile(source, temporary, follow_symlinks=False)
-            os.chmod(temporary, source.lstat().st_mode & 0o777)
-            os.replace(temporary, target)
-            count += 1
-        subdirectories[:] = [d for d in subdirectories if not (Path(directory) / d).is_symlink()]
-    return count
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # the home itself may be a link: the host's choice
+    target = os.open(home, bounded.DIRECTORY & ~os.O_NOFOLLOW)
+    try:
+        for part in directories:  # the home's own directories, made root's; never through a link in it
+            try:
+                os.mkdir(part, 0o700, dir_fd=target)
+            except FileExistsError:
+                pass
+            below = os.open(part, bounded.DIRECTORY, dir_fd=target)
+            os.close(target)
+            target = below
+        existing = _lstat(base, target)
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            return 0  # a home's own link is the host's to keep, never written through
+        temporary = f".{base}.ocx-{secrets.token_hex(4)}"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=target)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, base, src_dir_fd=target, dst_dir_fd=target)
+        return 1
+    except OSError:
+        return 0  # a link where a directory of the home should be: nothing written there
+    finally:
+        os.close(target)
 
 
-def _make_directories(home: Path, relative: Path) -> bool:
-    """The directories down to RELATIVE under HOME, root's; False where a link stands in the way."""
-    if not home.exists():
-        home.mkdir(mode=0o700, parents=True)
-    current = home  # the home itself may be a link: the host's choice
-    for part in relative.parts:
-        current = current / part
-        if current.is_symlink() or (current.exists() and not current.is_dir()):
-            return False
-        if not current.exists():
-            current.mkdir(mode=0o700)
-    return True
+def _lstat(name: str, dir_fd: int) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
