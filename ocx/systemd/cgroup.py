@@ -119,3 +119,23 @@ def unit_control_group(pid: int | str = "self") -> str | None:
     """The unit's cgroup as systemd names it (its ControlGroup), from inside
     the unit: name=systemd's path on v1 hybrid, else the cgroup2 one."""
     return own_control_group(pid, "name=systemd") or own_control_group(pid)
+
+
+def unit_of(pid: int) -> str | None:
+    """The unit process PID runs in (its cgroup's last part, e.g.
+    `ocx-….service`), or None when it is in none or gone: who is at the
+    other end of a socket, from its SO_PEERCRED pid (D22, D41)."""
+    path = unit_control_group(pid)
+    name = (path or "").rstrip("/").rsplit("/", 1)[-1]
+    return name if name.endswith((".service", ".scope")) else None
+
+
+def peer(sock) -> tuple[int, int, str | None]:
+    """(pid, uid, unit) of the process at the other end of the unix socket
+    SOCK, from SO_PEERCRED: who connected, as the kernel says."""
+    import socket
+    import struct
+
+    size = struct.calcsize("3i")
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size))
+    return pid, uid, unit_of(pid)

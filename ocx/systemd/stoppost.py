@@ -42,7 +42,7 @@ def command(out: str, python: str | None = None) -> ExecCommand:
     """The ExecStopPost entry: privileged (`+`), so it can write OUT outside
     the sandbox and read the cgroup as root."""
     py = python or sys.executable
-    return ExecCommand(argv=[py, "-m", "ocx.systemd.stoppost", out], privileged=True)
+    return ExecCommand(argv=[py, "-I", "-m", "ocx.systemd.stoppost", out], privileged=True)
 
 
 def collect(env: dict[str, str] | None = None) -> StopReport:

@@ -142,7 +142,7 @@ def attach_session(caller: Caller, prefix: str, say: Callable[[str], None], keys
     session = find_session(caller, prefix)
     with HangUps() as hang_ups:  # from here a hang-up ends the attachment, never the post
         try:
-            sock = connect(session.socket)
+            sock = connect(session.socket, session.unit)
         except NoTerminal as error:
             raise Refused("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
         started, clock = datetime.now(timezone.utc), time.monotonic()

@@ -2,19 +2,22 @@
 node's repository as its user, then the node woken (C6, D22, D34)."""
 from __future__ import annotations
 
+import shutil
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
 from ..fossil.callers import new_checkins, push_as
 from ..fossil.repository import Repository
+from ..node.unit import bounded
 from ..node.wake import poke
 from .framework import Act, Capability, Stop, Tool, ToolInput
+
+CLONE_BYTES = 8 << 30  # the most of a run's clone the node copies to read and push it
 
 
 class PushInput(ToolInput):
     pass
-
-
-def _home(caller) -> object:
-    # Fossil's HOME for the push: the node's own, never the run's (it must not see the URL).
-    return caller.node.state_dir / "home" if caller.node else caller.run_clone.parent / ".ocx-push-home"
 
 
 class PushTool(Tool):
@@ -31,11 +34,24 @@ class PushTool(Tool):
         if run is None or not run.record.restrict.no_password:
             raise Stop("caller", f"{caller.login} is not the user of an open record restricting no_password "
                                  "on this node: only such a run pushes through OCX (C6)")
-        if caller.run_clone is None or not caller.run_clone.is_file():
+        if caller.run_clone is None:
             raise Stop("caller", f"the clone of record {run.hash[:12]}'s run is not found on this node")
         act.check(f"{caller.login} runs record {run.hash[:12]}, which restricts no_password", "caller")
+        # The run's clone is the run's file (D41): a link to another run's clone,
+        # a FIFO, anything. The node reads and pushes its own private copy of it.
+        with ExitStack() as cleanup:
+            scratch = Path(tempfile.mkdtemp(prefix="ocx-push-"))
+            cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)
+            try:
+                clone = cleanup.enter_context(bounded.private_copy(caller.run_clone, CLONE_BYTES, scratch))
+            except OSError as error:
+                raise Stop("caller", f"the clone of record {run.hash[:12]}'s run is not a plain file the node "
+                                     f"reads: {error}") from None
+            return self._push(act, caller, run, clone, scratch / "home")
+
+    def _push(self, act: Act, caller, run, clone_copy: Path, home: Path) -> str | None:
         branch = run.record.restrict.branch
-        with Repository(caller.run_clone) as clone, caller.reading() as served:
+        with Repository(clone_copy) as clone, caller.reading() as served:
             fresh = new_checkins(clone, served)
         if not fresh:
             act.check("the run's clone holds no check-in the node's repository lacks")
@@ -48,7 +64,7 @@ class PushTool(Tool):
         last = fresh[-1].hash
 
         def copy() -> str:
-            push_as(caller.run_clone, caller.base_url, caller.login, caller.password_or_refuse(), home=_home(caller))
+            push_as(clone_copy, caller.base_url, caller.login, caller.password_or_refuse(), home=home)
             return last
 
         written = act.write(f"{len(fresh)} check-in(s), last {last}, into the node's repository as {caller.login}", copy)

@@ -9,7 +9,13 @@ the caller: the server runs the tool as that record's user, writing with a
 password it sets and keeps only in memory.
 
 Wire: one JSON line `{"tool": NAME, "input": {...}}` in, one JSON line (the
-tool's answer) out. `python -m ocx.tools.tool_socket NAME` serves a node's
+tool's answer) out. The path is reachable only through the run's own bind:
+the node's state directory is root's alone (0700), so no other account
+reaches it, and every other run has it hidden (D16). Each connection is
+checked besides (SO_PEERCRED): a process of the record's own unit(s), or
+root; anyone else is closed on before a byte is read. What a run sends is
+bounded: REQUEST_BYTES in READ_SECONDS, and CONNECTIONS at once per run
+(issue 11, hole 6). `python -m ocx.tools.tool_socket NAME` serves a node's
 runs (units/ocx-tools@.service); it watches the records directory with
 inotify, so a new run's socket appears without a timer (D26).
 """
@@ -35,12 +41,16 @@ from ..node.service.sessions import TOOLS_INSIDE
 from ..node.service.tool_sockets import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
 from ..systemd import notify
+from ..systemd.cgroup import peer
 from .caller import Caller
 from .framework import Answer, Stopped, run_tool
 from .registry import TOOLS
 
 IN_CREATE, IN_DELETE = 0x100, 0x200
 CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_CLOSE_WRITE
+REQUEST_BYTES = 1 << 20  # the most one call may send: a tool's input is small
+READ_SECONDS = 30.0  # the longest the service waits for a call's line, or for its answer to be taken
+CONNECTIONS = 4  # calls of one run at once; more are closed at once
 
 
 def socket_dir(record_dir: RecordDir) -> Path:
@@ -88,9 +98,11 @@ class RunSocket:
     def __init__(self, config: NodeConfig, server_code: str, record_dir: RecordDir, opened: OpenRecord,
                  clone: Path | None = None):
         self.config, self.opened, self.record_dir = config, opened, record_dir
-        self.clone = clone or RunHome(unit_stem(server_code, opened.hash)).on_host / CLONE
+        self.stem = unit_stem(server_code, opened.hash)
+        self.clone = clone or RunHome(self.stem).on_host / CLONE
         self._password: str | None = None
         self._lock = threading.Lock()
+        self.calls = threading.BoundedSemaphore(CONNECTIONS)
         directory = socket_dir(record_dir)
         directory.mkdir(mode=0o755, exist_ok=True)
         self.path = directory / SOCKET_NAME
@@ -98,7 +110,10 @@ class RunSocket:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         with short_path(self.path) as reachable:
             self.listener.bind(reachable)
-        os.chmod(self.path, 0o666)  # the run's user is dynamic (D16); only its unit sees the path
+        # The run's user is dynamic (D16) and unknown until it starts: the socket
+        # takes any account's connection, but only its unit sees the path, and
+        # handle() checks each peer.
+        os.chmod(self.path, 0o666)
         self.listener.listen(8)
 
     def password(self) -> str:
@@ -125,18 +140,35 @@ class RunSocket:
         with self.caller() as caller:
             return run_tool(tool, raw, caller).model_dump(mode="json")
 
+    def serves(self, connection: socket.socket) -> bool:
+        """Whether the peer is this record's run (its unit, or a check-in's), or root."""
+        _pid, uid, unit = peer(connection)
+        own = unit is not None and (unit == f"{self.stem}.service"
+                                    or (unit.startswith(f"{self.stem}-") and unit.endswith(".service")))
+        return uid == 0 or own
+
     def handle(self, connection: socket.socket) -> None:
-        with connection:
-            data = b""
-            while not data.endswith(b"\n") and (chunk := connection.recv(65536)):
-                data += chunk
-            if not data:
-                return  # the node's probe: is the socket there (D24, tool_sockets.py)
-            if self.record_dir.answered:  # C5: its user acts no more once the record is answered
-                answer = _refusal("", "caller", f"record {self.opened.hash[:12]} is answered")
-            else:
-                answer = self.answer(data)
-            connection.sendall(json.dumps(answer).encode() + b"\n")
+        try:
+            with connection:
+                if not self.serves(connection):
+                    return  # another account, or another run: not a byte read or sent
+                connection.settimeout(READ_SECONDS)
+                data = b""
+                while not data.endswith(b"\n") and len(data) <= REQUEST_BYTES and (chunk := connection.recv(65536)):
+                    data += chunk
+                if not data:
+                    return  # the node's probe: is the socket there (D24, tool_sockets.py)
+                if len(data) > REQUEST_BYTES:
+                    answer = _refusal("", "input", f"a call is at most {REQUEST_BYTES} bytes")
+                elif self.record_dir.answered:  # C5: its user acts no more once the record is answered
+                    answer = _refusal("", "caller", f"record {self.opened.hash[:12]} is answered")
+                else:
+                    answer = self.answer(data)
+                connection.sendall(json.dumps(answer).encode() + b"\n")
+        except OSError:
+            pass  # a peer that sent nothing in time, or went away: its call is dropped, nothing else
+        finally:
+            self.calls.release()
 
     def close(self) -> None:
         self.listener.close()
@@ -192,6 +224,9 @@ class ToolSocketServer:
                         self.sync(changes)
                     else:
                         connection, _ = key.data.listener.accept()
+                        if not key.data.calls.acquire(blocking=False):
+                            connection.close()  # CONNECTIONS calls of this run already wait: no thread more
+                            continue
                         threading.Thread(target=key.data.handle, args=(connection,), daemon=True).start()
         finally:
             for run in self.runs.values():

@@ -1,7 +1,7 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
-                              -- PROGRAM [ARG...]
+    python -I -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
+                              [--cwd DIRECTORY] -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
 input (or, with `--terminal`, under a terminal it holds: terminal.py, D32)
@@ -22,6 +22,10 @@ With `--terminal SOCKET`, what the program prints goes to the journal and
 to whoever is attached through SOCKET (`ocx attach`, D32), whose
 keystrokes go to the program; a delivery line is always written whole, so
 keystrokes never land inside one.
+
+`--cwd` is where the program starts: the run's home, or a `command` run's
+checkout. The unit itself has no WorkingDirectory, since systemd would run
+its privileged steps there too, as root (D41).
 
 A `command` run (C2) has no deliveries: INBOX `-` gives the program no
 input, and `--last-line FILE` passes its output on to the journal while
@@ -108,7 +112,7 @@ class LastLine:
 
 class Feeder:
     def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None, output: LastLine | None = None,
-                 terminal: str | None = None):
+                 terminal: str | None = None, cwd: str | None = None):
         self.cpu = cpu
         self.inbox = inbox
         self.output = output
@@ -124,7 +128,7 @@ class Feeder:
             try:
                 # A session of its own, the terminal its controlling one (Ctrl-C reaches it).
                 self.child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                                              env=program_environment(), start_new_session=True,
+                                              env=program_environment(), start_new_session=True, cwd=cwd,
                                               preexec_fn=take_controlling_terminal)
             finally:
                 os.close(slave)  # only the program holds it: its end is the terminal's
@@ -133,7 +137,7 @@ class Feeder:
         else:
             piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
-                                          close_fds=True, env=program_environment(), **piped)
+                                          close_fds=True, env=program_environment(), cwd=cwd, **piped)
             self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
             self.source = self.child.stdout.fileno() if output is not None else -1
             if self.pipe >= 0:
@@ -262,26 +266,26 @@ def _end_like(status: int) -> None:
     sys.exit(status)
 
 
-def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, str | None, list[str]]:
+def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, str | None, str | None, list[str]]:
     if "--" not in args or args.index("--") in (0, len(args) - 1):
         sys.exit("usage: python -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
-                 " [--terminal SOCKET] -- PROGRAM [ARG...]")
+                 " [--terminal SOCKET] [--cwd DIRECTORY] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
     options = dict(zip(head[1::2], head[2::2]))
     cpu = CpuBudget(float(options["--cpu"]), float(options.get("--rate", "1"))) if "--cpu" in options else None
     output = LastLine(options["--last-line"]) if "--last-line" in options else None
-    return head[0], cpu, output, options.get("--terminal"), program
+    return head[0], cpu, output, options.get("--terminal"), options.get("--cwd"), program
 
 
 def main(args: list[str]) -> None:
-    inbox, cpu, output, terminal, program = parse(args)
+    inbox, cpu, output, terminal, cwd, program = parse(args)
     # systemd signals the whole control group on stop; the feeder outlives the
     # program so that the program's own end is what the unit reports.
     # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
     signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        feeder = Feeder(inbox, program, cpu, output, terminal)
+        feeder = Feeder(inbox, program, cpu, output, terminal, cwd)
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.EACCES):
             print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)

@@ -16,6 +16,8 @@ import tty
 from contextlib import contextmanager
 from pathlib import Path
 
+from ...systemd.cgroup import peer
+
 DETACH = b"\x1d"  # Ctrl-]: as telnet's escape, a key no shell or agent needs
 DETACH_NAME = "Ctrl-]"
 DETACHED, ENDED, HUNG_UP = "detached", "the session ended", "the terminal hung up"
@@ -25,7 +27,11 @@ class NoTerminal(Exception):
     """The session has no terminal this process can reach."""
 
 
-def connect(path: Path) -> socket.socket:
+def connect(path: Path, unit: str | None = None) -> socket.socket:
+    """A connection to the terminal at PATH. The socket's directory is the
+    run's own (D32), so the name may be a link the run put there to some
+    other socket (D41): with UNIT, the other end must be a process of that
+    unit, or nothing is sent or read."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -38,6 +44,9 @@ def connect(path: Path) -> socket.socket:
     except ConnectionRefusedError:
         sock.close()
         raise NoTerminal(f"nothing answers at {path}: the session has ended") from None
+    if unit is not None and peer(sock)[2] != unit:
+        sock.close()
+        raise NoTerminal(f"{path} leads to a process outside {unit}: not its terminal (D41)")
     return sock
 
 

@@ -30,7 +30,8 @@ from .outcome import decide_outcome
 from ..unit import bounded
 from ..unit.prepare import prepare_run
 from ..records import RecordDir, open_records, write_atomically
-from .sessions import environment, hidden_paths, prepare_step, prepared_in_unit, preparation, stop_step
+from .sessions import (environment, hidden_paths, prepare_step, prepared_in_unit, preparation, python_module,
+                       stop_step)
 
 LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
 RUNNING = ("active", "activating", "reloading", "deactivating")
@@ -72,17 +73,17 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     budget, sandbox = record.budget, record.sandbox
     cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     last_line = str(home.inside / LAST_LINE)
-    argv = [config.python, "-m", "ocx.node.inside.feeder", "-", *cpu, "--last-line", last_line, "--", *(record.command or [])]
+    checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
+    argv = python_module(config, "ocx.node.inside.feeder", "-", *cpu, "--last-line", last_line, "--cwd", str(checkout),
+                         "--", *(record.command or []))
     step = preparation(config, record_dir, opened, home.stem, checkin)
-    checkout = home.inside / "checkout"
     return TransientService(
         name=name,
         description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
         slice=SLICE,
         argv=argv,
         environment=environment(str(home.inside), record.user, {}),
-        # The program runs at the check-in's root; "-": it is made by the unit's own ExecStartPre.
-        working_directory=f"-{checkout}",
+        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41).
         dynamic_user=True,
         state_directory=[home.state_directory],
         memory_max=budget.memory_bytes,

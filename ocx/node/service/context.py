@@ -1,6 +1,7 @@
 """What every step of the node needs, resolved once per pass."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,8 +39,10 @@ class NodeContext:
         if path.exists():
             return CallerClone(path, self.config.node_user, self.fossil_home)
         self.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return CallerClone.create(path, self.config.url, self.config.node_user, self.config.node_password(),
-                                  home=self.fossil_home)
+        clone = CallerClone.create(path, self.config.url, self.config.node_user, self.config.node_password(),
+                                   home=self.fossil_home)
+        os.chmod(path, 0o600)  # its sync secret is the node user's login to Fossil (issue 11, hole 6)
+        return clone
 
     def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:
         """A line in the journal with the record's hash as a field (issue: inspection)."""

@@ -36,9 +36,15 @@ def hidden_paths(config: NodeConfig) -> list[str]:
     return [f"-{p}" for p in config.own_paths()]
 
 
+def python_module(config: NodeConfig, module: str, *args: str) -> list[str]:
+    """`python -I -m MODULE ARGS`: isolated (D41), so neither the working
+    directory nor PYTHON* variables nor a user site put anything on sys.path."""
+    return [config.python, "-I", "-m", module, *args]
+
+
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
-    return ExecCommand(argv=[config.python, "-m", "ocx.node.unit.ended", config.name, record_dir.hash, stem],
+    return ExecCommand(argv=python_module(config, "ocx.node.unit.ended", config.name, record_dir.hash, stem),
                        privileged=True)
 
 
@@ -53,7 +59,7 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
     """Privileged, so it can write the repository's user table and the run's home."""
-    return ExecCommand(argv=[config.python, "-m", "ocx.node.unit.prepare", *step.argv()], privileged=True)
+    return ExecCommand(argv=python_module(config, "ocx.node.unit.prepare", *step.argv()), privileged=True)
 
 
 def prepared_in_unit(opened: OpenRecord) -> bool:
@@ -69,8 +75,8 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
     budget, sandbox = record.budget, record.sandbox
     cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
-    feeder = [config.python, "-m", "ocx.node.inside.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
-              "--", *page.argv(record.remote)]
+    feeder = python_module(config, "ocx.node.inside.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
+                           "--cwd", str(home.inside), "--", *page.argv(record.remote))
     return TransientService(
         name=name,
         # D3: systemctl status names the record, the runner and the user.
@@ -78,7 +84,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         slice=SLICE,
         argv=feeder,
         environment=environment(str(home.inside), record.user, page.env),
-        working_directory=str(home.inside),
+        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41); the feeder enters the home.
         dynamic_user=True,
         state_directory=[home.state_directory],
         runtime_directory=[home.runtime_directory],  # D32: the terminal's socket, the run's own

@@ -132,6 +132,7 @@ def init_node(options: InitOptions) -> InitReport:
     report = InitReport(config)
     home = config.state_dir / "home"  # HOME of root's own `fossil` runs (NodeContext.fossil_home)
     home.mkdir(parents=True, exist_ok=True)
+    _private_state(config, report)
     server, made = accounts.ensure(config.server_account, str(REPOSITORY_ROOT))
     report.add(f"Unix account {server.name} (uid {server.uid}) for the Fossil server", made)
     _repository(options, config, server, home, report)
@@ -170,6 +171,22 @@ def _repository(options: InitOptions, config: NodeConfig, server: accounts.Accou
             report.admin_login = repository.users()[0].login
             report.admin_password_file = secret
     _owned_by(path, server, report)
+
+
+def _private_state(config: NodeConfig, report: InitReport) -> None:
+    """The node's state is root's alone (issue 11, hole 6): its clone holds the
+    node user's sync secret, which Fossil takes as that login; the records
+    hold the runs' tool sockets, which only each run reaches, by its bind."""
+    info = config.state_dir.stat()
+    changed = (info.st_uid, info.st_mode & 0o777) != (0, 0o700)
+    if changed:
+        os.chown(config.state_dir, 0, 0)
+        os.chmod(config.state_dir, 0o700)
+    clone = config.state_dir / "node-clone.fossil"
+    if clone.exists() and clone.stat().st_mode & 0o077:
+        os.chmod(clone, 0o600)
+        changed = True
+    report.add(f"node state {config.state_dir} root's only (0700)", changed)
 
 
 def _owned_directory(directory: Path, server: accounts.Account) -> None:

@@ -1,9 +1,11 @@
 """A run's stop step: what systemd says of its end, kept for the node (D4).
 
-    python -m ocx.node.unit.ended NODE RECORD STEM
+    python -I -m ocx.node.unit.ended NODE RECORD STEM
 
 systemd runs it as root (ExecStopPost with `+`) when the program has ended,
-still in the unit's cgroup and network namespace. It writes the end's facts
+still in the unit's cgroup and network namespace; isolated (`-I`: no working
+directory, user site or PYTHON* variable on its path) and with no working
+directory of the run's (D41). It writes the end's facts
 into the record's directory and pokes the node's socket, a unix socket,
 since the run may have no network (D4, D34). It must return fast: a slow
 stop step turns the unit's Result into `timeout`. So: standard library,
@@ -40,6 +42,7 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
 
 
 def main(argv: list[str]) -> int:
+    os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     if len(argv) != 3:
         print("usage: python -m ocx.node.unit.ended NODE RECORD STEM", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """A run's workspace, made before its program starts (C5, D16, D19, D34).
 
-    python -m ocx.node.unit.prepare --repository R --url U --user LOGIN --home DIR
+    python -I -m ocx.node.unit.prepare --repository R --url U --user LOGIN --home DIR
         --marks RECORD_DIR --stem STEM [--no-password] [--checkin HASH]
 
 Where the run has network, systemd runs this as the unit's privileged
@@ -148,6 +148,7 @@ def parse(argv: list[str]) -> Preparation:
 
 
 def main(argv: list[str]) -> int:
+    os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
     try:
         prepare_run(step)
