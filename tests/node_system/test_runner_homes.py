@@ -1,6 +1,6 @@
 """A runner's shared home (D14) carries a sign-in from one run to the next,
 though each run has a user of its own (D16): each run works in its own
-copy, and what it changed is written back when it ends (runner_homes.py)."""
+copy, and the file its page keeps is written back when it ends (D42)."""
 import json
 import os
 from pathlib import Path
@@ -44,7 +44,8 @@ def run_once(node) -> str:
 def test_a_sign_in_one_run_writes_is_read_and_rewritten_by_the_next(node):
     HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(HOME, 0o755)  # root's, as an operator makes it
-    page = {"command": [PYTHON, "-c", PROBE], "homes": [str(HOME)], "env": {"PROBE_HOME": str(HOME)}}
+    page = {"command": [PYTHON, "-c", PROBE], "homes": [str(HOME)], "keep": {str(HOME): ["signin"]},
+            "env": {"PROBE_HOME": str(HOME)}}
     text = f"# Runner {RUNNER}: a shared home\n\n```json\n{json.dumps(page)}\n```\n"
     node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", text)
 
