@@ -12,6 +12,9 @@ from .errors import FieldError
 from .messages import Record
 
 ADMIN_LETTERS = frozenset("as")  # admin or setup (C1)
+# Fossil's own logins, whose letters every visitor, every login or every u/v
+# login holds: a run's letters given to one would be given to all (D40).
+SPECIAL_LOGINS = frozenset({"nobody", "anonymous", "reader", "developer"})
 # D24: this node enforces every restriction of C6.
 ENFORCED_RESTRICTIONS = frozenset({"no_password", "branch", "own_thread"})
 
@@ -33,10 +36,12 @@ def admission_error(
     *,
     offers: Mapping[str, RunnerOffer],
     node_user: str,
-    run_user_capabilities: frozenset[str] | None,
+    run_user_letters: str | None,
     enforced: frozenset[str] = ENFORCED_RESTRICTIONS,
 ) -> FieldError | None:
-    """The first reason this node must answer the record `refused`, or None."""
+    """The first reason this node must answer the record `refused`, or None.
+    RUN_USER_LETTERS: the login's own capability letters (Fossil's user.cap),
+    None when it does not exist yet."""
     offer = offers.get(record.runner)
     if not record.is_command and offer is None:
         return FieldError("runner", f"{record.runner!r} is not offered by this node: no wiki page "
@@ -47,8 +52,13 @@ def admission_error(
     for name, value in asked.items():
         if value is not False and name not in enforced:
             return FieldError(f"restrict.{name}", "this node cannot enforce it (C6)")
+    if record.user in SPECIAL_LOGINS:
+        return FieldError("user", f"{record.user!r} is one of Fossil's special logins: a run user is new, or "
+                                  "holds no capability (D40)")
     if record.user == node_user:
-        return FieldError("user", f"{record.user!r} is the node user (D35)")
-    if run_user_capabilities is not None and holds_admin(run_user_capabilities):
-        return FieldError("user", f"{record.user!r} holds admin or setup (D19, D35)")
+        return FieldError("user", f"{record.user!r} is the node user (D35, D40)")
+    if run_user_letters:
+        what = "admin or setup" if holds_admin(run_user_letters) else f"capabilities {run_user_letters!r}"
+        return FieldError("user", f"{record.user!r} exists and holds {what}: a run user is new, or holds no "
+                                  "capability (D40)")
     return None

@@ -9,8 +9,8 @@ import re
 
 from .errors import FieldError
 
-_WALL = re.compile(r"^([0-9]+)([smhd])$")
-_MEMORY = re.compile(r"^([0-9]+)([KMG]?)$")
+_WALL = re.compile(r"([0-9]+)([smhd])")  # fullmatch: the whole value (hashes.py)
+_MEMORY = re.compile(r"([0-9]+)([KMG]?)")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _BYTES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # D10: powers of 1024
 # systemd keeps times in microseconds and sizes in bytes as uint64; anything
@@ -46,7 +46,7 @@ def _show(value: object) -> str:
 
 def parse_wall(value: object, field: str = "budget.wall") -> int:
     """`"90s"`, `"15m"`, `"2h"`, `"1d"` → seconds."""
-    match = _WALL.match(value) if isinstance(value, str) else None
+    match = _WALL.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         raise FieldError(
             field, f"{_show(value)} is not a whole number followed by s, m, h or d"
@@ -63,7 +63,7 @@ def parse_cpu(value: object, field: str = "budget.cpu") -> int:
 def parse_memory(value: object, field: str = "budget.memory") -> int:
     """Bytes, as a number or as a whole number followed by K, M or G."""
     if isinstance(value, str):
-        match = _MEMORY.match(value)
+        match = _MEMORY.fullmatch(value)
         if match is None:
             raise FieldError(
                 field, f"{_show(value)} is not a number of bytes, or a whole number followed by K, M or G"

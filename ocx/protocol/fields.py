@@ -11,15 +11,15 @@ from .hashes import FULL_HASH, SERVER_CODE
 
 # Fossil logins are free text; OCX holds them to what is safe in a unit's
 # Description, an environment variable and a URL without quoting.
-_LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
-_RUNNER = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+_RUNNER = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 # A branch name as Fossil takes it, less what would break one line of text.
-_BRANCH = re.compile(r"^[^\s\x00-\x1f]{1,200}$")
+_BRANCH = re.compile(r"[^\s\x00-\x1f\x7f]{1,200}")
 
 
 def _matching(pattern: re.Pattern[str], what: str):
     def check(value: str) -> str:
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):  # the whole value: `$` would take "x\n" (hashes.py)
             raise ValueError(f"{json.dumps(value)} is not {what}")
         return value
 

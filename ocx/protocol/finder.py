@@ -3,32 +3,66 @@
 A message is the first fenced block opened by a line "```json" whose JSON is
 an object with the key `ocx`. Text around it is free. Nothing here raises:
 a text that holds no message gives None.
+
+"A line ```json" is read as Markdown reads it (CommonMark, as Fossil renders
+the post), so that what a reader sees as code is never a message: the
+opening line is at most three spaces in (four or more, or a tab, is an
+indented code block), and one inside another fence (``` with another
+info string, ````, ~~~) is that fence's text. A fence closes at a line of at
+least as many of its own marks, at most three spaces in, and nothing else.
+Lines end at "\n" (a "\r" before it is dropped), never at the other line
+breaks str.splitlines knows, which a JSON string may hold.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from .hashes import SERVER_CODE
 
-_OPEN = "```json"
-_CLOSE = "```"
+# A fence's opening line (CommonMark 4.5): at most three spaces, three or more
+# backticks or tildes, an info string (for backticks, one without a backtick).
+_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+VERSION = 1  # C7
+
+
+def _lines(text: str) -> list[str]:
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _fence(line: str) -> tuple[str, str] | None:
+    """(marks, info string) when LINE opens a fence, else None."""
+    found = _FENCE.fullmatch(line)
+    if found is None or (found.group(2)[0] == "`" and "`" in found.group(3)):
+        return None
+    return found.group(2), found.group(3).strip()
+
+
+def _closes(line: str, marks: str) -> bool:
+    found = _FENCE.fullmatch(line)
+    return (found is not None and found.group(2)[0] == marks[0] and len(found.group(2)) >= len(marks)
+            and not found.group(3).strip())
 
 
 def fenced_json_blocks(text: str):
-    """Each block opened by a ```json line and closed by a ``` line, in order."""
-    lines = text.splitlines()
+    """Each block opened by a ```json line and closed by its fence, in order (D7)."""
+    lines = _lines(text)
     index = 0
     while index < len(lines):
-        if lines[index].strip() == _OPEN:
-            for end in range(index + 1, len(lines)):
-                if lines[end].strip() == _CLOSE:
-                    yield "\n".join(lines[index + 1 : end])
-                    index = end
-                    break
-            else:
-                return  # an unclosed fence is not a block
+        opened = _fence(lines[index])
         index += 1
+        if opened is None:
+            continue  # text, or an indented code block's line: neither opens anything
+        marks, info = opened
+        for end in range(index, len(lines)):
+            if _closes(lines[end], marks):
+                if marks == "```" and info == "json":
+                    yield "\n".join(lines[index:end])
+                index = end + 1
+                break
+        else:
+            return  # an unclosed fence runs to the end: nothing after it is a block
 
 
 class _Duplicate(ValueError):
@@ -76,8 +110,13 @@ class Envelope:
 
     def is_for(self, server_code: str) -> bool:
         """Version 1 and this node: the only messages a node looks at (C1, C7)."""
-        version_one = type(self.version) is int and self.version == 1  # not true, not 1.0
-        return version_one and self.node == server_code and SERVER_CODE.match(server_code) is not None
+        return is_version_one(self.version) and self.node == server_code and SERVER_CODE.fullmatch(server_code) is not None
+
+
+def is_version_one(value: object) -> bool:
+    """The one reader of a message's version (C7): the JSON number 1, never
+    `true` (Python's 1) nor `1.0`. The node, the readers and the tools all ask here."""
+    return type(value) is int and value == VERSION
 
 
 def envelope(obj: dict) -> Envelope:

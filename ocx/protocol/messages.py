@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import budget as grammar
 from .errors import FieldError
-from .finder import find_message
+from .finder import find_message, is_version_one
 from .fields import AbsolutePath, BranchName, FullHash, Login, RunnerName, ServerCode, Text
 
 VERSION = 1  # C7
@@ -90,11 +90,20 @@ class _Message(BaseModel):
     # C7: a reader ignores top-level keys it does not know.
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
+    ocx: Literal[1]
+
+    @field_validator("ocx", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        # One reader of the version (finder.is_version_one): strict Literal[1] still takes true and 1.0.
+        if not is_version_one(value):
+            raise ValueError(f"{_shown(value)} is not 1, the version this reader knows (C7)")
+        return value
+
 
 class Record(_Message):
     """C2: a request that a node run a program as one user, within limits."""
 
-    ocx: Literal[1]
     kind: Literal["record"]
     node: ServerCode
     user: Login
@@ -116,7 +125,6 @@ class Record(_Message):
 class Stop(_Message):
     """C3: end the run of the record named in `stops`."""
 
-    ocx: Literal[1]
     kind: Literal["stop"]
     node: ServerCode
     stops: FullHash
@@ -136,7 +144,6 @@ class Outcome(str, Enum):
 class Response(_Message):
     """C4: the node's one answer to a record."""
 
-    ocx: Literal[1]
     kind: Literal["response"]
     node: ServerCode
     answers: FullHash

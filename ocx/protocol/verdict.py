@@ -7,6 +7,7 @@ from enum import Enum
 
 from .errors import FieldError
 from .hashes import is_full_hash
+from .render import is_control
 
 
 class VerdictTag(str, Enum):
@@ -19,7 +20,7 @@ class Judgement(str, Enum):
     failed = "fail"
 
 
-_VALUE = re.compile(r"^(pass|fail): (.+) \(against (\S+)\)$", re.DOTALL)
+_VALUE = re.compile(r"(pass|fail): (.+) \(against (\S+)\)", re.DOTALL)  # fullmatch (hashes.py)
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,14 @@ class Verdict:
 def check_reason(reason: str, field: str = "reason") -> str:
     if not isinstance(reason, str) or not reason.strip():
         raise FieldError(field, "is empty")
-    if "\n" in reason or "\r" in reason:
-        raise FieldError(field, "must be one line (V1)")
+    if any(is_control(c) for c in reason):
+        raise FieldError(field, "must be one line, without control characters (V1)")
     return reason.strip()
 
 
 def check_against(against: str, field: str = "against") -> str:
-    if not isinstance(against, str) or not against or any(c.isspace() for c in against):
+    if (not isinstance(against, str) or not against
+            or any(c.isspace() or is_control(c) for c in against)):
         raise FieldError(field, f"{against!r} is not a record's full hash or a file path without spaces")
     if against.startswith("/") or ".." in against.split("/"):
         raise FieldError(field, f"{against!r} must be a path inside the check-in, or a record's full hash")
@@ -61,8 +63,8 @@ def parse_verdict(value: str) -> Verdict | None:
     """A tag value as a verdict, or None when it is not one (V1)."""
     if not isinstance(value, str):
         return None
-    match = _VALUE.match(value)
-    if match is None or "\n" in match.group(2):
+    match = _VALUE.fullmatch(value)
+    if match is None or any(is_control(c) for c in value):
         return None
     return Verdict(Judgement(match.group(1)), match.group(2), match.group(3))
 

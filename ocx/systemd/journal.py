@@ -15,7 +15,7 @@ import struct
 import sys
 
 SOCKET = "/run/systemd/journal/socket"
-_FIELD = re.compile(r"^[A-Z0-9][A-Z0-9_]*$")
+_FIELD = re.compile(r"[A-Z0-9][A-Z0-9_]*")
 
 
 class JournalError(OSError):
@@ -27,7 +27,7 @@ def _fields(message: str, priority: int, fields: dict[str, object]) -> dict[str,
            "SYSLOG_IDENTIFIER": str(fields.pop("SYSLOG_IDENTIFIER", "ocx"))}
     for k, v in fields.items():
         # journald drops fields whose names break its rules; refuse loudly.
-        if not _FIELD.match(k) or k.startswith("_"):
+        if not _FIELD.fullmatch(k) or k.startswith("_"):
             raise JournalError(f"{k!r} is not a journal field name")
         out[k] = str(v)
     return out

@@ -25,7 +25,7 @@ MS_REC = 16384
 SERVICE_IFACE = "org.freedesktop.systemd1.Service"
 UNIT_IFACE = "org.freedesktop.systemd1.Unit"
 
-_NAME = re.compile(r"^[A-Za-z0-9:_.\\-]+\.service$")
+_NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.service")
 _STD = {"null", "tty", "tty-force", "tty-fail", "inherit", "journal", "kmsg",
         "socket", "data"}
 
@@ -142,7 +142,7 @@ def exec_commands(name: str, commands: Sequence[ExecCommand]) -> list[Property]:
 
 def properties(s: TransientService) -> list[Property]:
     """The StartTransientUnit properties of `s`. Pure; raises UnitError."""
-    if not _NAME.match(s.name):
+    if not _NAME.fullmatch(s.name):
         raise UnitError(f"name: {s.name!r} is not a valid service unit name")
     if not s.argv:
         raise UnitError("argv: empty")

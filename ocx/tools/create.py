@@ -156,10 +156,10 @@ class Create(Tool):
             raise Stop(page.field, page.why)
         offers = {record.runner: page.offer(record.runner)} if page is not None else {}
         try:
-            capabilities = repository.effective_capabilities(record.user)
+            letters = repository.user(record.user).capabilities
         except Exception:
-            capabilities = None
-        error = admission_error(record, offers=offers, node_user="", run_user_capabilities=capabilities)
+            letters = None
+        error = admission_error(record, offers=offers, node_user="", run_user_letters=letters)
         if error is not None:
             raise Stop(error.field, error.why)
         act.check("the record passes the checks this repository can make (not on its node)")

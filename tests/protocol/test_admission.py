@@ -8,9 +8,9 @@ from .examples import ci_record, record
 OFFERS = {"claude": RunnerOffer("claude", remote=True), "codex": RunnerOffer("codex", remote=False)}
 
 
-def error(obj, caps=frozenset("ei"), enforced=None, node_user="ocx-node"):
+def error(obj, caps=None, enforced=None, node_user="ocx-node"):
     kwargs = {} if enforced is None else {"enforced": enforced}
-    return admission_error(parse_message(obj), offers=OFFERS, node_user=node_user, run_user_capabilities=caps, **kwargs)
+    return admission_error(parse_message(obj), offers=OFFERS, node_user=node_user, run_user_letters=caps, **kwargs)
 
 
 def test_an_offered_runner_with_an_ordinary_user_is_admitted():
@@ -28,9 +28,25 @@ def test_records_that_cannot_run_here_name_the_field(obj, field):
 
 
 def test_a_run_user_holding_admin_or_setup_is_refused():
-    assert error(record(), caps=frozenset("s")).field == "user"
-    assert error(record(), caps=frozenset("ai")).field == "user"
+    assert error(record(), caps="s").field == "user"
+    assert error(record(), caps="ai").field == "user"
     assert error(record(), caps=None) is None  # a user that does not exist yet is made by the node
+
+
+@pytest.mark.parametrize("letters", ["i", "u", "v", "4", "gior234", "h"])
+def test_a_run_user_holding_any_letter_is_refused(letters):
+    found = error(record(), caps=letters)
+    assert found.field == "user" and "D40" in found.why
+
+
+def test_a_former_run_user_holding_nothing_may_run_again():
+    assert error(record(), caps="") is None
+
+
+@pytest.mark.parametrize("login", ["nobody", "anonymous", "reader", "developer"])
+def test_fossils_special_logins_are_refused_even_when_they_hold_nothing(login):
+    found = error(record(user=login), caps="")
+    assert found.field == "user" and "special" in found.why
 
 
 def test_a_restriction_this_node_does_not_enforce_is_refused():

@@ -56,10 +56,10 @@ def admission(repository: Repository, config: NodeConfig, record_hash: str, reco
         return page, None
     offers = {record.runner: page.offer(record.runner)} if page is not None else {}
     try:
-        capabilities = repository.effective_capabilities(record.user)
+        letters = repository.user(record.user).capabilities  # its own letters, never nobody's (D40)
     except UnknownUser:
-        capabilities = None  # the node makes it (D19)
-    error = admission_error(record, offers=offers, node_user=config.node_user, run_user_capabilities=capabilities)
+        letters = None  # the node makes it (D19)
+    error = admission_error(record, offers=offers, node_user=config.node_user, run_user_letters=letters)
     if error is None:
         error = sandbox_error(record, config)
     if error is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ...fossil import admin
 from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
-from ...protocol.render import render_message
+from ...protocol.render import one_line, render_response
 from .arrivals import answer_in_place
 from .context import NodeContext
 from ..records import THREAD, RecordDir, open_records
@@ -47,10 +47,11 @@ def respond(context: NodeContext, target: Target, outcome: Outcome, note: str,
                                    node_user=context.config.node_user, received=target.received,
                                    wall_seconds=target.wall_seconds)
     written = None
+    note = one_line(note)  # one line, no control character: nothing it echoes can open a block before ours
     if existing is None:
         response = Response(ocx=1, kind="response", node=context.server_code, answers=target.hash,
                             outcome=outcome, note=note)
-        body = render_message(response, preface=f"Record {target.hash[:12]}: **{outcome.value}**, {note}.")
+        body = render_response(response)
         web = context.web()
         if target.place_kind == THREAD:
             written = web.reply(target.hash, body)  # D12: a reply to the record's post
