@@ -23,7 +23,8 @@ FIXER = "fixer-0a1b2c"
 @pytest.fixture(scope="module")
 def fixer(world):
     """A fixer's record, open on the node: its own login, no password, branch fixes, own thread."""
-    password = admin.create_user(world.served.path, FIXER, "i4", "fixer@example.org", home=world.served.home)
+    # A former run user, holding nothing (D40); the node gives it its letters once the record is acted on.
+    password = admin.create_user(world.served.path, FIXER, "", "fixer@example.org", home=world.served.home)
     created = world.run("create", {"objective": "Fix what the reviewer finds.", "budget": {"wall": "4h"},
                                    "user": FIXER, "hears": ["admin"], "remote": False,
                                    "restrict": {"no_password": True, "branch": "fixes", "own_thread": True}})
@@ -34,6 +35,7 @@ def fixer(world):
         record = parse_message(find_message(post.body))
     assert isinstance(record, Record)
     RecordDir.of(world.node, created.result).save(OpenRecord(created.result, record, post.root), "forum")
+    admin.set_capabilities(world.served.path, FIXER, "i4", home=world.served.home)
     home = world.served.work / "fixer-home"
     clone = CallerClone.create(home / "repo.fossil", world.served.base_url, FIXER, password, home=home,
                                save_password=False)

@@ -54,7 +54,9 @@ def test_create_in_reply_and_in_ticket(world):
 
 @pytest.mark.parametrize("raw, field", [
     ({"objective": "o", "budget": WALL, "runner": "codex"}, "runner"),  # no page sandbox/codex
-    ({"objective": "o", "budget": WALL, "user": "alice", "restrict": {"no_password": True}}, None),
+    ({"objective": "o", "budget": WALL, "user": "run-new-1", "restrict": {"no_password": True}}, None),
+    ({"objective": "o", "budget": WALL, "user": "alice"}, "user"),  # a person holding letters (D40)
+    ({"objective": "o", "budget": WALL, "user": "nobody"}, "user"),  # Fossil's own (D40)
     ({"objective": "o", "budget": WALL, "user": "admin"}, "user"),  # holds admin (D35)
     ({"objective": "o", "budget": WALL, "user": "ocx-node"}, "user"),  # the node user (D35)
     ({"objective": "o", "budget": WALL, "restrict": {"branch": "fixes"}}, "restrict.branch"),
