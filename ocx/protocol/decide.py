@@ -123,7 +123,8 @@ def decide(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     if arrival.pending_moderation:
         return [Ignore("held for moderation (D28)")]
     if arrival.edit_of is not None:
-        return [Ignore("an edit is never a message (C1, D9)")]
+        # D9: never a message; D44: from a user a record hears, in its place, a delivery like a post.
+        return _conversation(arrival, facts) or [Ignore("an edit is never a message (C1, D9)")]
     found = find_message(arrival.text)
     if found is not None and envelope(found).is_for(facts.server_code):
         return [_message(arrival, found, facts)]

@@ -61,3 +61,12 @@ def test_a_stop_during_preparation_is_still_stopped():
 
 def test_a_shutdown_during_preparation_waits_for_lost():
     assert outcome(system_stopping=True, unprepared="its preparation did not finish") is None
+
+
+def test_a_host_oom_kill_of_a_run_with_no_memory_budget_is_not_budget():
+    """Hole 10: no limit of the record was reached, so the outcome says what happened instead."""
+    no_memory = Budget(wall="2h")
+    for facts in ({"result": "oom-kill", "code": "killed", "status": "KILL"},
+                  {"result": "signal", "code": "killed", "status": "9", "oom_killed": True}):
+        found = decide_outcome(EndFacts(**{"seconds": 3, **facts}), no_memory)
+        assert found == (Outcome.exited, "killed by SIGKILL (out of memory on the host) after 3 seconds")

@@ -101,6 +101,23 @@ def test_posts_in_the_place_from_a_heard_user_are_delivered():
     assert action.delivery.text == f"Post {POST_HASH} from pat: Looks good?"
 
 
+def test_an_edit_by_a_heard_user_is_delivered_with_its_own_hash_and_whole_new_text_d44():
+    edited = "Looks good?\n\nEdit: the parser too."
+    action = only(decide(arrival(hash=POST_HASH, text=edited, edit_of="9" * 40), OPEN))
+    assert isinstance(action, Deliver) and action.record_hash == HASH and action.delivery.hash == POST_HASH
+    assert action.delivery.text == f"Post {POST_HASH} from pat: {edited}"
+
+
+@pytest.mark.parametrize("changes", [{"sender": "eve"}, {"sender": "claude-91c0de"}, {"place": "6" * 40},
+                                     {"pending_moderation": True}])
+def test_an_edit_is_never_a_message_and_delivers_only_as_a_post_would_d9_d44(changes):
+    fields = {"hash": POST_HASH, "edit_of": "9" * 40, **changes}
+    action = only(decide(arrival(stop(stops=HASH), **fields), OPEN))  # a stop in an edit stops nothing
+    assert isinstance(action, Ignore)
+    as_edit = only(decide(arrival(stop(stops=HASH), hash=POST_HASH, edit_of="9" * 40), OPEN))
+    assert isinstance(as_edit, Deliver)  # from a heard user in the place: delivered, still not a stop
+
+
 @pytest.mark.parametrize("changes", [{"sender": "eve"}, {"sender": "claude-91c0de"}, {"place": "6" * 40}, {"rcvid": 5}, {"rcvid": 2}])
 def test_posts_not_delivered(changes):
     fields = {"hash": POST_HASH, "text": "hello", **changes}

@@ -24,7 +24,7 @@ from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
 from ...systemd.units import TransientService
 from .context import NodeContext
-from .finish import end_facts
+from .finish import end_facts, ended_before_this_boot
 from ..layout import SLICE, RunHome, unit_name, unit_stem
 from .outcome import decide_outcome
 from ..unit import bounded
@@ -147,17 +147,31 @@ async def _tend_record(context: NodeContext, systemd, record_dir: RecordDir, ope
         if record_dir.marked(f"started-{stem}") is None:
             await start_checkin(context, systemd, record_dir, opened, checkin)
             break
-        if record_dir.marked(f"ended-{stem}") is None:
+        ended = record_dir.marked(f"ended-{stem}")
+        if ended is None:
             if await _gone(systemd, stem + ".service") and record_dir.marked(f"ended-{stem}") is None:
                 # Its unit vanished without an end (the host went down): it never finished, so it runs again.
                 (record_dir.path / f"started-{stem}.json").unlink()
                 await start_checkin(context, systemd, record_dir, opened, checkin)
             break  # D18: it still runs
+        if cut_off(ended, record_dir):
+            # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
+            if ended_before_this_boot(ended):
+                for mark in ("started", "ended", "prepared", "unprepared"):
+                    (record_dir.path / f"{mark}-{stem}.json").unlink(missing_ok=True)
+                await start_checkin(context, systemd, record_dir, opened, checkin)
+            break  # else the host is going down now: the first pass after it is back runs it
         unjudged.append((checkin, stem))  # ended: judge it once the next one is on its way
     written = 0
     for checkin, stem in unjudged:
         written += judge(context, record_dir, opened, checkin, stem)
     return written
+
+
+def cut_off(ended: dict, record_dir: RecordDir) -> bool:
+    """Whether a check-in's run was ended by a host shutdown, not by itself, a limit or a stop (D4, D18)."""
+    facts = end_facts(ended, record_dir)
+    return facts.system_stopping and facts.stopped_by is None
 
 
 async def _gone(systemd, name: str) -> bool:

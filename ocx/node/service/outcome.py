@@ -57,8 +57,11 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
         return Outcome.refused, f"the node could not prepare its workspace: {facts.unprepared}"
     if facts.result == "timeout":
         return Outcome.budget, f"wall {budget.wall} reached"
-    if facts.result == "oom-kill" or (facts.oom_killed and facts.code in ("killed", "dumped")):
+    oom = facts.result == "oom-kill" or (facts.oom_killed and facts.code in ("killed", "dumped"))
+    if oom and budget.memory is not None:
         return Outcome.budget, f"memory {budget.memory} reached"
+    if oom:  # no limit of the record's was reached: the host ran out (issue 11, hole 10)
+        return Outcome.exited, f"killed by {_signal(facts.status or 'KILL')} (out of memory on the host) {after}"
     if facts.cpu_budget_hit:
         return Outcome.budget, f"cpu {format_seconds(budget.cpu or 0)} reached"
     if facts.unenforced is not None:
