@@ -30,8 +30,8 @@ def _absolute_path(value: str) -> str:
     # D16: relative paths are refused; ".." would let a path escape what it names.
     if not value.startswith("/"):
         raise ValueError(f"{json.dumps(value)} is not an absolute path")
-    if "\x00" in value or any(part == ".." for part in value.split("/")):
-        raise ValueError(f"{json.dumps(value)} is not a plain absolute path (no '..', no NUL)")
+    if any(ord(c) < 32 or ord(c) == 0x7F for c in value) or any(part == ".." for part in value.split("/")):
+        raise ValueError(f"{json.dumps(value)} is not a plain absolute path (no '..', no control character)")
     return value
 
 
