@@ -85,9 +85,18 @@ def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> s
 
 
 def _give(root: Path, uid: int, gid: int) -> None:
-    for directory, subdirectories, files in os.walk(root):
-        for name in [directory, *(os.path.join(directory, f) for f in [*subdirectories, *files])]:
-            os.lchown(name, uid, gid)
+    """Everything below ROOT to the run's user: its own stack, never Python's
+    (a checkout is a check-in's, and may be deeper than the recursion limit)."""
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        os.lchown(directory, uid, gid)
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    os.lchown(entry.path, uid, gid)
 
 
 def make_home(step: Preparation, password: str) -> Path:
