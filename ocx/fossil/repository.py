@@ -99,6 +99,16 @@ class Repository(WorkReads):
             raise AmbiguousPrefix(prefix, matches)
         return matches[0]
 
+    def holding(self, hashes: list[str]) -> set[str]:
+        """Those of HASHES this repository holds with their content."""
+        held: set[str] = set()
+        for start in range(0, len(hashes), 500):
+            batch = hashes[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            held.update(row[0] for row in self._rows(
+                f"SELECT uuid FROM blob WHERE uuid IN ({marks}) AND size>=0", tuple(batch)))
+        return held
+
     def artifact(self, hash_: str) -> bytes:
         """The bytes of the artifact with this full hash, checked against it."""
         data = content(self._db, self._rid(hash_))

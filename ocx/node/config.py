@@ -66,6 +66,16 @@ def config_path(name: str) -> Path:
     return CONFIG_DIR / f"{name}.json"
 
 
+def page_secret_path(config_file: Path | str) -> Path:
+    """The web page's secret (D43), beside the node's configuration file: only
+    root and the Fossil server's account (which runs the page) read it."""
+    return Path(config_file).with_suffix(".page-secret")
+
+
+def load_file(config_file: Path | str) -> NodeConfig:
+    return NodeConfig.model_validate_json(Path(config_file).read_text())
+
+
 def configured_nodes(config_dir: Path | None = None) -> list[str]:
     """The names of the nodes set up on this host: a command that is not told
     which node uses the one there is (readers, attach)."""
@@ -73,7 +83,7 @@ def configured_nodes(config_dir: Path | None = None) -> list[str]:
 
 
 def load(name: str) -> NodeConfig:
-    return NodeConfig.model_validate_json(config_path(name).read_text())
+    return load_file(config_path(name))
 
 
 def save(config: NodeConfig, node_password: str | None = None) -> Path:

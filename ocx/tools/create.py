@@ -110,7 +110,7 @@ class Create(Tool):
             remote = page is not None and not isinstance(page, FieldError) and page.offer(runner).remote
         node = given.node or caller.server_code()
         if not node:
-            raise Stop("node", f"{caller.repository_path} has no server-code; name the node")
+            raise Stop("node", f"{caller.where} has no server-code; name the node")
         data = {"ocx": 1, "kind": "record", "node": node, "user": user, "runner": runner,
                 "objective": given.objective, "checkins": list(given.checkins), "hears": hears, "remote": remote,
                 "restrict": given.restrict.model_dump(exclude_none=True), "sandbox": given.sandbox.model_dump(),
