@@ -12,7 +12,10 @@ holds, it chooses the check-ins and the files they need, and nothing else:
   artifact (a tag, or a branch moved, in disguise);
 - its branch is its own `*branch` card's value, else its primary parent's,
   read from the node's repository or, for a parent that is new too, decided
-  the same way: never from what the clone's tables say;
+  the same way: never from what the clone's tables say; so are the symbolic
+  names it answers to (`sym-` tags, its own or passed on by its parents),
+  which `fossil update NAME` goes by: with a branch restricted, a check-in
+  may answer to that branch's name only, never to `trunk`'s;
 - the files it needs are its F cards' and its baseline's; each file must not
   itself be a structural artifact (Fossil crosslinks any received blob that
   parses as one, so a file could carry a forum post or a tag);
@@ -43,6 +46,16 @@ class PlanRefused(Exception):
     def __init__(self, field: str, why: str):
         super().__init__(f"{field}: {why}")
         self.field, self.why = field, why
+
+
+@dataclass(frozen=True)
+class Line:
+    """Where a check-in stands: its branch, the `sym-` tags it passes on to
+    its children, and the names it answers to itself (`fossil update NAME`)."""
+
+    branch: str | None
+    passed_on: frozenset[str]
+    names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -86,9 +99,10 @@ def kind_of(artifact: Artifact) -> str:
 
 
 def plan_push(new: Mapping[str, bytes], *, served_has: Callable[[str], bool],
-              served_branch: Callable[[str], str | None], branch: str | None) -> Plan:
+              served_line: Callable[[str], Line], branch: str | None) -> Plan:
     """The plan for NEW (hash → bytes, each checked to hash to its name);
-    PlanRefused when it cannot be sent as it stands."""
+    PlanRefused when it cannot be sent as it stands. SERVED_LINE gives a
+    check-in the node holds: its branch and the `sym-` tags it passes on."""
     plan, parsed = Plan(), {}
     for hash_, data in new.items():
         try:
@@ -100,12 +114,19 @@ def plan_push(new: Mapping[str, bytes], *, served_has: Callable[[str], bool],
             parsed[hash_] = artifact
         else:
             plan.left_out.append((hash_, what))
-    branches: dict[str, str | None] = {}
+    lines: dict[str, Line] = {}
     for hash_ in parsed:
-        _resolve_branch(hash_, parsed, branches, served_has, served_branch)
-    for hash_, found in branches.items():
-        if branch is not None and found != branch:
-            raise PlanRefused("branch", f"check-in {hash_} is on {found!r}, and the record restricts branch "
+        _resolve_line(hash_, parsed, lines, served_has, served_line)
+    for hash_, line in lines.items():
+        if branch is None:
+            continue
+        if line.branch != branch:
+            raise PlanRefused("branch", f"check-in {hash_} is on {line.branch!r}, and the record restricts branch "
+                                        f"{branch!r} (C6): nothing was copied")
+        others = sorted(name.removeprefix("sym-") for name in line.names if name != "sym-" + branch)
+        if others:
+            raise PlanRefused("branch", f"check-in {hash_} would answer to the name {others[0]!r} (its tag "
+                                        f"sym-{others[0]}, its own or its parent's), and the record restricts branch "
                                         f"{branch!r} (C6): nothing was copied")
     for hash_, artifact in parsed.items():
         for needed in _needs(artifact):
@@ -119,7 +140,7 @@ def plan_push(new: Mapping[str, bytes], *, served_has: Callable[[str], bool],
                 raise PlanRefused("caller", f"check-in {hash_} holds {needed[:12]} as a file, and those bytes are "
                                             "themselves a Fossil artifact: Fossil would act on them")
             plan.files.append((needed, data))
-    plan.checkins = [Checkin(h, new[h], branches[h]) for h in _parents_first(parsed)]
+    plan.checkins = [Checkin(h, new[h], lines[h].branch) for h in _parents_first(parsed)]
     return plan
 
 
@@ -150,42 +171,50 @@ def _parents_first(parsed: Mapping[str, Artifact]) -> list[str]:
     return ordered
 
 
-def _own_branch(hash_: str, artifact: Artifact) -> tuple[bool, str | None]:
-    """(whether CHECKIN names its branch itself, that branch)."""
+def _own_branch(hash_: str, artifact: Artifact) -> str | None:
+    """The branch CHECKIN names itself, if it does; its T cards checked."""
     foreign = [t for t in artifact.tags if t.target != "*"]
     if foreign:
         raise PlanRefused("caller", f"check-in {hash_} carries a tag on another artifact ({foreign[0].op}"
                                     f"{foreign[0].name} on {foreign[0].target[:12]}): only its own tags travel with it")
     own = [t for t in artifact.tags if t.name == "branch"]
     if not own:
-        return (not artifact.parents), None
+        return None
     if len(own) != 1 or own[0].op != "*" or not own[0].value:
         raise PlanRefused("caller", f"check-in {hash_} has a branch card Fossil would not start a branch with")
-    return True, own[0].value
+    return own[0].value
 
 
-def _resolve_branch(start: str, parsed: Mapping[str, Artifact], branches: dict[str, str | None],
-                    served_has: Callable[[str], bool], served_branch: Callable[[str], str | None]) -> None:
-    """Each new check-in's branch: its own card's, else its primary parent's
-    (walked up without recursion: a run may push a long line of check-ins)."""
-    line, current = [], start
-    while current not in branches:
-        if current in line:
-            raise PlanRefused("caller", f"check-in {current[:12]} is its own ancestor")
-        line.append(current)
-        named, found = _own_branch(current, parsed[current])
-        if named:
+def _resolve_line(start: str, parsed: Mapping[str, Artifact], lines: dict[str, Line],
+                  served_has: Callable[[str], bool], served_line: Callable[[str], Line]) -> None:
+    """Each new check-in's Line, as Fossil would make it: its branch and its
+    symbolic names come down its primary parents (walked up without
+    recursion: a run may push a long line of check-ins), each check-in's own
+    T cards applied on the way down."""
+    stack, current = [], start
+    while current not in lines and current not in stack:
+        stack.append(current)
+        parents = parsed[current].parents
+        if not parents:
+            base = Line(None, frozenset())
             break
-        parent = parsed[current].parents[0]
+        parent = parents[0]
         if parent in parsed:
             current = parent
             continue
         if not served_has(parent):
             raise PlanRefused("caller", f"check-in {current}'s parent {parent[:12]} is neither on the node nor in "
                                         "the clone")
-        found = served_branch(parent)
+        base = served_line(parent)
         break
     else:
-        found = branches[current]
-    for hash_ in line:
-        branches[hash_] = found
+        if current in stack:
+            raise PlanRefused("caller", f"check-in {current[:12]} is its own ancestor")
+        base = lines[current]
+    for hash_ in reversed(stack):
+        artifact = parsed[hash_]
+        tags = [t for t in artifact.tags if t.name.startswith("sym-")]
+        passed_on = (base.passed_on - {t.name for t in tags if t.op == "-"}) | {t.name for t in tags if t.op == "*"}
+        base = Line(_own_branch(hash_, artifact) or base.branch, frozenset(passed_on),
+                    frozenset(passed_on | {t.name for t in tags if t.op == "+"}))
+        lines[hash_] = base

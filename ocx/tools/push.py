@@ -12,7 +12,7 @@ the run's user (D21) and no password reaches a command line (D41).
 from __future__ import annotations
 
 from ..fossil.errors import WrongKind
-from ..fossil.push_plan import Plan, PlanRefused, plan_push
+from ..fossil.push_plan import Line, Plan, PlanRefused, plan_push
 from ..fossil.repository import Repository
 from ..fossil.run_clone import MAX_ARTIFACT_BYTES, CloneRefused, RunClone
 from ..node.service.tool_sockets import served_by_socket
@@ -48,15 +48,14 @@ def _plan(act: Act, branch: str | None) -> Plan:
     with RunClone(caller.run_clone) as clone, caller.reading() as served:
         new = new_artifacts(clone, served)
 
-        def branch_of(hash_: str) -> str | None:
+        def line_of(hash_: str) -> Line:
             try:
-                return served.checkin(hash_).branch
+                return Line(served.checkin(hash_).branch, served.symbols_passed_on(hash_))
             except WrongKind:
                 raise PlanRefused("caller", f"a new check-in names {hash_[:12]} as its parent, which is no "
                                             "check-in") from None
 
-        return plan_push(new, served_has=lambda h: bool(served.holding([h])), served_branch=branch_of,
-                         branch=branch)
+        return plan_push(new, served_has=lambda h: bool(served.holding([h])), served_line=line_of, branch=branch)
 
 
 def _batches(files: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
