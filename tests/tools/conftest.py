@@ -92,3 +92,36 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     finally:
         served.server.stop()
         remove_state(node)
+
+
+# -- a node in the systemd container, reached from this host (another host's view) --
+
+def inside(container, *args: str) -> dict:
+    """Run tests/tools/web_node_inside.py in the container; its one JSON line."""
+    done = container.exec(["/opt/ocx/venv/bin/python", "-m", "tests.tools.web_node_inside", *args], workdir="/src",
+                          env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.exit_code == 0, done.output
+    return json.loads(done.output.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def node_in_container():
+    """A systemd container whose Fossil server is published on this host's
+    127.0.0.1:PUBLISHED: the host stands for a person's own machine."""
+    from tests.container.systemd_container import SystemdContainer, build_image, engine
+
+    from .web_node_inside import PUBLISHED
+
+    engine()
+    running = SystemdContainer(build_image(), ports={PUBLISHED: PUBLISHED})
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def webnode(node_in_container) -> dict:
+    """The node there, set up by `ocx node init` (web_node_inside.setup)."""
+    return inside(node_in_container, "setup")

@@ -5,7 +5,9 @@ D21), and a POST from elsewhere (its Referer) or without the form's token
 Debian's headless chromium."""
 from __future__ import annotations
 
+import json
 import re
+import time
 import urllib.parse
 import urllib.request
 
@@ -162,3 +164,39 @@ def test_a_post_without_its_sessions_token_is_refused_whatever_its_referer(site)
     assert called["stopped"]["field"] == "caller" and "D43" in called["stopped"]["why"]
     assert site.sql("SELECT count(*) FROM blob") == before
     assert web.page_json("/ext/ocx?json")["token"] == token_of(web)  # the token the CLI fetches is the forms'
+
+
+def test_in_chromium_a_page_a_run_checked_in_cannot_post_as_the_admin_viewing_it(site, tmp_path):
+    """D43: any run user holds `i`, so it can check in an HTML page and a
+    script, which Fossil serves raw from the page's own origin
+    (/doc/BRANCH/PATH). Opened by an admin, its form posts to /ext/ocx with a
+    Referer under the repository (D30 alone would take it) and without the
+    token: the page writes nothing."""
+    from .chromium import Chromium, binary
+
+    if binary() is None:
+        pytest.skip("Debian's chromium is not installed (contrib/setup.sh --test installs it)")
+    form = ('<html><body><form id="f" method="POST" action="/ext/ocx">'
+            '<input name="tool" value="create"><input name="objective" value="Sent by a page a run wrote.">'
+            '<input name="budget" value=\'{"wall": "1h"}\'><input name="dry_run" value="false"></form>'
+            '<script src="evil.js"></script></body></html>\n')
+    site.commit("alice", "evil.js", "document.getElementById('f').submit();\n")
+    site.commit("alice", "evil.html", form)
+    before = site.sql("SELECT count(*) FROM blob")
+    browser = Chromium(tmp_path / "profile")
+    try:
+        browser.goto(site.base_url + "/login")
+        browser.submit(f"""document.querySelector('input[name=u]').value = 'admin';
+            document.querySelector('input[name=p]').value = {site.passwords['admin']!r};
+            document.querySelector('input[name=p]').form.submit();""")
+        browser.goto(site.base_url + "/doc/trunk/evil.html")
+        deadline = time.monotonic() + 30
+        while not (browser.js("location.pathname") == "/ext/ocx" and browser.js("document.readyState") == "complete"
+                   and browser.js("!!document.querySelector('#tool-create .ocx-answer')")):
+            assert time.monotonic() < deadline, browser.js("location.href")
+            time.sleep(0.2)
+        shown = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').innerText"))
+    finally:
+        browser.close()
+    assert shown["stopped"]["field"] == "caller" and "D43" in shown["stopped"]["why"], shown
+    assert site.sql("SELECT count(*) FROM blob") == before  # nothing written as the admin
