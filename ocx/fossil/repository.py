@@ -1,4 +1,5 @@
-"""The only code that opens a repository file, and only to read it.
+"""The only code that opens a repository file, and only to read it (but for
+a run's own clone, which run_clone.py opens trusting nothing in it).
 
 The file is opened read-only (`mode=ro`, `PRAGMA query_only`) with a busy
 timeout: Fossil keeps writing it while we read (rollback journal, not WAL;
