@@ -23,6 +23,7 @@ as their sender (D21). Nothing is written to disk for a call.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,15 +71,26 @@ class Caller:
         with self.reading() as repository:
             return repository.server_code
 
+    def open_runs(self) -> list[OpenRecord]:
+        """This node's open records: from its own state where the caller may
+        read it (root: at the node, a tool socket); else, on the web page (the
+        server's account, kept out of the node's state), from the repository:
+        every record of this node an admin sent that has no answer (C4)."""
+        if self.node is None:
+            return []
+        state = self.node.state_dir
+        if not state.exists() or os.access(state, os.R_OK | os.X_OK):
+            return [record_dir.load()[0] for record_dir in open_records(self.node)]
+        from ..node.service.activity import read_activity
+
+        with self.reading() as repository:
+            found = read_activity(repository, self.node.node_user, latest=0).open
+        return [OpenRecord(entry.placed.hash, entry.record, entry.placed.place, rcvid=entry.placed.rcvid)
+                for entry in found]
+
     def open_run(self) -> OpenRecord | None:
         """The open record on this node whose run acts as this caller, if any."""
-        if self.node is None:
-            return None
-        for record_dir in open_records(self.node):
-            opened, _ = record_dir.load()
-            if opened.record.user == self.login:
-                return opened
-        return None
+        return next((opened for opened in self.open_runs() if opened.record.user == self.login), None)
 
     # -- writing as the caller (D21) ---------------------------------------------
 

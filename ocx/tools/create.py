@@ -146,7 +146,7 @@ class Create(Tool):
         caller = act.caller
         if caller.node is not None and record.node == caller.server_code():
             # Part 4, C6: on the node, the node's own refusal checks.
-            error, _ = admission(repository, caller.node, "", record)
+            error, _ = admission(repository, caller.node, "", record, caller.open_runs())
             if error is not None:
                 raise Stop(error.field, error.why)
             act.check("the node's own checks (C6, D35) pass: it would run this record")

@@ -131,6 +131,10 @@ def test_a_reviewer_and_a_fixer_from_another_host(node_in_container, webnode, pe
     tags = waited(container, "a verdict by the reviewer", lambda: [
         tag for tag in inside(container, "tags", work)["tags"] if tag[2] == reviewer], units=(unit(webnode, review),))
     assert tags == [["audited", f"pass: reads well (against {review})", reviewer]], tags
+    # from inside its run it asked the node's page who and where it is: the node's answer, its record
+    (said,) = [json.loads(line[len("tool status "):]) for line in inside(container, "journal", unit(webnode, review))[
+        "journal"].splitlines() if line.startswith("tool status ")]
+    assert said["result"]["node"] == webnode["server_code"] and said["result"]["run"]["record"] == review, said
 
     # a question in its thread, from this host; its answer, as the reviewer, in the same thread
     asked = ocx(person, "post", "--to", review[:10], "--text", "Is it good?")
