@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from . import paths
+from .paths import page_secret_path  # noqa: F401  (init, the page's tests)
 
 CONFIG_DIR = Path(paths.CONFIG_DIR)
 STATE_ROOT = Path(paths.STATE_ROOT)
@@ -64,12 +65,6 @@ class NodeConfig(BaseModel):
 
 def config_path(name: str) -> Path:
     return CONFIG_DIR / f"{name}.json"
-
-
-def page_secret_path(config_file: Path | str) -> Path:
-    """The web page's secret (D43), beside the node's configuration file: only
-    root and the Fossil server's account (which runs the page) read it."""
-    return Path(config_file).with_suffix(".page-secret")
 
 
 def load_file(config_file: Path | str) -> NodeConfig:
