@@ -127,7 +127,7 @@ def refusal(env: Mapping[str, str], node: Node, given: str) -> str | None:
         return "a change is taken only from this repository's own pages (Referer, D30)"
     if node.secret is None:
         return "this node's page has no secret (ocx node init writes it), so it takes no change (D43)"
-    if not given or not hmac.compare_digest(given, token(node, env)):
+    if not given or not hmac.compare_digest(given.encode(), token(node, env).encode()):
         return "a change is taken only from OCX's own forms: this request has no valid token (D43)"
     return None
 

@@ -45,7 +45,7 @@ class RemoteTools:
             session = self._logged_in()
             token = session.page_json(self.page).get("token", "")
             answer = session.page_json(self.page, {"tool": name, "input": raw, "token": token})
-        except WebError as error:
+        except (WebError, OSError) as error:
             self._session = None  # a later call logs in again
             return _stopped(name, f"{error} (the node's page at {given.url}{self.page}, D30)")
         try:

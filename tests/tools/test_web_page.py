@@ -156,7 +156,7 @@ def test_a_post_without_its_sessions_token_is_refused_whatever_its_referer(site)
     web = site.web("admin")
     before = site.sql("SELECT count(*) FROM blob")
     fields = {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}', "dry_run": "false"}
-    for token in (None, "", "0" * 64, token_of(site.web("bob"))):
+    for token in (None, "", "0" * 64, "é" * 64, token_of(site.web("bob"))):
         sent = fields if token is None else {**fields, "token": token}
         answer = _page_answer(web.post("/ext/ocx", sent).text)
         assert answer["stopped"]["field"] == "caller" and "D43" in answer["stopped"]["why"], answer
