@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from ocx.fossil import admin
-from ocx.fossil.manifest import escape
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
