@@ -10,7 +10,7 @@ import typer
 def attach(record: str = typer.Argument(..., help="The session record's hash, or its first 10 or more hex digits."),
            login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
            password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is your password."),
-           clone: Optional[str] = typer.Option(None, "--clone", help="A clone that saved your password."),
+           clone: Optional[str] = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
            at_node: Optional[str] = typer.Option(None, "--at-node", help="The node's name; needed only when this host has several.")) -> None:
     """Attach to a session's terminal, as root on the node's host, with a login holding admin or setup (D32).
 
@@ -18,10 +18,11 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
     (so does the end of your input or the session's end). Then a post in the
     record's place, written as you, says who attached, when and for how long.
     """
-    import getpass
-
+    from ..node import config as node_config
     from ..tools.attach import Refused, attach_session, only_node
-    from ..tools.caller import caller_for
+    from ..tools.caller import caller_at_node
+    from ..tools.credentials import credentials
+    from .cli_tools import terminal_password
 
     def refuse(field: str, why: str) -> None:
         typer.echo(f"refused: {field}: {why}", err=True)
@@ -29,15 +30,16 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
 
     try:
         node = at_node or only_node()
-        caller = caller_for(login=login, password_file=password_file, clone=clone, node=node)
+        ask = terminal_password if sys.stdin.isatty() else None
+        given = credentials(login=login, password_file=password_file, clone=clone,
+                            url=node_config.load(node).url, ask=ask)
+        caller = caller_at_node(node, given.login, given.password)
     except Refused as refused:
         refuse(refused.field, refused.why)
     except FileNotFoundError as error:
         refuse("node", f"no such node on this host: {error.filename} is missing")
     except (ValueError, OSError) as error:
         refuse("caller", str(error))
-    if caller.password is None and sys.stdin.isatty():
-        caller.password = getpass.getpass(f"Fossil password for {caller.login}: ")
     with caller:
         try:
             done = attach_session(caller, record, say=lambda text: typer.echo(text, err=True))

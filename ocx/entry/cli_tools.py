@@ -10,6 +10,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import sys
+from pathlib import Path
 from collections.abc import Callable
 from types import UnionType
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
@@ -21,8 +23,7 @@ from ..tools.framework import Answer, Tool, run_tool, validate_input
 from ..tools.registry import TOOLS
 
 # Where and as whom; `--at-node`, since `node` is a field of create.
-CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "clone", "at_node": "node",
-                  "repository": "repository", "url": "url"}
+CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "clone", "at_node": "node", "url": "url"}
 
 
 def _plain(annotation: Any) -> set[type]:
@@ -87,11 +88,12 @@ def print_answer(answer: Answer, exact: bool) -> None:
         typer.echo(f"result: {answer.result}")
 
 
-def through(where: dict[str, Any]) -> Callable[[str, object], dict]:
+def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -> Callable[[str, object], dict]:
     """How calls are made for WHERE (D22): through the run's tool socket when
-    one is given or this is a run that has one, else as the caller it names."""
-    from ..tools.caller import caller_for
-    from ..tools.tool_socket import ask, inside_socket
+    one is given or this is a run that has one; on the node's host with
+    `--at-node`; else sent to the node's web page as the caller it names
+    (tools/remote.py), ASK giving a password nothing else gave."""
+    from ..tools.tool_socket import ask as ask_socket, inside_socket
 
     socket_path = where.pop("socket", None)
     # Only a socket-served run's unit has the directory mounted (systemd also leaves an
@@ -99,21 +101,60 @@ def through(where: dict[str, Any]) -> Callable[[str, object], dict]:
     if socket_path is None and not any(where.values()) and (inside_socket().exists() or os.path.ismount(inside_socket().parent)):
         socket_path = str(inside_socket())
     if socket_path is not None:
-        return lambda name, raw: ask(socket_path, name, raw)
+        return lambda name, raw: ask_socket(socket_path, name, raw)
+    made: list = []  # the way calls go, made at the first call that passes its input's check
 
     def call(name: str, raw: object) -> dict:
         try:  # Part 4: the input is checked before anything else happens, the caller's look-up included
             validate_input(TOOLS[name], raw)
         except FieldError:
             return run_tool(TOOLS[name], raw, None).model_dump(mode="json")  # stops at the field, touching nothing
-        try:
-            caller = caller_for(**where)
-        except (ValueError, OSError) as error:
-            return Answer(tool=name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)}).model_dump(mode="json")
-        with caller:
-            return run_tool(TOOLS[name], raw, caller).model_dump(mode="json")
+        if not made:
+            try:
+                made.append(_calls_for(where, ask))
+            except (ValueError, OSError) as error:
+                return Answer(tool=name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)}).model_dump(mode="json")
+        return made[0](name, raw)
 
     return call
+
+
+def _calls_for(where: dict[str, Any], ask: Callable[[str], str] | None) -> Callable[[str, object], dict]:
+    from ..tools.caller import caller_at_node
+    from ..tools.credentials import credentials
+    from ..tools.remote import RemoteTools
+
+    node = where.get("node")
+    if node is not None:
+        # On the node's host: its repository is read where it is (root's, D29).
+        login = where.get("login")
+        if not login:
+            raise ValueError("--at-node needs --login LOGIN (D22)")
+        password = None
+        if where.get("password_file"):
+            password = Path(where["password_file"]).read_text().splitlines()[0]
+        elif ask is not None:
+            password = ask(f"Fossil password for {login}: ")
+        try:
+            caller = caller_at_node(node, login, password)
+        except FileNotFoundError:
+            raise ValueError(f"no node {node!r} on this host (no /etc/ocx/{node}.json)") from None
+
+        def at_node(name: str, raw: object) -> dict:
+            with caller:
+                return run_tool(TOOLS[name], raw, caller).model_dump(mode="json")
+
+        return at_node
+    given = credentials(login=where.get("login"), password_file=where.get("password_file"),
+                        clone=where.get("clone"), url=where.get("url"), ask=ask)
+    return RemoteTools(given).call
+
+
+def terminal_password(prompt: str) -> str:
+    """Asked on the terminal, never echoed (getpass); only where one is."""
+    import getpass
+
+    return getpass.getpass(prompt)
 
 
 def _where(options: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +165,8 @@ def _command(tool: Tool):
     def command(**options: Any) -> None:
         raw = input_from_options(tool, options, options.get("input"))
         if isinstance(raw, dict):
-            answer = Answer.model_validate(through(_where(options))(tool.name, raw))
+            ask = terminal_password if sys.stdin.isatty() and sys.stderr.isatty() else None
+            answer = Answer.model_validate(through(_where(options), ask=ask)(tool.name, raw))
         else:
             answer = Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": raw, "why": "is not valid JSON"})
         print_answer(answer, options.get("as_json", False))
@@ -146,10 +188,10 @@ def _command(tool: Tool):
         "as_json": typer.Option(False, "--json", help="Print the answer exactly, as JSON."),
         "login": typer.Option(None, "--login", help="Your Fossil login (D22)."),
         "password_file": typer.Option(None, "--password-file", help="A file whose first line is your password."),
-        "clone": typer.Option(None, "--clone", help="A clone that saved your password (fossil clone --save-http-password)."),
+        "clone": typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP (fossil clone "
+                                                    "--save-http-password URL FILE): it names the node and your login."),
         "at_node": typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its repository)."),
-        "repository": typer.Option(None, "--repository", help="The repository file to read."),
-        "url": typer.Option(None, "--url", help="The served repository's URL, to write to."),
+        "url": typer.Option(None, "--url", help="The node's Fossil server, e.g. http://node.example:8080 (with --login)."),
         "socket": typer.Option(None, "--socket", help="A run's tool socket (C6; inside a run, found by itself)."),
     }
     for name, option in extra.items():
@@ -162,16 +204,16 @@ def _command(tool: Tool):
 
 def mcp(login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
         password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is your password."),
-        clone: Optional[str] = typer.Option(None, "--clone", help="A clone that saved your password."),
+        clone: Optional[str] = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
         at_node: Optional[str] = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
-        repository: Optional[str] = typer.Option(None, "--repository", help="The repository file to read."),
-        url: Optional[str] = typer.Option(None, "--url", help="The served repository's URL."),
+        url: Optional[str] = typer.Option(None, "--url", help="The node's Fossil server (with --login)."),
         socket: Optional[str] = typer.Option(None, "--socket", help="A run's tool socket (inside a run, found by itself).")) -> None:
     """Serve the six tools over MCP on standard input and output (D23)."""
     from .mcp_server import serve_stdio
 
-    serve_stdio(through(dict(login=login, password_file=password_file, clone=clone, node=at_node,
-                             repository=repository, url=url, socket=socket)))
+    # Never asks for a password: its standard input is the protocol's.
+    serve_stdio(through(dict(login=login, password_file=password_file, clone=clone, node=at_node, url=url,
+                             socket=socket)))
 
 
 def register(app: typer.Typer) -> None:

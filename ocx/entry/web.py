@@ -1,36 +1,88 @@
-"""The tools on a web page (D30): an ext program of Fossil's server, drawn in
-the repository's skin, for the viewer Fossil names (FOSSIL_USER,
-FOSSIL_CAPABILITIES).
+"""The tools on the node's web page (D30), and the node's door for `ocx TOOL`
+and `ocx mcp` called from any host.
 
-Each tool is a card rendered from its type (D23): its fields, and its form
-only where the viewer's capabilities allow it. A POST runs the tool as the
-viewer: the page writes through Fossil's own forms with the viewer's own
-session cookie, so the viewer is the sender (D21). A change is taken only
-from a POST whose Referer is under this repository's base URL, as Fossil
-checks its own forms (D30).
+An ext program of the node's Fossil server (in its --extroot). Fossil
+authenticates the viewer and passes the page its login (FOSSIL_USER,
+FOSSIL_CAPABILITIES) and its session cookie; the page runs the tools on the
+node, as that login, reading the served repository and the node's
+configuration (tools/caller.py), and writes through Fossil in the viewer's
+own session, so the viewer is the sender (D21). Three kinds of request:
 
-Install: a file `ocx` in the server's --extroot, executable, holding
-`#!/bin/sh` and `exec /opt/ocx/venv/bin/python -m ocx.entry.web`.
+- GET: the cards (web_cards.py), each form carrying the token;
+- a form POST from a card: the tool is run, its answer shown in its card;
+- JSON (`/ext/ocx?json`): a GET answers the viewer's login and token; a
+  POST of `{"tool", "input", "token"}` runs the tool and answers the tool's
+  one shape. This is how the CLI and MCP call from anywhere
+  (tools/remote.py): the same run, log, result and artifact as on the node.
+
+A change is taken only from a POST whose Referer is under this repository's
+base URL, as Fossil checks its own forms (D30), and which carries the token
+bound to the viewer's login session by the node's page secret (D43): Fossil
+serves a run's checked-in files from the same origin, and their forms have
+no token.
+
+This module is the door (who, and may it change anything); running the
+tools is web_tools.py's, imported only when a request needs it, so a
+token's GET starts in a tenth of the time (no pydantic, no tools).
+
+Installed by `ocx node init`: a file `ocx` in the server's --extroot,
+executable, `#!/bin/sh` / `exec PYTHON -m ocx.entry.web /etc/ocx/NAME.json`
+(the node's configuration: Fossil clears an ext program's environment).
 """
 from __future__ import annotations
 
-import html
+import hashlib
+import hmac
 import json
 import os
 import sys
 import urllib.parse
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..fossil.web import WebSession
-from ..tools.caller import Caller
-from ..tools.framework import Answer, Tool, run_tool
-from ..tools.registry import TOOLS
-from .cli_tools import input_from_options, option_kind
+from ..fossil.repository import Repository
+from ..node.paths import page_secret_path
+
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Node:
+    """What the page knows of its node: its configuration file and page secret."""
+
+    config_file: str | None
+    repository: str | None  # the one Fossil serves (FOSSIL_REPOSITORY)
+
+    @classmethod
+    def from_argv(cls, argv: list[str], repository: str | None) -> Node:
+        return cls(argv[0] if argv else None, repository)
+
+    @cached_property
+    def secret(self) -> bytes | None:
+        if self.config_file is None:
+            return None
+        try:
+            return page_secret_path(self.config_file).read_bytes().strip() or None
+        except OSError:
+            return None
+
+    @cached_property
+    def config(self) -> Any:
+        """The node's NodeConfig, or None: a page installed for another repository knows nothing of this one."""
+        if self.config_file is None:
+            return None
+        from ..node import config as node_config
+
+        config = node_config.load_file(self.config_file)
+        if self.repository and Path(config.repository).resolve() != Path(self.repository).resolve():
+            return None
+        return config
 
 
 def base_url(env: Mapping[str, str]) -> str:
-    """This repository's base URL: what precedes /ext in the page's own address."""
+    """This repository's base URL as the viewer reached it: what precedes /ext."""
     script = env.get("SCRIPT_NAME", "")
     root = script[: script.find("/ext")] if "/ext" in script else ""
     return f"{env.get('REQUEST_SCHEME', 'http')}://{env.get('HTTP_HOST', '')}{root}"
@@ -41,102 +93,74 @@ def referer_allowed(env: Mapping[str, str]) -> bool:
     return bool(env.get("HTTP_HOST")) and (referer == base or referer.startswith(base + "/"))
 
 
-def allowed(tool: Tool, capabilities: str) -> bool:
-    return tool.capability.held_by(frozenset(capabilities))
+def viewer(env: Mapping[str, str]) -> str:
+    return env.get("FOSSIL_USER") or "nobody"
 
 
-def _field_input(name: str, info: Any) -> str:
-    kind = option_kind(info.annotation)
-    label = html.escape(name)
-    if kind == "flag":
-        return (f'<label>{label} <select name="{label}"><option value="">(default)</option>'
-                f'<option>true</option><option>false</option></select></label>')
-    hint = " (JSON)" if kind == "json" else ""
-    required = " required" if info.is_required() else ""
-    return f'<label>{label}{hint} <input name="{label}"{required}></label>'
+def session_of(env: Mapping[str, str]) -> str:
+    """The viewer's login cookie, or "" when the viewer has none. Fossil
+    names it `fossil-` and the first 16 digits of the login group's code, or
+    else the project's (2.21 login.c login_cookie_name)."""
+    repository = env.get("FOSSIL_REPOSITORY")
+    if not repository:
+        return ""
+    with Repository(repository) as served:
+        name = "fossil-" + (served.config("login-group-code") or served.project_code)[:16]
+    for part in env.get("HTTP_COOKIE", "").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return ""
 
 
-def card(tool: Tool, capabilities: str, action: str, answer: Answer | None = None) -> str:
-    fields = [(n, i) for n, i in tool.Input.model_fields.items() if n != "dry_run"]
-    parts = [f'<div class="ocx-tool" id="tool-{tool.name}"><h2>{tool.name}</h2>',
-             f"<p>{html.escape(tool.summary)} Needs: {html.escape(tool.capability.means)}.</p>",
-             "<p>Fields: " + (", ".join(f"<code>{html.escape(n)}</code>" for n, _ in fields) or "none") + "</p>"]
-    if allowed(tool, capabilities):
-        parts.append(f'<form method="POST" action="{html.escape(action)}">'
-                     f'<input type="hidden" name="tool" value="{tool.name}">')
-        parts += [_field_input(n, i) + "<br>" for n, i in fields]
-        parts.append('<button name="dry_run" value="true">Dry run</button> '
-                     '<button name="dry_run" value="false">Run</button></form>')
-    else:
-        parts.append(f"<p><em>You may not use it here: it needs {html.escape(tool.capability.means)}.</em></p>")
-    if answer is not None:
-        parts.append(f'<pre class="ocx-answer">{html.escape(json.dumps(answer.model_dump(mode="json"), indent=1))}</pre>')
-    return "".join(parts) + "</div>"
+def token(node: Node, env: Mapping[str, str]) -> str:
+    """D43: the viewer's login and session, signed with the node's page secret."""
+    if node.secret is None:
+        return ""
+    signed = f"{viewer(env)}\0{session_of(env)}".encode()
+    return hmac.new(node.secret, signed, hashlib.sha256).hexdigest()
 
 
-def form_input(tool: Tool, form: Mapping[str, str]) -> dict | str:
-    given: dict[str, Any] = {}
-    for name, info in tool.Input.model_fields.items():
-        value = form.get(name, "")
-        if value == "":
-            continue
-        given[name] = value == "true" if option_kind(info.annotation) == "flag" else value
-    return input_from_options(tool, given, None)
-
-
-def answer_post(env: Mapping[str, str], body: str) -> tuple[str | None, Answer]:
-    """Run the tool a POST names as the viewer; (its name, its answer)."""
-    form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
-    tool = TOOLS.get(form.get("tool", ""))
-    if tool is None:
-        return None, Answer(tool=form.get("tool", ""), dry_run=False, log=[], stopped={"field": "tool", "why": "no such tool"})
+def refusal(env: Mapping[str, str], node: Node, given: str) -> str | None:
+    """Why a POST may change nothing, or None when it may (D30, D43)."""
     if not referer_allowed(env):
-        return tool.name, Answer(tool=tool.name, dry_run=False, log=[],
-                                 stopped={"field": "caller", "why": "a change is taken only from this repository's own pages (Referer, D30)"})
-    raw = form_input(tool, form)
-    if not isinstance(raw, dict):
-        return tool.name, Answer(tool=tool.name, dry_run=False, log=[], stopped={"field": raw, "why": "is not valid JSON"})
-    login, base = env.get("FOSSIL_USER", "nobody"), base_url(env)
-    caller = Caller(login, None, Path(env["FOSSIL_REPOSITORY"]), base)
-    # The viewer's own session: Fossil's forms record the viewer as sender (D21).
-    caller._web = WebSession(base, login, None, cookie=env.get("HTTP_COOKIE", ""))
-    with caller:
-        return tool.name, run_tool(tool, raw, caller)
+        return "a change is taken only from this repository's own pages (Referer, D30)"
+    if node.secret is None:
+        return "this node's page has no secret (ocx node init writes it), so it takes no change (D43)"
+    if not given or not hmac.compare_digest(given.encode(), token(node, env).encode()):
+        return "a change is taken only from OCX's own forms: this request has no valid token (D43)"
+    return None
 
 
-def _required(tool: Tool) -> list[str]:
-    return [name for name, info in tool.Input.model_fields.items() if info.is_required()]
+def wants_json(env: Mapping[str, str]) -> bool:
+    """A call in JSON (`?json`, or a JSON body): Fossil 2.21 passes an ext
+    program no Accept header, so the query says it."""
+    query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
+    return "json" in query or env.get("CONTENT_TYPE", "").startswith(JSON)
 
 
-def page(env: Mapping[str, str], body: str = "") -> str:
-    capabilities = env.get("FOSSIL_CAPABILITIES", "")
-    answered, answer = (None, None)
-    if env.get("REQUEST_METHOD") == "POST":
-        answered, answer = answer_post(env, body)
-    action = env.get("SCRIPT_NAME", "")
-    viewer = html.escape(env.get("FOSSIL_USER", "nobody"))
-    cards = []
-    for tool in TOOLS.values():
-        shown = answer if tool.name == answered else None
-        if shown is None and allowed(tool, capabilities) and not _required(tool) and "FOSSIL_REPOSITORY" in env:
-            # What it would do now: a dry run needs no field of these tools.
-            with Caller(env.get("FOSSIL_USER", "nobody"), None, Path(env["FOSSIL_REPOSITORY"]), base_url(env)) as caller:
-                shown = run_tool(tool, {"dry_run": True}, caller)
-        cards.append(card(tool, capabilities, action, shown))
-    # D30: a single outer <div class='fossil-doc'> is what makes Fossil draw the
-    # page inside the repository's skin, titled by data-title; bare HTML passes as is.
-    return (f"<div class='fossil-doc' data-title='OCX tools'><p>You are <b>{viewer}</b>.</p>"
-            + "".join(cards) + "</div>")
+def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict:
+    """The CLI's and MCP's door (tools/remote.py)."""
+    if env.get("REQUEST_METHOD") != "POST":
+        return {"login": viewer(env), "capabilities": env.get("FOSSIL_CAPABILITIES", ""), "token": token(node, env)}
+    from .web_tools import answer_call
+
+    return answer_call(env, node, body)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     env = dict(os.environ)
     length = int(env.get("CONTENT_LENGTH") or 0)
     body = sys.stdin.buffer.read(length).decode("utf-8", "replace") if length else ""
-    text = page(env, body)
-    sys.stdout.write("Content-Type: text/html; charset=utf-8\r\n\r\n" + text)
+    node = Node.from_argv(argv, env.get("FOSSIL_REPOSITORY"))
+    if wants_json(env):
+        sys.stdout.write(f"Content-Type: {JSON}\r\n\r\n" + json.dumps(answer_json(env, node, body)))
+    else:
+        from .web_tools import page
+
+        sys.stdout.write("Content-Type: text/html; charset=utf-8\r\n\r\n" + page(env, node, body))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,5 @@
-"""What the tools need of Fossil beyond reads and forms: a push as a given
-login from any clone file, and which check-ins a clone holds that a
-repository lacks (C6 `push`, D22).
+"""What a caller's clone says of its server and login (D22), a ticket's id
+from a prefix (D11), and Fossil's obscuring of a saved sync password.
 """
 from __future__ import annotations
 
@@ -8,32 +7,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocx.fossil.program import FossilError, run_fossil_with_password
-from ocx.fossil.records import Checkin
 from ocx.fossil.repository import Repository
-from ocx.fossil.sync import login_url
-
-
-def new_checkins(clone: Repository, served: Repository) -> list[Checkin]:
-    """The check-ins in CLONE that SERVED does not hold, oldest first."""
-    hashes = [row[0] for row in clone._rows(
-        "SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='ci' ORDER BY e.mtime, b.rid")]
-    held = {h for h in hashes if served._one("SELECT 1 FROM blob WHERE uuid=? AND size>=0", (h,))}
-    return [clone.checkin(h) for h in hashes if h not in held]
-
-
-def push_as(clone: Path | str, base_url: str, login: str, password: str, *, home: Path | str) -> None:
-    """Push everything new in CLONE to BASE_URL as LOGIN, once: the URL (and
-    its password) is not remembered in the clone (`--once`), so a clone that
-    holds no password still holds none afterwards (C6). The password goes to
-    Fossil's prompt, never on its command line (D41)."""
-    try:
-        out = run_fossil_with_password(["push", "--once", login_url(base_url, login), "-R", str(clone)], password,
-                                       home=home, user=login).stdout
-    except FossilError as exc:
-        raise FossilError(["push", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
-    if "not authorized to write" in out or "Error:" in out:
-        raise FossilError(["push", base_url], 0, out.replace(password, "***"), "the server refused the push")
 
 
 def ticket_id(repository: Repository, prefix: str) -> str | None:
@@ -59,21 +33,24 @@ def unobscure(text: str) -> str:
 
 @dataclass(frozen=True)
 class SavedLogin:
-    """What a clone made with --save-http-password knows of its server (D22)."""
+    """What a clone made over HTTP as a login knows of its server (D22): with
+    --save-http-password, also the password, or, after its first sync, only
+    the sync secret (fossil-facts.md)."""
 
     base_url: str
     login: str
-    password: str
+    password: str | None
 
 
 def saved_login(clone: Path | str) -> SavedLogin | None:
     with Repository(clone) as repository:
         url, obscured = repository.config("last-sync-url"), repository.config("last-sync-pw")
-    if not url or not obscured:
+    if not url:
         return None
     parts = urllib.parse.urlsplit(url)
     if not parts.username:
         return None
     netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
     base = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    return SavedLogin(base.rstrip("/"), urllib.parse.unquote(parts.username), unobscure(obscured))
+    return SavedLogin(base.rstrip("/"), urllib.parse.unquote(parts.username),
+                      unobscure(obscured) if obscured else None)

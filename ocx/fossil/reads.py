@@ -131,6 +131,13 @@ class WorkReads:
             time=card_date(card.date),
         )
 
+    def symbols_passed_on(self, hash_: str) -> frozenset[str]:
+        """The `sym-` tags CHECKIN passes on to its children (propagating,
+        tagxref's tagtype 2): the names Fossil's `update NAME` finds them by."""
+        return frozenset(name for (name,) in self._rows(
+            "SELECT t.tagname FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
+            " WHERE x.rid=? AND x.tagtype=2 AND t.tagname GLOB 'sym-*'", (self._rid(hash_),)))
+
     def branch_checkins(self, branch: str) -> list[str]:
         """The check-ins whose branch is BRANCH (its `branch` tag), oldest first."""
         return [hash_ for (hash_,) in self._rows(

@@ -1,4 +1,5 @@
-"""The only code that opens a repository file, and only to read it.
+"""The only code that opens a repository file, and only to read it (but for
+a run's own clone, which run_clone.py opens trusting nothing in it).
 
 The file is opened read-only (`mode=ro`, `PRAGMA query_only`) with a busy
 timeout: Fossil keeps writing it while we read (rollback journal, not WAL;
@@ -98,6 +99,16 @@ class Repository(WorkReads):
         if len(matches) > 1:
             raise AmbiguousPrefix(prefix, matches)
         return matches[0]
+
+    def holding(self, hashes: list[str]) -> set[str]:
+        """Those of HASHES this repository holds with their content."""
+        held: set[str] = set()
+        for start in range(0, len(hashes), 500):
+            batch = hashes[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            held.update(row[0] for row in self._rows(
+                f"SELECT uuid FROM blob WHERE uuid IN ({marks}) AND size>=0", tuple(batch)))
+        return held
 
     def artifact(self, hash_: str) -> bytes:
         """The bytes of the artifact with this full hash, checked against it."""

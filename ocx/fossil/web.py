@@ -5,14 +5,16 @@ no command that writes a forum post; only these forms do.
 The only code that talks HTTP to Fossil's pages. Standard library only
 (urllib, http.cookiejar): the hook's import time matters.
 Every POST carries a Referer under the base URL: without it Fossil shows the
-form again (200) and writes nothing (fossil-facts.md "Forum posts"). A tag
-goes by sync in the session (/xfer, `push_tag`): the web page's viewer has a
-cookie, not a password (D30).
+form again (200) and writes nothing (fossil-facts.md "Forum posts"). Tags
+and a run's check-ins go by sync in the session (/xfer, `push_artifacts`):
+the web page's viewer has a cookie, not a password (D30), and nobody's
+password goes on a command line (D41).
 """
 from __future__ import annotations
 
 import hashlib
 import http.cookiejar
+import json
 import re
 import secrets
 import urllib.error
@@ -126,7 +128,8 @@ class WebSession:
     def _log_in(self, password: str) -> None:
         page = self.post("/login", {"u": self.login, "p": password, "g": "/"})
         if page.status != 302 or not any(c.name.startswith("fossil-") for c in self._cookies):
-            raise WebError(f"login as {self.login} at {self.base_url} failed (HTTP {page.status})")
+            raise WebError(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
+                           "Fossil took neither the login nor its password")
 
     def full_hash(self, prefix: str) -> str:
         """The full hash of artifact PREFIX, from its raw bytes on the server
@@ -140,29 +143,52 @@ class WebSession:
                 return digest
         raise WebError(f"/raw/{prefix} returned bytes whose hash does not begin with it")
 
+    def page_json(self, path: str, payload: dict | None = None) -> dict:
+        """An ext page that answers JSON (OCX's own, D30): GET it, or POST
+        PAYLOAD as JSON; its answer as data, WebError if it is none."""
+        body = json.dumps(payload).encode() if payload is not None else None
+        page = self._request(path, body=body, content_type="application/json" if body is not None else None)
+        try:
+            answer = json.loads(page.body)
+        except ValueError:
+            answer = None
+        if page.status != 200 or not isinstance(answer, dict):
+            raise WebError(f"{self.base_url}{path} answered HTTP {page.status} without OCX's JSON: is OCX's page "
+                           "installed there (ocx node init)?")
+        return answer
+
     def raw(self, hash_: str) -> bytes:
         page = self.get(f"/raw/{hash_}")
         if page.status != 200:
             raise WebError(f"/raw/{hash_}: HTTP {page.status}")
         return page.body
 
-    # -- tags by sync, in this session (D30) -------------------------------------
+    # -- artifacts by sync, in this session (D21, D30) ------------------------
 
-    def push_tag(self, checkin: str, name: str, value: str | None, project_code: str) -> str:
-        """Add tag NAME = VALUE on CHECKIN (a full hash) as this login, through
-        Fossil's sync endpoint (/xfer) in this session, not a password: Fossil
-        authenticates a sync request by its login cookie too, and records
-        the login as the sender. Its forms cannot: /ci_edit writes a tag
-        with no value. Needs `i`. Returns the tag change's full hash."""
-        artifact = tag_change(checkin, name, value, self.login, datetime.now(timezone.utc))
-        hash_ = hashlib.sha3_256(artifact).hexdigest()
+    def push_artifacts(self, artifacts: list[tuple[str, bytes]], project_code: str) -> None:
+        """Send whole ARTIFACTS, each (its full hash, its bytes), through
+        Fossil's sync endpoint (/xfer) in this session, so the server records
+        this login as their sender (rcvfrom, D21): Fossil 2.21 authenticates a sync request by its login cookie as
+        it does a page. No clone, no `fossil` process, no password on any
+        command line (D41). Needs `i`. Each goes under the name it is known
+        by (SHA1 or SHA3-256), which the server checks against its bytes.
+        WebError if the server refused any."""
         # A client's own code names the pushing repository; this session has none.
-        head = f"push {secrets.token_hex(20)} {project_code}\nfile {hash_} {len(artifact)}\n".encode()
-        page = self._request("/xfer", body=head + artifact, content_type="application/x-fossil-uncompressed")
+        body = f"push {secrets.token_hex(20)} {project_code}\n".encode()
+        body += b"".join(f"file {h} {len(a)}\n".encode() + a for h, a in artifacts)
+        page = self._request("/xfer", body=body, content_type="application/x-fossil-uncompressed")
         errors = [unescape(line[6:]) for line in page.text.splitlines() if line.startswith("error ")]
         if page.status != 200 or errors:
-            raise WebError(f"tag {name} by {self.login}: the server refused it (HTTP {page.status}"
+            raise WebError(f"push by {self.login}: the server refused it (HTTP {page.status}"
                            f"{': ' + '; '.join(errors) if errors else ''})")
+
+    def push_tag(self, checkin: str, name: str, value: str | None, project_code: str) -> str:
+        """Add tag NAME = VALUE on CHECKIN (a full hash) as this login, by sync
+        in this session (push_artifacts). Fossil's forms cannot: /ci_edit
+        writes a tag with no value. Returns the tag change's full hash."""
+        artifact = tag_change(checkin, name, value, self.login, datetime.now(timezone.utc))
+        hash_ = hashlib.sha3_256(artifact).hexdigest()
+        self.push_artifacts([(hash_, artifact)], project_code)
         if self.get(f"/raw/{hash_}").status != 200:
             raise WebError(f"tag {name} by {self.login}: the server did not keep it")
         return hash_

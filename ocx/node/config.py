@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from . import paths
+from .paths import page_secret_path  # noqa: F401  (init, the page's tests)
 
 CONFIG_DIR = Path(paths.CONFIG_DIR)
 STATE_ROOT = Path(paths.STATE_ROOT)
@@ -66,6 +67,10 @@ def config_path(name: str) -> Path:
     return CONFIG_DIR / f"{name}.json"
 
 
+def load_file(config_file: Path | str) -> NodeConfig:
+    return NodeConfig.model_validate_json(Path(config_file).read_text())
+
+
 def configured_nodes(config_dir: Path | None = None) -> list[str]:
     """The names of the nodes set up on this host: a command that is not told
     which node uses the one there is (readers, attach)."""
@@ -73,7 +78,7 @@ def configured_nodes(config_dir: Path | None = None) -> list[str]:
 
 
 def load(name: str) -> NodeConfig:
-    return NodeConfig.model_validate_json(config_path(name).read_text())
+    return load_file(config_path(name))
 
 
 def save(config: NodeConfig, node_password: str | None = None) -> Path:

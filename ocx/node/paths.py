@@ -1,9 +1,17 @@
 """Where a node keeps things on its host; standard library only, for the light steps."""
+from pathlib import Path
+
 CONFIG_DIR = "/etc/ocx"
 STATE_ROOT = "/var/lib/ocx"
 RUNTIME_ROOT = "/run/ocx"
 # The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
 RUNS_STATE_DIRECTORY = "ocx-runs"
+
+
+def page_secret_path(config_file: str | Path) -> Path:
+    """The web page's secret (D43), beside the node's configuration file: only
+    root and the Fossil server's account (which runs the page) read it."""
+    return Path(config_file).with_suffix(".page-secret")
 
 
 def socket_path(node: str) -> str:

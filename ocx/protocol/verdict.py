@@ -45,12 +45,27 @@ def check_reason(reason: str, field: str = "reason") -> str:
     return reason.strip()
 
 
+def looks_like_a_hash(text: str) -> bool:
+    """Ten or more hex digits and nothing else: a hash or a prefix of one (D11),
+    never read as a file's path."""
+    return len(text) >= 10 and all(c in "0123456789abcdef" for c in text)
+
+
 def check_against(against: str, field: str = "against") -> str:
-    if (not isinstance(against, str) or not against
-            or any(c.isspace() or is_control(c) for c in against)):
-        raise FieldError(field, f"{against!r} is not a record's full hash or a file path without spaces")
-    if against.startswith("/") or ".." in against.split("/"):
-        raise FieldError(field, f"{against!r} must be a path inside the check-in, or a record's full hash")
+    """V1's X: a record's full hash, or a plausible path of a file in the
+    check-in, as Fossil names one (relative, `/`-separated, no empty, `.` or
+    `..` part, no space, control character or backslash). An artifact's
+    prefix is neither: V2 would read it as a path that names nothing."""
+    if not isinstance(against, str) or not against:
+        raise FieldError(field, "is empty")
+    if is_full_hash(against):
+        return against
+    if looks_like_a_hash(against):
+        raise FieldError(field, f"{against!r} is a hash's prefix: give the record's full hash (V1)")
+    parts = against.split("/")
+    if any(c.isspace() or is_control(c) or c == "\\" for c in against) or any(p in ("", ".", "..") for p in parts):
+        raise FieldError(field, f"{against!r} is not a record's full hash nor the plausible path of a file in the "
+                                "check-in (relative, no empty, . or .. part, no space or backslash)")
     return against
 
 

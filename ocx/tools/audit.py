@@ -8,8 +8,8 @@ from pydantic import Field
 from ..fossil.errors import RepositoryError, WrongKind
 from ..protocol.errors import FieldError
 from ..protocol.fields import Text
-from ..protocol.hashes import is_hash_prefix
-from ..protocol.verdict import check_against, format_verdict
+from ..protocol.verdict import check_against, format_verdict, looks_like_a_hash
+from ..reading.verdicts import record_checkins
 from .framework import MAY_CHECK_IN, Act, HashRef, Stop, Tool, ToolInput
 
 
@@ -18,8 +18,9 @@ class AuditInput(ToolInput):
                                          "caller's own (D25).")
     verdict: Literal["pass", "fail"] = Field(description="The judgement.")
     reason: Text = Field(description="Why, on one line.")
-    against: Text = Field(description="The objective it was judged against: a record's hash (10 or more hex "
-                                      "digits), or the path of a file in the check-in that states it (V1).")
+    against: Text = Field(description="The objective it was judged against: a record whose checkins has the "
+                                      "check-in's branch, by its hash (10 or more hex digits), or the path of a file "
+                                      "in the check-in that states it (V1).")
     tag: Literal["audited", "ci"] = Field("audited", description="audited for a judgement, ci for a program's check.")
 
 
@@ -37,30 +38,39 @@ class AuditTool(Tool):
                 checkin = repository.checkin(given.checkin)
             except WrongKind:
                 raise Stop("checkin", f"{given.checkin} is not a check-in") from None
-            claims = [("is the user written in", checkin.user)]
-            if caller.reads_clone:
-                # A clone records everything it pulled as its own user (F2): only the server knows the sender.
-                act.check("the check-in's sender is known only on the node's host; its U card is checked", "checkin")
-            else:
-                claims.insert(0, ("sent", checkin.sender.login))
-            for whose, login in claims:
+            for whose, login in (("sent", checkin.sender.login), ("is the user written in", checkin.user)):
                 if login == caller.login:
                     raise Stop("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
             act.check(f"{given.checkin} on {checkin.branch}, sent by {checkin.sender.login}, not the caller's", "checkin")
-            against = given.against
-            if is_hash_prefix(against):
-                try:
-                    full = repository.resolve(against)
-                except RepositoryError as error:
-                    raise Stop("against", f"{error} (D11)") from None
-                if full != against:
-                    act.step("resolved", f"{against} is {full}", "against")
-                against = full
+            against = self._against(act, repository, given.against, checkin.branch)
             try:
-                check_against(against)
                 value = format_verdict(given.verdict, given.reason, against)
             except FieldError as error:
                 raise Stop(error.field, error.why) from None
         act.check(f"tag {given.tag} = {value!r}")
         return act.write(f"tag {given.tag} on {given.checkin}",
                          lambda: caller.tag(checkin.hash, given.tag, value))
+
+    def _against(self, act: Act, repository, against: str, branch: str | None) -> str:
+        """What V2 will count (V1, V2): a record whose `checkins` has the
+        check-in's branch, by its full hash (a prefix resolved here), or a
+        plausible path of a file; never a prefix or a record that lacks it."""
+        if not looks_like_a_hash(against):
+            try:
+                return check_against(against)
+            except FieldError as error:
+                raise Stop(error.field, error.why) from None
+        try:
+            full = repository.resolve(against)
+        except RepositoryError as error:
+            raise Stop("against", f"{error}: a record's hash, or a file's path that is not all hex digits (D11)") from None
+        if full != against:
+            act.step("resolved", f"{against} is {full}", "against")
+        checkins = record_checkins(repository)(full)
+        if checkins is None:
+            raise Stop("against", f"{full} is not a record (C2): V2 counts a verdict against a record or a file")
+        if branch not in checkins:
+            raise Stop("against", f"record {full[:12]} does not list branch {branch!r} in its checkins "
+                                  f"({', '.join(checkins) or 'none'}): V2 would not count this verdict")
+        act.check(f"record {full[:12]} lists branch {branch} in its checkins", "against")
+        return full

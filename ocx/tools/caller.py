@@ -1,23 +1,35 @@
-"""The caller of a tool (D22): a Fossil login the server authenticates, and
-where the tool reads and writes on its behalf.
+"""The caller of a tool (D22): a Fossil login the server authenticated, and
+the node's repository and configuration every check is decided from.
 
-Reads come from a repository file: the served repository itself on the
-node's host (D29), which alone knows every artifact's sender (F2). Writes
-reach the served repository over HTTP as the caller: forum posts and ticket
-changes through Fossil's forms (web.py), tags and check-ins by sync
-(sync.py, callers.py), so the server records the caller as the sender (D21).
+A tool runs where the truth is: on the node's host, reading the served
+repository itself, the only place that knows every artifact's sender (F2),
+who holds admin or setup now, the runner pages admins sent and whether a
+record is answered, with the node's configuration (its server-code, what it
+enforces, its open records). A caller's own clone knows none of it (it
+names itself as the sender of all it pulled, and has a server-code of its
+own). A call reaches the node three ways, and each builds this caller:
+
+- from anywhere, the CLI and MCP send the call to the node's web page as the
+  logged-in caller (remote.py); the page runs it as the login Fossil passes
+  it, in that login's session (ocx/entry/web.py, D30);
+- a `no_password` run, or one without network, through its tool socket
+  (tool_socket.py), with a password only the node holds;
+- on the node's host, `--at-node NAME`, logging in with the caller's password.
+
+Writes reach the served repository over HTTP as the caller: forum posts and
+ticket changes through Fossil's forms, tags and a run's check-ins by sync in
+the caller's session (ocx/fossil/web.py), so the server records the caller
+as their sender (D21). Nothing is written to disk for a call.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..fossil.repository import Repository
-from ..fossil.sync import CallerClone
 from ..fossil.web import WebSession
+from ..node import config as node_config
 from ..node.config import NodeConfig
 from ..node.records import open_records
 from ..protocol.decide import OpenRecord
@@ -26,92 +38,80 @@ from ..protocol.decide import OpenRecord
 @dataclass
 class Caller:
     login: str
-    password: str | None  # None: a caller that cannot write (a dry run still works)
-    repository_path: Path  # the file the tools read
-    base_url: str  # the served repository the tools write to
-    node: NodeConfig | None = None  # set when the tools run on the node's host
-    clone: CallerClone | None = None  # the caller's own clone that saved its password, for tags
-    run_clone: Path | None = None  # a no_password run's clone (its tool socket sets it)
-    # Reading the caller's own clone (off the node's host): pulled first; it
-    # knows no senders (F2) and names its own user setup, so capabilities
-    # are left to the server, which refuses a write the caller may not make.
-    reads_clone: bool = False
+    repository_path: Path  # the served repository, which the tools read
+    base_url: str  # where the tools reach Fossil's forms and sync from the node: its own URL
+    node: NodeConfig | None = None  # the node serving that repository, when known
+    password: str | None = None  # a caller that logs in itself (at the node, a run's socket)
+    cookie: str | None = None  # the web page's viewer: the session Fossil passed the page (D30)
+    shown_url: str | None = None  # the URL the caller reached the node by, when not base_url
+    run_clone: Path | None = None  # a socket-served run's clone (its tool socket sets it)
     _web: WebSession | None = field(default=None, repr=False)
-    _scratch: Path | None = field(default=None, repr=False)
 
     @property
     def where(self) -> str:
-        return self.base_url
+        return self.shown_url or self.base_url
 
     def reading(self) -> Repository:
-        if self.reads_clone and self.clone is not None and not getattr(self, "_pulled", False):
-            self.clone.pull()
-            self._pulled = True
         return Repository(self.repository_path)
 
     def resolve(self, prefix: str) -> str:
         with self.reading() as repository:
             return repository.resolve(prefix)
 
-    def capabilities(self) -> frozenset[str] | None:
-        """The caller's letters as Fossil expands them; None when only the server can tell."""
-        if self.reads_clone:
-            return None
+    def capabilities(self) -> frozenset[str]:
+        """The caller's letters as Fossil expands them when it acts."""
         with self.reading() as repository:
-            return repository.effective_capabilities(self.login)
+            try:
+                return repository.effective_capabilities(self.login)
+            except LookupError:
+                return frozenset()
 
     def server_code(self) -> str:
-        """This node's name (C1): the node's repository, else the file read."""
-        path = self.node.repository if self.node else self.repository_path
-        with Repository(path) as repository:
+        """This node's name (C1): the served repository's server-code (D29)."""
+        with self.reading() as repository:
             return repository.server_code
 
-    # -- the caller as a run (C6) ------------------------------------------------
+    def open_runs(self) -> list[OpenRecord]:
+        """This node's open records: from its own state where the caller may
+        read it (root: at the node, a tool socket); else, on the web page (the
+        server's account, kept out of the node's state), from the repository:
+        every record of this node an admin sent that has no answer (C4)."""
+        if self.node is None:
+            return []
+        state = self.node.state_dir
+        if not state.exists() or os.access(state, os.R_OK | os.X_OK):
+            return [record_dir.load()[0] for record_dir in open_records(self.node)]
+        from ..node.service.activity import read_activity
+
+        with self.reading() as repository:
+            found = read_activity(repository, self.node.node_user, latest=0).open
+        return [OpenRecord(entry.placed.hash, entry.record, entry.placed.place, rcvid=entry.placed.rcvid)
+                for entry in found]
 
     def open_run(self) -> OpenRecord | None:
         """The open record on this node whose run acts as this caller, if any."""
-        if self.node is None:
-            return None
-        for record_dir in open_records(self.node):
-            opened, _ = record_dir.load()
-            if opened.record.user == self.login:
-                return opened
-        return None
+        return next((opened for opened in self.open_runs() if opened.record.user == self.login), None)
 
     # -- writing as the caller (D21) ---------------------------------------------
 
-    def password_or_refuse(self) -> str:
-        if self.password is None:
-            raise PermissionError(f"no password for {self.login}: it can only make dry runs (D22)")
-        return self.password
-
     def web(self) -> WebSession:
         if self._web is None:
-            self._web = WebSession(self.base_url, self.login, self.password_or_refuse())
+            if self.cookie is not None:
+                self._web = WebSession(self.base_url, self.login, None, cookie=self.cookie)
+            elif self.password is None:
+                raise PermissionError(f"no password for {self.login}: it can only make dry runs (D22)")
+            else:
+                self._web = WebSession(self.base_url, self.login, self.password)
         return self._web
 
     def tag(self, checkin: str, name: str, value: str) -> str:
-        """Tag CHECKIN (a full hash) as the caller; the tag change's hash. The
-        web page's viewer has a session and no password (D30): the tag goes by
-        sync in that session. Any other caller syncs a clone of its own."""
-        if self._web is not None and self.password is None and self.clone is None:
-            with self.reading() as repository:
-                project_code = repository.project_code
-            return self._web.push_tag(checkin, name, value, project_code)
-        return self.tagging_clone().tag(checkin, name, value)
-
-    def tagging_clone(self) -> CallerClone:
-        """The caller's own clone, or a scratch one made for this call."""
-        if self.clone is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="ocx-tool-"))
-            self.clone = CallerClone.create(self._scratch / "caller.fossil", self.base_url, self.login,
-                                            self.password_or_refuse(), home=self._scratch / "home")
-        return self.clone
+        """Tag CHECKIN (a full hash) as the caller, by sync in its session; the tag change's hash."""
+        with self.reading() as repository:
+            project_code = repository.project_code
+        return self.web().push_tag(checkin, name, value, project_code)
 
     def close(self) -> None:
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch, self.clone = None, None
+        self._web = None
 
     def __enter__(self) -> Caller:
         return self
@@ -120,37 +120,7 @@ class Caller:
         self.close()
 
 
-def caller_for(*, login: str | None = None, password_file: str | None = None, clone: str | None = None,
-               node: str | None = None, repository: str | None = None, url: str | None = None,
-               password: str | None = None) -> Caller:
-    """The caller as D22 names it: a clone that saved its password (a
-    person's, or a run's own `$HOME/repo.fossil`), or a login with a
-    password file; on the node host, `node` names where to read and write."""
-    from ..fossil.callers import saved_login
-    from ..node.unit.prepare import PASSWORD_FILE
-    from ..node import config as node_config
-
-    config = node_config.load(node) if node else None
-    clone_path = Path(clone).resolve() if clone else None  # fossil runs elsewhere: never a relative path
-    if clone_path is None and login is None and password_file is None:
-        own = Path(os.environ.get("HOME", "/nonexistent")) / "repo.fossil"  # a run's own clone (prepare.py)
-        clone_path = own if own.is_file() else None
-    saved = saved_login(clone_path) if clone_path else None
-    beside = clone_path.parent / PASSWORD_FILE if clone_path else None
-    if password_file is None and beside is not None and beside.is_file():
-        # a run's own password (prepare.py): the clone may keep only the sync secret
-        password_file = str(beside)
-    if password_file:
-        password = Path(password_file).read_text().splitlines()[0]
-    elif saved is not None and password is None:
-        password = saved.password
-    login = login or (saved.login if saved else None) or os.environ.get("USER")
-    if not login:
-        raise ValueError("no login: give --login, --clone or --password-file (D22)")
-    base_url = url or (config.url if config else None) or (saved.base_url if saved else None)
-    read = repository or (config.repository if config else None) or (str(clone_path) if clone_path else None)
-    if not base_url or not read:
-        raise ValueError("say where: --node NAME on the node's host, or --url and --repository, or --clone")
-    tagging = CallerClone(clone_path, login, Path(tempfile.mkdtemp(prefix="ocx-home-"))) if saved else None
-    reads_clone = clone_path is not None and Path(read) == clone_path
-    return Caller(login, password, Path(read), base_url, node=config, clone=tagging, reads_clone=reads_clone)
+def caller_at_node(node: str, login: str, password: str | None) -> Caller:
+    """LOGIN on node NODE of this host, reading its repository (root's `--at-node`)."""
+    config = node_config.load(node)
+    return Caller(login, Path(config.repository), config.url, node=config, password=password)

@@ -110,7 +110,7 @@ class Create(Tool):
             remote = page is not None and not isinstance(page, FieldError) and page.offer(runner).remote
         node = given.node or caller.server_code()
         if not node:
-            raise Stop("node", f"{caller.repository_path} has no server-code; name the node")
+            raise Stop("node", f"{caller.where} has no server-code; name the node")
         data = {"ocx": 1, "kind": "record", "node": node, "user": user, "runner": runner,
                 "objective": given.objective, "checkins": list(given.checkins), "hears": hears, "remote": remote,
                 "restrict": given.restrict.model_dump(exclude_none=True), "sandbox": given.sandbox.model_dump(),
@@ -146,7 +146,7 @@ class Create(Tool):
         caller = act.caller
         if caller.node is not None and record.node == caller.server_code():
             # Part 4, C6: on the node, the node's own refusal checks.
-            error, _ = admission(repository, caller.node, "", record)
+            error, _ = admission(repository, caller.node, "", record, caller.open_runs())
             if error is not None:
                 raise Stop(error.field, error.why)
             act.check("the node's own checks (C6, D35) pass: it would run this record")

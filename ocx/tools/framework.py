@@ -217,9 +217,6 @@ def _check_capability(tool: Tool, caller: Any, act: Act) -> None:
     if not tool.capability.letters:
         return
     held = caller.capabilities()
-    if held is None:
-        act.check(f"{tool.capability.means} is checked by the server when it writes: a clone cannot tell (D22)", "caller")
-        return
     if not tool.capability.held_by(held):
         raise Stop("caller", f"{caller.login} may not {tool.name}: it needs {tool.capability.means} "
                              f"(one of {tool.capability.letters!r}), and holds {''.join(sorted(held)) or 'nothing'}")

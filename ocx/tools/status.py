@@ -19,18 +19,17 @@ class RunFacts(BaseModel):
 
 class StatusResult(BaseModel):
     login: str = Field(description="The caller's Fossil login.")
-    capabilities: str | None = Field(description="The letters Fossil gives the caller when it acts; null when "
-                                                 "read from a clone.")
-    repository: str = Field(description="Where the tools write: the served repository's URL.")
-    node: str = Field(description="This node's server-code (C1).")
-    on_node: bool = Field(description="Whether the tools run on the node's host, with its checks.")
+    capabilities: str = Field(description="The letters Fossil gives the caller when it acts, read on the node.")
+    repository: str = Field(description="The served repository's URL, as the caller reached it.")
+    node: str = Field(description="This node's server-code (C1): the served repository's, never a clone's.")
+    on_node: bool = Field(description="Whether a node runs on the served repository's host and made these checks.")
     enforces: list[str] = Field(description="The restrictions of C6 this node holds runs to (D24).")
     cpu_rate: float | None = Field(description="The node's per-run CPU rate, in CPUs (D17).")
     run: RunFacts | None = Field(description="The record the caller runs, when it is a run.")
 
 
-def _letters(held: frozenset[str] | None) -> str | None:
-    return None if held is None else "".join(sorted(held))
+def _letters(held: frozenset[str]) -> str:
+    return "".join(sorted(held))
 
 
 class StatusTool(Tool):
@@ -45,12 +44,12 @@ class StatusTool(Tool):
         run = caller.open_run()
         node = caller.node
         result = StatusResult(
-            login=caller.login, capabilities=_letters(caller.capabilities()), repository=caller.base_url,
+            login=caller.login, capabilities=_letters(caller.capabilities()), repository=caller.where,
             node=caller.server_code(), on_node=node is not None,
             enforces=sorted(ENFORCED_RESTRICTIONS) if node is not None else [],
             cpu_rate=node.cpu_quota if node is not None else None,
             run=RunFacts(record=run.hash, place=run.place, restrict=run.record.restrict.model_dump(exclude_none=True))
             if run is not None else None,
         )
-        act.step("read", f"{caller.login} at {caller.base_url}, node {result.node}")
+        act.step("read", f"{caller.login} at {caller.where}, node {result.node}")
         return result

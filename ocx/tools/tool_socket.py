@@ -125,8 +125,8 @@ class RunSocket:
             return self._password
 
     def caller(self) -> Caller:
-        return Caller(self.opened.record.user, self.password(), Path(self.config.repository), self.config.url,
-                      node=self.config, run_clone=self.clone)
+        return Caller(self.opened.record.user, Path(self.config.repository), self.config.url, node=self.config,
+                      password=self.password(), run_clone=self.clone)
 
     def answer(self, request: bytes) -> dict:
         try:

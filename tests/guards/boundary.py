@@ -56,10 +56,9 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
         "other end is the session's own unit (D41: a link there leads nowhere)"),
     ("ocx/tools/attach.py", "attach_session"): dict.fromkeys(
         ["connect"], "attaching.connect checks the peer"),
-    ("ocx/tools/caller.py", "caller_for"): dict.fromkeys(
-        ["is_file", "saved_login", "CallerClone", "read_text"],
-        "the command line's own caller: inside a run it runs as the run's user on the run's own clone; "
-        "never called by the node's or the tool service's code"),
+    ("ocx/tools/push.py", "_plan"): dict.fromkeys(
+        ["RunClone"], "ocx/fossil/run_clone.py opens the run's clone without following a link, only as a regular "
+        "file of the run's own with one name, immutable, every read bounded in size and time (hole 4)"),
 }
 
 

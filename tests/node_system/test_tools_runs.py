@@ -91,7 +91,7 @@ def test_reviewer_and_fixer_through_mcp(node):
 
     question = as_admin(node, "post", {"to": review, "text": "Is it good?"})
     assert question["stopped"] is None
-    answered = waited(node, review, "post", timeout=60)[0]
+    answered = waited(node, review, "post", timeout=240)[0]  # after its scan of every file it can read
     assert answered["stopped"] is None, answered
     with node.repository() as repository:
         reply = repository.post(answered["result"])

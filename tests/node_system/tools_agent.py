@@ -4,7 +4,10 @@ the SDK's own client) from inside its sandbox, printing each answer as
 `tool NAME JSON` for the test to read in the unit's journal.
 
 Objectives: `review HASH` (audit HASH, then answer every post it hears),
-`fix` (commit on branch fixes and push; then on trunk and push again)."""
+`fix` (commit on branch fixes and push; then on trunk and push again); each
+then scans what it can read for passwords (report_scan), unless its
+objective ends with `noscan` (a long walk that a test of other things
+need not wait for)."""
 import asyncio
 import json
 import os
@@ -82,6 +85,7 @@ async def main():
     first = json.loads(sys.stdin.readline())
     print("delivery " + json.dumps(first), flush=True)
     objective, record = first.get("objective", ""), first.get("hash")
+    scan = report_scan if not objective.endswith("noscan") else (lambda: None)
     loop = asyncio.get_running_loop()
     async with stdio_client(OCX) as (read, write):
         async with ClientSession(read, write) as session:
@@ -91,14 +95,14 @@ async def main():
             if objective.startswith("review "):
                 await call(session, "audit", {"checkin": objective.split()[1], "verdict": "pass",
                                               "reason": "reads well", "against": record})
-                report_scan()  # the control: a run that holds its password finds it
-            elif objective == "fix":
+                scan()  # the control: a run that holds its password finds it
+            elif objective.split()[:1] == ["fix"]:
                 commit("fix.txt", "fixes")
                 await call(session, "push", {})
                 fossil("update", "trunk")
                 commit("stray.txt")
                 await call(session, "push", {})
-                report_scan()
+                scan()
             while True:
                 line = await loop.run_in_executor(None, sys.stdin.readline)
                 if not line:

@@ -1,10 +1,14 @@
 """A real `fossil server` (tests/fossil's fixture) with what the tools need:
-an admin-written runner page, a thread, a check-in by alice, and a node
-configuration whose state directory is this module's own."""
+an admin-written runner page, a thread, a check-in by alice, a node
+configuration whose state directory is this module's own, and the node's
+web page in the server's extroot (D30), as `ocx node init` installs it:
+the page is how the CLI and MCP reach the node from anywhere."""
 from __future__ import annotations
 
+import json
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from fossil.conftest import Served, start_served  # tests/fossil's real server
-from ocx.node.config import NodeConfig
+from ocx.fossil.program import serve
+from ocx.node.config import NodeConfig, page_secret_path
 from ocx.tools.caller import Caller
 from ocx.tools.framework import Answer, run_tool
 from ocx.tools.registry import TOOLS
@@ -28,8 +33,8 @@ class World:
     checkin: str  # a check-in by alice
 
     def caller(self, login: str, *, on_node: bool = True, password: bool = True, **options) -> Caller:
-        return Caller(login, self.served.passwords[login] if password else None, self.served.path,
-                      self.served.base_url, node=self.node if on_node else None, **options)
+        return Caller(login, self.served.path, self.served.base_url, node=self.node if on_node else None,
+                      password=self.served.passwords[login] if password else None, **options)
 
     def run(self, tool: str, raw: dict, login: str = "admin", **options) -> Answer:
         with self.caller(login, **options) as caller:
@@ -42,11 +47,43 @@ class World:
                 q("SELECT tagid, rid, value FROM tagxref ORDER BY 1, 2"),
                 q("SELECT login, cap FROM user ORDER BY login"))
 
+    def password_file(self, login: str) -> Path:
+        path = self.served.work / f"{login}.password"
+        path.write_text(self.served.passwords[login] + "\n")
+        return path
+
+
+def serve_with_page(base: Path, name_prefix: str) -> tuple[Served, NodeConfig]:
+    """A served repository whose server runs the node's page for a node
+    configuration of its own (its file and page secret under BASE)."""
+    served = start_served(base)
+    served.server.stop()
+    node = NodeConfig(name=f"{name_prefix}-{secrets.token_hex(4)}", repository=str(served.path), url="http://unset")
+    etc = served.work / "etc"
+    etc.mkdir()
+    config_file = etc / f"{node.name}.json"
+    extroot = served.work / "ext"
+    extroot.mkdir()
+    program = extroot / "ocx"
+    program.write_text(f"#!/bin/sh\nexec {sys.executable} -m ocx.entry.web {config_file}\n")
+    program.chmod(0o755)
+    served.server = serve(served.path, home=served.home, extra_args=["--extroot", str(extroot)])
+    node = node.model_copy(update={"url": served.base_url})
+    config_file.write_text(json.dumps(node.model_dump()))
+    page_secret_path(config_file).write_text(secrets.token_hex(32) + "\n")
+    return served, node
+
+
+def remove_state(node: NodeConfig) -> None:
+    shutil.rmtree(node.state_dir, ignore_errors=True)
+    parent = Path(node.state_dir).parent
+    if parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    served = start_served(tmp_path_factory.mktemp("tools"))
-    node = NodeConfig(name=f"tools-test-{secrets.token_hex(4)}", repository=str(served.path), url=served.base_url)
+    served, node = serve_with_page(tmp_path_factory.mktemp("tools"), "tools-test")
     try:
         served.clone("admin").write_wiki("sandbox/claude", RUNNER_PAGE)
         thread = served.web("alice").new_thread("Questions", "Ask here.")
@@ -54,5 +91,37 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield World(served, node, thread, checkin)
     finally:
         served.server.stop()
-        shutil.rmtree(node.state_dir, ignore_errors=True)
-        Path(node.state_dir).parent.rmdir() if Path(node.state_dir).parent.is_dir() and not any(Path(node.state_dir).parent.iterdir()) else None
+        remove_state(node)
+
+
+# -- a node in the systemd container, reached from this host (another host's view) --
+
+def inside(container, *args: str) -> dict:
+    """Run tests/tools/web_node_inside.py in the container; its one JSON line."""
+    done = container.exec(["/opt/ocx/venv/bin/python", "-m", "tests.tools.web_node_inside", *args], workdir="/src",
+                          env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.exit_code == 0, done.output
+    return json.loads(done.output.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def node_in_container():
+    """A systemd container whose Fossil server is published on this host's
+    127.0.0.1:PUBLISHED: the host stands for a person's own machine."""
+    from tests.container.systemd_container import SystemdContainer, build_image, engine
+
+    from .web_node_inside import PUBLISHED
+
+    engine()
+    running = SystemdContainer(build_image(), ports={PUBLISHED: PUBLISHED})
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def webnode(node_in_container) -> dict:
+    """The node there, set up by `ocx node init` (web_node_inside.setup)."""
+    return inside(node_in_container, "setup")

@@ -1,8 +1,8 @@
 """Runs as callers (C6, D22): a no_password run's push copies its check-ins
 into the served repository as its user, refusing any on another branch
 than its record's `branch` and copying nothing then; `own_thread` keeps its
-posts in its record's place; a person's clone with a saved password is a
-caller. Against a real `fossil server`, with the node's own record files."""
+posts in its record's place; the run's tool socket serves all of it.
+Against a real `fossil server`, with the node's own record files."""
 from __future__ import annotations
 
 import pytest
@@ -13,7 +13,7 @@ from ocx.fossil.sync import CallerClone
 from ocx.node.records import RecordDir
 from ocx.protocol.decide import OpenRecord
 from ocx.protocol.messages import Record
-from ocx.tools.caller import Caller, caller_for
+from ocx.tools.caller import Caller
 from ocx.tools.framework import run_tool
 from ocx.tools.registry import TOOLS
 
@@ -44,7 +44,7 @@ def fixer(world):
 
 
 def as_fixer(world, fixer, tool, raw):
-    caller = Caller(FIXER, fixer["password"], world.served.path, world.served.base_url, node=world.node,
+    caller = Caller(FIXER, world.served.path, world.served.base_url, node=world.node, password=fixer["password"],
                     run_clone=fixer["clone"].path)
     with caller:
         return run_tool(TOOLS[tool], raw, caller)
@@ -96,16 +96,6 @@ def test_status_of_a_run(world, fixer):
     assert status["run"]["restrict"] == {"no_password": True, "branch": "fixes", "own_thread": True}
 
 
-def test_a_clone_that_saved_its_password_is_a_caller(world):
-    clone = world.served.clone("bob")  # made with --save-http-password
-    with caller_for(clone=str(clone.path), repository=str(world.served.path)) as caller:
-        assert caller.login == "bob" and caller.base_url == world.served.base_url
-        answer = run_tool(TOOLS["audit"], {"checkin": world.checkin, "verdict": "pass", "reason": "by my clone",
-                                           "against": "PLAN.md"}, caller)
-    assert answer.stopped is None, answer.stopped
-    assert world.served.sender_by_sql(answer.result)[0] == "bob"
-
-
 def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
     import threading
     import time
@@ -142,19 +132,3 @@ def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
     finally:
         stop.set()
         thread.join(5)
-
-
-def test_a_caller_reading_its_own_clone_leaves_capabilities_to_the_server(world):
-    """A clone names its own user setup (seen on 2.21), so its letters prove nothing: the
-    dry run says so, and the server refuses the write a caller may not make."""
-    carol_clone = world.served.clone("carol")  # carol may not check in, nor push
-    with caller_for(clone=str(carol_clone.path)) as caller:
-        assert caller.reads_clone and caller.capabilities() is None
-        dry = run_tool(TOOLS["audit"], {"checkin": world.checkin[:10], "verdict": "pass", "reason": "r",
-                                        "against": "PLAN.md", "dry_run": True}, caller)
-        assert dry.stopped is None and any("checked by the server" in s.text for s in dry.log)
-        before = world.snapshot()
-        real = run_tool(TOOLS["audit"], {"checkin": world.checkin[:10], "verdict": "pass", "reason": "r",
-                                         "against": "PLAN.md"}, caller)
-    assert real.stopped is not None and real.stopped.field == "caller"
-    assert world.snapshot() == before

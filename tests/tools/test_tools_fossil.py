@@ -161,8 +161,8 @@ def test_status(world):
         assert result["node"] == repository.server_code
     assert result["login"] == "alice" and "i" in result["capabilities"]
     assert result["enforces"] == ["branch", "no_password", "own_thread"] and result["cpu_rate"] == 1.0
-    off_node = world.run("status", {}, login="alice", on_node=False).result
-    assert off_node["enforces"] == [] and off_node["on_node"] is False
+    no_node = world.run("status", {}, login="alice", on_node=False).result
+    assert no_node["enforces"] == [] and no_node["on_node"] is False and no_node["node"] == result["node"]
     assert json.loads(answer.model_dump_json())["stopped"] is None
 
 

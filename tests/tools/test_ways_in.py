@@ -1,6 +1,8 @@
 """The same input through each way in gives the same answer (D23): the
-framework itself, the `ocx` command line (installed, run as a person runs it)
-and MCP (`ocx mcp`, driven by the SDK's own client over stdio)."""
+framework itself on the node, the `ocx` command line (installed, run as a
+person runs it) and MCP (`ocx mcp`, driven by the SDK's own client over
+stdio), both of which send the call to the node's web page as the caller,
+with nothing but a URL, a login and a password file (no repository file)."""
 from __future__ import annotations
 
 import json
@@ -24,10 +26,7 @@ def ocx_path() -> str:
 
 
 def where(world, login: str) -> list[str]:
-    password_file = world.served.work / f"{login}.password"
-    password_file.write_text(world.served.passwords[login] + "\n")
-    return ["--login", login, "--password-file", str(password_file), "--repository", str(world.served.path),
-            "--url", world.served.base_url]
+    return ["--login", login, "--password-file", str(world.password_file(login)), "--url", world.served.base_url]
 
 
 def by_cli(world, login: str, tool: str, raw: dict) -> dict:
@@ -55,7 +54,7 @@ def by_mcp(world, login: str, calls: list[tuple[str, dict]]) -> tuple[list, list
 
 
 def direct(world, login: str, tool: str, raw: dict) -> dict:
-    return world.run(tool, raw, login=login, on_node=False).model_dump(mode="json")
+    return world.run(tool, raw, login=login).model_dump(mode="json")
 
 
 CASES = [
@@ -109,7 +108,8 @@ def test_an_optional_string_field_is_taken_as_typed_and_a_clone_path_may_be_rela
     assert json.loads(done.stdout) == by_cli(world, "admin", "create", raw)
     assert json.loads(done.stdout)["stopped"] is None or json.loads(done.stdout)["stopped"]["field"] != "user"
     clone = world.served.clone("bob")
-    status = subprocess.run([ocx_path(), "status", "--json", "--clone", clone.path.name],
+    status = subprocess.run([ocx_path(), "status", "--json", "--clone", clone.path.name,
+                             "--password-file", str(world.password_file("bob"))],
                             capture_output=True, text=True, timeout=120, cwd=clone.path.parent)
     answer = json.loads(status.stdout)
     assert answer["stopped"] is None and answer["result"]["login"] == "bob", answer

@@ -15,34 +15,18 @@ import time
 import pytest
 
 from .chromium import Chromium, binary
-from .web_node_inside import PUBLISHED
 
-PYTHON = "/opt/ocx/venv/bin/python"
-
-
-@pytest.fixture(scope="module")
-def container():
-    from tests.container.systemd_container import SystemdContainer, build_image, engine
-
-    engine()
-    running = SystemdContainer(build_image(), ports={PUBLISHED: PUBLISHED})
-    running.start()
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
-def inside(container, *args: str) -> dict:
-    done = container.exec([PYTHON, "-m", "tests.tools.web_node_inside", *args], workdir="/src",
-                          env={"PYTHONDONTWRITEBYTECODE": "1"})
-    assert done.exit_code == 0, done.output
-    return json.loads(done.output.strip().splitlines()[-1])
+from .conftest import inside
 
 
 @pytest.fixture(scope="module")
-def site(container):
-    return inside(container, "setup")
+def container(node_in_container):
+    return node_in_container
+
+
+@pytest.fixture(scope="module")
+def site(webnode):
+    return webnode
 
 
 @pytest.fixture

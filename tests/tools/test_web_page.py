@@ -1,37 +1,43 @@
 """The web page (D30) as an ext program of a real `fossil server`: cards for
 the viewer's capabilities, a POST runs the tool as the viewer (the sender,
-D21), and a POST from elsewhere (its Referer) changes nothing. Driven over
-HTTP with a logged-in session, and in Debian's headless chromium."""
+D21), and a POST from elsewhere (its Referer) or without the form's token
+(D43) changes nothing. Driven over HTTP with a logged-in session, and in
+Debian's headless chromium."""
 from __future__ import annotations
 
+import json
 import re
-import sys
+import time
 import urllib.parse
 import urllib.request
 
 import pytest
 
-from fossil.conftest import start_served
-from ocx.fossil.program import serve
+from .conftest import remove_state, serve_with_page
 from ocx.protocol import find_message, parse_message
 from ocx.protocol.messages import Record
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    served = start_served(tmp_path_factory.mktemp("web"))
-    served.server.stop()
-    extroot = served.work / "ext"
-    extroot.mkdir()
-    program = extroot / "ocx"
-    program.write_text(f"#!/bin/sh\nexec {sys.executable} -m ocx.entry.web\n")
-    program.chmod(0o755)
-    served.server = serve(served.path, home=served.home, extra_args=["--extroot", str(extroot)])
+    served, node = serve_with_page(tmp_path_factory.mktemp("web"), "web-test")
     served.clone("admin").write_wiki("sandbox/claude", '```json\n{"command": ["/bin/true"]}\n```\n')
     try:
         yield served
     finally:
         served.server.stop()
+        remove_state(node)
+
+
+def token_of(web) -> str:
+    """The token the page's forms carry for this session (D43)."""
+    found = re.search(r'name="token" value="([0-9a-f]{64})"', web.get("/ext/ocx").text)
+    assert found, "the page's forms carry no token"
+    return found.group(1)
+
+
+def posted(web, fields: dict) -> str:
+    return web.post("/ext/ocx", {**fields, "token": token_of(web)}).text
 
 
 def test_cards_follow_the_viewers_capabilities(site):
@@ -55,7 +61,7 @@ def test_the_page_is_drawn_in_the_repositorys_skin(site):
 def test_a_post_creates_a_record_as_the_viewer(site):
     web = site.web("admin")
     fields = {"tool": "create", "objective": "From the page.", "budget": '{"wall": "1h"}', "dry_run": "false"}
-    page = web.post("/ext/ocx", fields).text
+    page = posted(web, fields)
     written = re.search(r"&quot;result&quot;: &quot;([0-9a-f]{40,64})&quot;", page)
     assert written, page[-2000:]
     hash_ = written.group(1)
@@ -68,7 +74,8 @@ def test_a_post_creates_a_record_as_the_viewer(site):
 def test_a_post_from_elsewhere_is_refused(site):
     web = site.web("admin")
     before = site.sql("SELECT count(*) FROM blob")
-    request_fields = urllib.parse.urlencode({"tool": "create", "objective": "x", "budget": '{"wall": "1h"}'}).encode()
+    request_fields = urllib.parse.urlencode({"tool": "create", "objective": "x", "budget": '{"wall": "1h"}',
+                                             "token": token_of(web)}).encode()
     request = urllib.request.Request(site.base_url + "/ext/ocx", data=request_fields,
                                      headers={"Referer": "http://elsewhere.example/", "Cookie": "; ".join(
                                          f"{c.name}={c.value}" for c in web._cookies)})
@@ -79,8 +86,7 @@ def test_a_post_from_elsewhere_is_refused(site):
 
 def test_a_dry_run_from_the_page_writes_nothing(site):
     before = site.sql("SELECT count(*) FROM blob")
-    page = site.web("admin").post("/ext/ocx", {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}',
-                                               "dry_run": "true"}).text
+    page = posted(site.web("admin"), {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}', "dry_run": "true"})
     assert "would_write" in page and site.sql("SELECT count(*) FROM blob") == before
 
 
@@ -122,9 +128,9 @@ def test_audit_from_the_page_tags_as_the_viewer_and_v2_reads_it(site):
     from ocx.reading.verdicts import verdicts
 
     checkin = site.commit("alice", "judged.txt", "judge me\n")
-    answer = _page_answer(site.web("bob").post("/ext/ocx", {
+    answer = _page_answer(posted(site.web("bob"), {
         "tool": "audit", "checkin": checkin[:12], "verdict": "pass", "reason": "read every line",
-        "against": "judged.txt", "dry_run": "false"}).text)
+        "against": "judged.txt", "dry_run": "false"}))
     assert answer["stopped"] is None, answer
     with site.repository() as repository:
         assert repository.sender(answer["result"]).login == "bob"  # D21: the viewer, by its session
@@ -136,8 +142,61 @@ def test_audit_from_the_page_tags_as_the_viewer_and_v2_reads_it(site):
 def test_audit_from_the_page_refuses_the_viewers_own_checkin(site):
     checkin = site.commit("alice", "mine.txt", "my own\n")
     before = site.sql("SELECT count(*) FROM blob")
-    answer = _page_answer(site.web("alice").post("/ext/ocx", {
+    answer = _page_answer(posted(site.web("alice"), {
         "tool": "audit", "checkin": checkin, "verdict": "pass", "reason": "fine", "against": "mine.txt",
-        "dry_run": "false"}).text)
+        "dry_run": "false"}))
     assert answer["stopped"]["field"] == "checkin" and "D25" in answer["stopped"]["why"], answer
     assert site.sql("SELECT count(*) FROM blob") == before
+
+
+def test_a_post_without_its_sessions_token_is_refused_whatever_its_referer(site):
+    """D43: the Referer is this repository's own (WebSession sends it), yet a
+    form without the token, with a made-up one, or with another login's
+    token changes nothing; nor does a JSON call without one."""
+    web = site.web("admin")
+    before = site.sql("SELECT count(*) FROM blob")
+    fields = {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}', "dry_run": "false"}
+    for token in (None, "", "0" * 64, "é" * 64, token_of(site.web("bob"))):
+        sent = fields if token is None else {**fields, "token": token}
+        answer = _page_answer(web.post("/ext/ocx", sent).text)
+        assert answer["stopped"]["field"] == "caller" and "D43" in answer["stopped"]["why"], answer
+    called = web.page_json("/ext/ocx?json", {"tool": "create", "input": {"objective": "x", "budget": {"wall": "1h"}}})
+    assert called["stopped"]["field"] == "caller" and "D43" in called["stopped"]["why"]
+    assert site.sql("SELECT count(*) FROM blob") == before
+    assert web.page_json("/ext/ocx?json")["token"] == token_of(web)  # the token the CLI fetches is the forms'
+
+
+def test_in_chromium_a_page_a_run_checked_in_cannot_post_as_the_admin_viewing_it(site, tmp_path):
+    """D43: any run user holds `i`, so it can check in an HTML page and a
+    script, which Fossil serves raw from the page's own origin
+    (/doc/BRANCH/PATH). Opened by an admin, its form posts to /ext/ocx with a
+    Referer under the repository (D30 alone would take it) and without the
+    token: the page writes nothing."""
+    from .chromium import Chromium, binary
+
+    if binary() is None:
+        pytest.skip("Debian's chromium is not installed (contrib/setup.sh --test installs it)")
+    form = ('<html><body><form id="f" method="POST" action="/ext/ocx">'
+            '<input name="tool" value="create"><input name="objective" value="Sent by a page a run wrote.">'
+            '<input name="budget" value=\'{"wall": "1h"}\'><input name="dry_run" value="false"></form>'
+            '<script src="evil.js"></script></body></html>\n')
+    site.commit("alice", "evil.js", "document.getElementById('f').submit();\n")
+    site.commit("alice", "evil.html", form)
+    before = site.sql("SELECT count(*) FROM blob")
+    browser = Chromium(tmp_path / "profile")
+    try:
+        browser.goto(site.base_url + "/login")
+        browser.submit(f"""document.querySelector('input[name=u]').value = 'admin';
+            document.querySelector('input[name=p]').value = {site.passwords['admin']!r};
+            document.querySelector('input[name=p]').form.submit();""")
+        browser.goto(site.base_url + "/doc/trunk/evil.html")
+        deadline = time.monotonic() + 30
+        while not (browser.js("location.pathname") == "/ext/ocx" and browser.js("document.readyState") == "complete"
+                   and browser.js("!!document.querySelector('#tool-create .ocx-answer')")):
+            assert time.monotonic() < deadline, browser.js("location.href")
+            time.sleep(0.2)
+        shown = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').innerText"))
+    finally:
+        browser.close()
+    assert shown["stopped"]["field"] == "caller" and "D43" in shown["stopped"]["why"], shown
+    assert site.sql("SELECT count(*) FROM blob") == before  # nothing written as the admin

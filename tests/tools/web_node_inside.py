@@ -1,6 +1,7 @@
-"""Run inside the systemd container for test_web_on_node.py, which drives it
-from the host: `python -m tests.tools.web_node_inside setup|answers RECORD|tags CHECKIN`.
-Prints one JSON line.
+"""Run inside the systemd container for the tests that drive a node from the
+host (test_web_on_node.py, test_from_another_host.py):
+`python -m tests.tools.web_node_inside setup|answers RECORD|tags CHECKIN|
+login NAME LETTERS|sql QUERY [ARG...]|post HASH|journal UNIT`. Prints one JSON line.
 
 `setup` makes a node with `ocx node init` (its web page included), a
 person's login with admin, a runner page whose program ends at once, and
@@ -25,6 +26,8 @@ PORT = 8197
 PUBLISHED = 18197
 PERSON = "pat"
 HOME = Path("/var/tmp/webnode-home")
+AGENT_RUNNER = "toolagent"  # tests/node_system/tools_agent.py: reviews, fixes and pushes through OCX's tools
+AGENT = Path(__file__).resolve().parents[1] / "node_system" / "tools_agent.py"
 
 
 def node() -> Node:
@@ -52,6 +55,8 @@ def setup() -> dict:
     wait_for(lambda: _answers(running.url), 30, what="the Fossil server")
     person = running.login(PERSON, "a")
     running.runner_page(running.admin)
+    agent = {"command": [sys.executable, str(AGENT)], "homes": [], "env": {}}
+    running.clone_of(running.admin).write_wiki(f"sandbox/{AGENT_RUNNER}", f"```json\n{json.dumps(agent)}\n```\n")
     subprocess.run(["systemd-run", "--unit", "ocx-test-forward", "--collect", sys.executable,
                     str(Path(__file__).with_name("forward.py")), str(PUBLISHED), str(PORT)], check=True,
                    capture_output=True)
@@ -62,7 +67,7 @@ def setup() -> dict:
     (checkout / "work.txt").write_text("work to judge\n")
     checkin = admin_clone.commit(checkout, "work for the person to audit")
     return {"url": published, "login": person.name, "password": person.password, "checkin": checkin,
-            "server_code": running.server_code, "node_user": running.config.node_user}
+            "server_code": running.server_code, "node_user": running.config.node_user, "name": NAME}
 
 
 def answers(record: str) -> dict:
@@ -81,7 +86,37 @@ def verdict_tags(checkin: str) -> dict:
     return {"tags": [[c.name, c.value, c.sender.login] for c in changes]}
 
 
+def login(name: str, letters: str) -> dict:
+    """A person's login on the node, with exactly LETTERS; its password."""
+    return {"login": name, "password": node().login(name, letters).password}
+
+
+def sql(query: str, *args: str) -> dict:
+    """QUERY on the node's repository, read-only: what the tests check artifacts with."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{node().config.repository}?mode=ro", uri=True)
+    try:
+        return {"rows": [list(row) for row in db.execute(query, args).fetchall()]}
+    finally:
+        db.close()
+
+
+def post(hash_: str) -> dict:
+    """A forum post on the node: its sender (rcvfrom), thread and text, decoded from its blob."""
+    with node().repository() as repository:
+        found = repository.post(hash_)
+    return {"sender": found.sender.login, "root": found.root, "body": found.body}
+
+
+def unit_journal(unit: str) -> dict:
+    from tests.node_system.harness import journal
+
+    return {"journal": journal(unit)[-6000:]}
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
-    done = {"setup": setup, "answers": answers, "tags": verdict_tags}[command](*sys.argv[2:])
+    done = {"setup": setup, "answers": answers, "tags": verdict_tags, "login": login, "sql": sql,
+            "post": post, "journal": unit_journal}[command](*sys.argv[2:])
     print(json.dumps(done))

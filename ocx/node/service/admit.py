@@ -11,6 +11,7 @@ from pathlib import Path
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...protocol.admission import admission_error
+from ...protocol.decide import OpenRecord
 from ...protocol.errors import FieldError
 from ...protocol.messages import Record
 from ..config import NodeConfig
@@ -49,8 +50,11 @@ def sandbox_error(record: Record, config: NodeConfig) -> FieldError | None:
     return None
 
 
-def admission(repository: Repository, config: NodeConfig, record_hash: str, record: Record) -> tuple[FieldError | None, RunnerPage | None]:
-    """The first reason to refuse RECORD here, and its runner's page."""
+def admission(repository: Repository, config: NodeConfig, record_hash: str, record: Record,
+              open_now: list[OpenRecord] | None = None) -> tuple[FieldError | None, RunnerPage | None]:
+    """The first reason to refuse RECORD here, and its runner's page. OPEN_NOW:
+    the node's open records, when the caller read them elsewhere than the
+    node's state (the tools on the web page, tools/caller.py)."""
     page = None if record.is_command else runner_page(repository, record.runner)
     if isinstance(page, FieldError):
         return page, None
@@ -63,8 +67,7 @@ def admission(repository: Repository, config: NodeConfig, record_hash: str, reco
     if error is None:
         error = sandbox_error(record, config)
     if error is None:
-        for other in open_records(config):
-            opened, _ = other.load()
+        for opened in open_now if open_now is not None else [other.load()[0] for other in open_records(config)]:
             if opened.hash != record_hash and opened.record.user == record.user:
                 # Its password is the other run's; a second run would reset it.
                 error = FieldError("user", f"{record.user!r} already runs open record {opened.hash[:12]} on this node")

@@ -54,7 +54,7 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
                        config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin,
-                       runner_homes=tuple(homes or ()), keep=keep)
+                       runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,7 @@ def init_node(options: InitOptions) -> InitReport:
     _hook(config, home, report)
     _config(config, password, report)
     _web_page(config, report)
+    _page_secret(config, server, report)
     changed, started = unit_install.install_and_start(config, server.home, options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
@@ -268,15 +270,16 @@ def _config(config: NodeConfig, password: str | None, report: InitReport) -> Non
     report.add(f"node user's password in {config.password_file} (0600)", password is not None)
 
 
-def web_page_program(python: str) -> str:
-    """The ext program the Fossil server runs for /ext/ocx (D30), as its own account."""
-    return f"#!/bin/sh\nexec {python} -m ocx.entry.web\n"
+def web_page_program(python: str, config_file: Path | str) -> str:
+    """The ext program the Fossil server runs for /ext/ocx (D30), as its own
+    account; Fossil clears its environment, so it names the node's configuration."""
+    return f"#!/bin/sh\nexec {python} -m ocx.entry.web {config_file}\n"
 
 
 def _web_page(config: NodeConfig, report: InitReport) -> None:
     # Root's, 0755: the server's account runs it and cannot change it.
     program = config.extroot / "ocx"
-    text = web_page_program(config.python)
+    text = web_page_program(config.python, node_config.config_path(config.name))
     changed = not program.exists() or program.read_text() != text
     if changed:
         config.extroot.mkdir(parents=True, exist_ok=True)
@@ -286,6 +289,21 @@ def _web_page(config: NodeConfig, report: InitReport) -> None:
     if changed or program.stat().st_mode & 0o777 != 0o755:
         os.chmod(program, 0o755)
     report.add(f"web page {program} (/ext/ocx, D30)", changed)
+
+
+def _page_secret(config: NodeConfig, server: accounts.Account, report: InitReport) -> None:
+    """D43: the secret the page signs its forms' tokens with, readable by root
+    and the server's account (which runs the page) only, never by a run."""
+    path = node_config.page_secret_path(node_config.config_path(config.name))
+    made = not path.exists()
+    if made:
+        _write_secret(path, secrets.token_hex(32))
+    info = path.stat()
+    if (info.st_uid, info.st_gid, info.st_mode & 0o777) != (0, server.gid, 0o640):
+        os.chown(path, 0, server.gid)
+        os.chmod(path, 0o640)
+        made = True
+    report.add(f"web page's secret {path} (0640, group {server.name}, D43)", made)
 
 
 def _write_secret(path: Path, secret: str) -> None:

@@ -59,6 +59,9 @@ class Preparation:
     checkin: str | None = None
     runner_homes: tuple[str, ...] = ()  # the page's homes, each copied into the run (runner_homes.py)
     keep: tuple[tuple[int, str], ...] = ()  # D42: (home's index, file) written back when the run ends
+    # D34: a run without network is prepared by the node itself, never through argv below; its
+    # clone cannot sync, so it gets no autosync (its commits would stop to ask, on its stdin).
+    network: bool = True
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
@@ -112,7 +115,7 @@ def make_home(step: Preparation, password: str) -> Path:
         root.mkdir(mode=0o700)
     clone = CallerClone.create(root / CLONE, step.url, step.user, password, home=root,
                                save_password=step.keep_password,
-                               autosync="on" if step.keep_password else "off")
+                               autosync="on" if step.keep_password and step.network else "off")
     checkout = clone.open_checkout(root / CHECKOUT, step.checkin)
     if step.keep_password:  # issue 5, see PASSWORD_FILE
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:

@@ -1,0 +1,95 @@
+"""`push` from inside a hostile run (issue 11 hole 4; C6, D22), on a real
+node: a `no_password` run restricted to one branch tries, from its own
+clone, to push an amend moving an admin's check-in, a tag, a wiki page, a
+hand-made forum post in another thread, a check-in on trunk hidden between
+check-ins on its branch, another run's clone through a link, and a FIFO.
+The node's repository shows none of it, the good check-in lands as the run
+user, and the node answers both records after. In the systemd container."""
+import json
+import secrets
+
+import pytest
+
+from ocx.node.layout import unit_stem
+from ocx.protocol import Outcome
+
+from .harness import PYTHON, journal, wait_for
+
+pytestmark = pytest.mark.systemd
+
+RUNNER = "hostilepush"
+PROGRAM = __file__.replace("test_push_hostile.py", "hostile_push.py")
+
+
+def lines(node, record: str, prefix: str) -> list[str]:
+    return [line[len(prefix):] for line in journal(node.unit(record)).splitlines() if line.startswith(prefix)]
+
+
+def waited(node, record: str, prefix: str, enough: int = 1, timeout: float = 180) -> list[str]:
+    try:
+        return wait_for(lambda: len(lines(node, record, prefix)) >= enough and lines(node, record, prefix),
+                        timeout, 0.5, f"{enough} line(s) {prefix!r}")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n--- {node.unit(record)} ---\n{journal(node.unit(record))[-5000:]}\n--- tools "
+                             f"---\n{journal(f'ocx-tools@{node.name}.service')[-2000:]}") from None
+
+
+def test_a_hostile_run_pushes_nothing_but_its_check_in(node):
+    page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
+    admin_clone = node.clone_of(node.admin)
+    checkout = admin_clone.open_checkout(node.home / f"admin-checkout-{secrets.token_hex(3)}")
+    (checkout / "victim.txt").write_text("an admin's work\n")
+    victim = admin_clone.commit(checkout, "the admin's check-in on trunk")
+    thread = node.admin.web(node.url).new_thread("Elsewhere", "A thread no run was given.")
+    branch = f"fixes-{secrets.token_hex(3)}"
+    restrict = {"no_password": True, "branch": branch}
+
+    other = node.post(node.record(runner=RUNNER, objective=f"hold {branch}", restrict=restrict,
+                                  budget={"wall": "10m"}))
+    (held,) = waited(node, other, "held ")
+    run_user = f"hostile-{secrets.token_hex(3)}"
+    stem = unit_stem(node.server_code, other)
+    hostile = node.post(node.record(runner=RUNNER, user=run_user, restrict=restrict, budget={"wall": "10m"},
+                                    objective=f"hostile {branch} {thread} {victim} {stem}"))
+    waited(node, hostile, "done")
+    pushes = [json.loads(text) for text in lines(node, hostile, "tool push ")]
+    (good,), (post,) = lines(node, hostile, "good "), lines(node, hostile, "post ")
+    (stray,), (after,) = lines(node, hostile, "stray "), lines(node, hostile, "after ")
+    assert len(pushes) == 4, pushes
+
+    first, hidden, linked, fifo = pushes
+    assert first["stopped"] is None and first["result"] == good, first
+    left_out = " ".join(step["text"] for step in first["log"])
+    assert all(kind in left_out for kind in ("a tag change", "a wiki page", "a forum post")), left_out
+    assert hidden["stopped"]["field"] == "branch" and stray in hidden["stopped"]["why"], hidden
+    assert linked["stopped"]["field"] == "caller" and "link" in linked["stopped"]["why"], linked
+    assert fifo["stopped"]["field"] == "caller" and "not a regular file" in fifo["stopped"]["why"], fifo
+
+    with node.repository() as served:
+        landed = served.checkin(good)
+        assert (landed.branch, landed.sender.login) == (branch, run_user)  # as the run user (D21)
+        assert served.checkin(victim).branch == "trunk"  # the amend stayed in the run's clone
+        assert not served.tag_history(victim, ["release"]) and not served.wiki_versions("hostile-page")
+        assert post not in {p.hash for p in served.thread(thread)}
+        assert served.holding([post, stray, after, held]) == set()  # none of it, nor the other run's check-in
+    for record in (other, hostile):  # the node still answers
+        node.stop(record)
+        assert node.response(record, timeout=90).outcome is Outcome.stopped
+
+
+def test_a_run_without_network_that_holds_its_password_pushes_through_its_socket(node):
+    """D34: it cannot reach the server, so its tool socket copies its check-ins, as its user."""
+    page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
+    branch, run_user = f"offline-{secrets.token_hex(3)}", f"offline-{secrets.token_hex(3)}"
+    record = node.post(node.record(runner=RUNNER, user=run_user, objective=f"offline {branch}",
+                                   sandbox={"network": False, "read_only": [], "read_write": []}, budget={"wall": "10m"}))
+    (held,) = waited(node, record, "held ")
+    (pushed,) = [json.loads(text) for text in waited(node, record, "tool push ")]
+    assert pushed["stopped"] is None and pushed["result"] == held, pushed
+    with node.repository() as served:
+        landed = served.checkin(held)
+        assert (landed.branch, landed.sender.login) == (branch, run_user)
+    node.stop(record)
+    assert node.response(record, timeout=90).outcome is Outcome.stopped
