@@ -34,11 +34,12 @@ RUN = "hostile-0a1b2c"
 
 @pytest.fixture(scope="module")
 def run(world):
-    password = admin.create_user(world.served.path, RUN, "gior234", "run", home=world.served.home)
+    # D40: the record names a new user; the node's preparation then makes it with a run's letters.
     created = world.run("create", {"objective": "Fix things.", "budget": {"wall": "4h"}, "user": RUN,
                                    "hears": ["admin"], "remote": False,
                                    "restrict": {"no_password": True, "branch": "fixes"}})
     assert created.stopped is None, created.stopped
+    password = admin.create_user(world.served.path, RUN, "gior234", "run", home=world.served.home)
     with world.served.repository() as repository:
         post = repository.post(created.result)
     RecordDir.of(world.node, created.result).save(
