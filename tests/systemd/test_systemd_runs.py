@@ -161,9 +161,12 @@ def test_cpu_time_of_a_running_unit_increases():
             svc = sandboxed("cpu", [PY, "-c", burn], runtime_max_sec=20)
             run = await sd.run(svc)
             await wait_main_pid(sd, svc.name)
-            samples = []
-            for _ in range(4):
-                await asyncio.sleep(0.3)
+            # Sampled until 0.3 s of CPU were counted, within a deadline a busy
+            # machine leaves room for: the figure must grow, never how fast.
+            samples = [await sd.cpu_usec(svc.name)]
+            deadline = time.monotonic() + 60
+            while (samples[-1] or 0) - (samples[0] or 0) <= 300_000 and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
                 samples.append(await sd.cpu_usec(svc.name))
             st = await sd.state(svc.name)
             await sd.stop(svc.name)
@@ -171,8 +174,7 @@ def test_cpu_time_of_a_running_unit_increases():
             return samples, st
     samples, st = arun(go())
     assert all(s is not None for s in samples), samples
-    assert all(b > a for a, b in zip(samples, samples[1:])), samples
-    # 0.9 s of wall between first and last at ~one CPU: well over 0.3 s.
+    assert all(b >= a for a, b in zip(samples, samples[1:])), samples
     assert samples[-1] - samples[0] > 300_000, samples
     assert st.control_group and st.control_group.startswith("/ocx.slice/")
 
