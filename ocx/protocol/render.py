@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,7 +26,7 @@ def one_line(text: str, limit: int = NOTE_CHARACTERS) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
-def message_object(message: BaseModel) -> dict:
+def message_object(message: BaseModel) -> dict[str, Any]:
     """The message as JSON data, written out in full, absent options left out."""
     return message.model_dump(mode="json", exclude_none=True)
 
