@@ -3,11 +3,13 @@
 A pytest plugin (tests/run.sh loads it with `-p tests.coverage_ratchet`).
 Only a run of the whole suite is measured, so a run of a few tests costs
 nothing: no paths given, no -k, no -m, nothing deselected. It measures the
-host's pytest process: the pure, Fossil and tool tests, and the host's side
-of the container's tests. Code that runs only in a subprocess (`ocx` run as
-a program, Fossil's hook, the web page) or inside the systemd container (the
-node's service and units) is not counted: measuring those processes would
-cost more than it tells (docs/architecture.md, "Checks").
+two pytest processes: the host's (the pure, Fossil and tool tests) and the
+one inside the systemd container (tests/conftest.py runs it under coverage
+when this plugin measures, and its data comes back through /results). Code
+that runs only in a process of its own (`ocx` run as a program, Fossil's
+hook, the web page, the node's service and units under systemd) is not
+counted: measuring every such process would cost more than it tells
+(docs/architecture.md, "Checks").
 
 The run fails when the figure is below tests/coverage-floor, and says to
 raise the floor when the figure is well above it, so that it never falls
@@ -25,6 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR_FILE = ROOT / "tests" / "coverage-floor"
 DATA_FILE = ROOT / ".coverage"
+INNER_DATA_NAME = ".coverage-inner"  # in the container's results directory
 WELL_ABOVE = 2.0  # points above the floor at which the run says to raise it
 _STATE = pytest.StashKey[dict]()
 
@@ -40,7 +43,7 @@ def read_floor(text: str) -> float:
 
 def verdict(total: float, floor: float) -> tuple[bool, str]:
     """(passes, what to say) for a whole suite's TOTAL against FLOOR, in percent."""
-    shown = f"line coverage of ocx/ by the host's tests: {total:.1f}% (floor {floor:g}%, tests/coverage-floor)"
+    shown = f"line coverage of ocx/ by the suite's pytest processes: {total:.1f}% (floor {floor:g}%, tests/coverage-floor)"
     if total < floor:
         return False, (f"{shown}: BELOW THE FLOOR. Cover the code this change added or left "
                        f"untested; the floor never comes down.")
@@ -66,6 +69,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = {"coverage": measure, "deselected": 0, "started": time.monotonic()}
 
 
+def measuring(config: pytest.Config) -> bool:
+    state = config.stash.get(_STATE, None)
+    return state is not None and "coverage" in state
+
+
+def inner_argv(config: pytest.Config, results_inside: str, argv: list[str]) -> list[str]:
+    """The container's pytest command ARGV (python -m pytest …), measured when this run is."""
+    if not measuring(config) or argv[1:3] != ["-m", "pytest"]:
+        return argv
+    return [argv[0], "-m", "coverage", "run", f"--data-file={results_inside}/{INNER_DATA_NAME}", *argv[1:]]
+
+
+def add_inner(config: pytest.Config, results_on_host: Path) -> None:
+    """The container's run has ended: its data, if any, joins the host's."""
+    state = config.stash.get(_STATE, None)
+    if state is not None and (results_on_host / INNER_DATA_NAME).is_file():
+        state["inner"] = results_on_host / INNER_DATA_NAME
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
     # Counted on the config through the first item (this hook has no config).
     if items:
@@ -82,6 +104,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     measure = state.pop("coverage")
     measure.stop()
     measure.save()
+    if "inner" in state:  # recorded as ocx/… there too ([tool.coverage.run] relative_files)
+        measure.combine([str(state["inner"])], keep=True)
     if exitstatus != 0 or state["deselected"]:
         state["said"] = "coverage: not judged (the suite did not pass whole)"
         return
