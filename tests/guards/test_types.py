@@ -1,6 +1,6 @@
 """The type checker, as CI runs it: mypy over ocx/ with pyproject.toml's settings.
 
-ocx/protocol is held to mypy's strict level, the rest to its default level
+ocx/protocol and ocx/tools are held to mypy's strict level, the rest to its default level
 less the debts pyproject.toml lists. mypy's cache lives outside the tree, in
 the tests' cache on this host, so a run after a small change rechecks only
 what changed (about 0.5 s warm, 11 s cold on these machines).
@@ -34,26 +34,27 @@ def test_ocx_passes_the_type_checker():
     assert "no issues found" in done.stdout and " source files" in done.stdout, done.stdout
 
 
-def test_the_checker_holds_ocx_protocol_to_the_strict_level_and_the_rest_to_the_default(tmp_path):
-    # One module, once in ocx/protocol and once in ocx/node, checked with the
+def test_the_checker_holds_protocol_and_tools_to_the_strict_level_and_the_rest_to_the_default(tmp_path):
+    # One module, in ocx/protocol, ocx/tools and ocx/node, checked with the
     # project's settings (in a cache of its own: its names are ocx's).
-    for package in ("ocx", "ocx/protocol", "ocx/node"):
+    for package in ("ocx", "ocx/protocol", "ocx/tools", "ocx/node"):
         (tmp_path / package).mkdir(exist_ok=True)
         (tmp_path / package / "__init__.py").write_text("")
     probe = ("def twice(x):\n    return x * 2\n\n\n"
              "def label(x: int) -> str:\n    return twice(x)\n\n\n"
              "def wrong(x: int) -> str:\n    return x\n")
-    for package in ("ocx/protocol", "ocx/node"):
+    for package in ("ocx/protocol", "ocx/tools", "ocx/node"):
         (tmp_path / package / "probe.py").write_text(probe)
     done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                           "--cache-dir", str(cache_dir() / "probe"), "ocx/protocol/probe.py", "ocx/node/probe.py"],
+                           "--cache-dir", str(cache_dir() / "probe"), "ocx/protocol/probe.py", "ocx/tools/probe.py", "ocx/node/probe.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     errors = {(line.split(":")[0], line.split(":")[1], line.rsplit("[", 1)[-1].rstrip("]"))
               for line in done.stdout.splitlines() if ": error:" in line}
-    # Strict: a function without annotations, a call of one, what returns Any.
-    assert {("ocx/protocol/probe.py", "1", "no-untyped-def"), ("ocx/protocol/probe.py", "6", "no-untyped-call"),
-            ("ocx/protocol/probe.py", "6", "no-any-return")} <= errors, done.stdout
-    # Both: an annotated function that breaks its own annotation.
-    assert {("ocx/protocol/probe.py", "10", "return-value"), ("ocx/node/probe.py", "10", "return-value")} <= errors, done.stdout
+    for strict in ("ocx/protocol/probe.py", "ocx/tools/probe.py"):
+        # Strict: a function without annotations, a call of one, what returns Any.
+        assert {(strict, "1", "no-untyped-def"), (strict, "6", "no-untyped-call"),
+                (strict, "6", "no-any-return"), (strict, "10", "return-value")} <= errors, done.stdout
+    # Every level: an annotated function that breaks its own annotation.
+    assert ("ocx/node/probe.py", "10", "return-value") in errors, done.stdout
     # The default level asks for no annotations and trusts what has none.
     assert {e for e in errors if e[0] == "ocx/node/probe.py"} == {("ocx/node/probe.py", "10", "return-value")}, done.stdout
