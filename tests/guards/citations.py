@@ -13,7 +13,8 @@ from .scan import ROOT
 
 DEFINING = ("docs/protocol.md", "docs/decisions.md")
 
-_ID = r"(?:[CDFV][1-9][0-9]*|Ax[1-9][0-9]*|Part [1-9][0-9]*)"
+# One or two digits: a linter's codes (F401, E501, C901, D100) have three.
+_ID = r"(?:[CDFV][1-9][0-9]?|Ax[1-9][0-9]?|Part [1-9][0-9]?)"
 CITED = re.compile(rf"\b{_ID}\b")
 DEFINED = re.compile(rf"^(?:#{{2,4}} |- \*\*|\*\*)({_ID})\.", re.MULTILINE)
 
