@@ -90,8 +90,11 @@ class ContainerRun:
         self.container = SystemdContainer(image, results=results, src=ROOT)
         self.timings.append(f"container start to `running`: {self.container.start():.1f} s")
         t2 = time.monotonic()
-        argv = ["/opt/ocx/venv/bin/python", "-m", "pytest", "-p", "no:cacheprovider",
-                "-q", "-rN", "--color=no", *self.nodeids]
+        from tests import coverage_ratchet
+
+        argv = coverage_ratchet.inner_argv(self.config, "/results", [
+            "/opt/ocx/venv/bin/python", "-m", "pytest", "-p", "no:cacheprovider",
+            "-q", "-rN", "--color=no", *self.nodeids])
         r = self.container.exec(argv, workdir="/src", env={
             INNER: "1", RESULTS: "/results/outcomes.jsonl",
             "PYTHONDONTWRITEBYTECODE": "1",
@@ -99,6 +102,7 @@ class ContainerRun:
         self.timings.append(f"inner pytest ({len(self.nodeids)} tests, exit {r.exit_code}): "
                             f"{time.monotonic() - t2:.1f} s")
         self.output = r.output
+        coverage_ratchet.add_inner(self.config, results)
         path = results / "outcomes.jsonl"
         if path.exists():
             for line in path.read_text().splitlines():

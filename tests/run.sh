@@ -11,4 +11,7 @@ if [ "$(cat /proc/1/comm 2>/dev/null)" != systemd ]; then
     export DOCKER_HOST
 fi
 echo "run: set-up took $(( $(date +%s) - start )) s" >&2
-exec .venv/bin/python -m pytest -p no:cacheprovider "$@"
+# The coverage ratchet measures a run of the whole suite and fails it below
+# tests/coverage-floor (tests/coverage_ratchet.py); a run of a few tests
+# is not measured.
+exec .venv/bin/python -m pytest -p no:cacheprovider -p tests.coverage_ratchet "$@"

@@ -46,7 +46,7 @@ def admission_error(
     if not record.is_command and offer is None:
         return FieldError("runner", f"{record.runner!r} is not offered by this node: no wiki page "
                                     f"sandbox/{record.runner} sent by an admin or setup user (D14)")
-    if record.remote and (record.is_command or not offer.remote):
+    if record.remote and (record.is_command or offer is None or not offer.remote):
         return FieldError("remote", f"runner {record.runner} offers no remote control here (D35)")
     asked = record.restrict.model_dump(exclude_none=True)
     for name, value in asked.items():

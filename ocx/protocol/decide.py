@@ -6,7 +6,7 @@ are open) and this returns the actions; nothing here does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 from .admission import holds_admin
 from .answers import answers_record
@@ -131,7 +131,7 @@ def decide(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     return _conversation(arrival, facts) or [Ignore("not a message for this node, and no open record hears it here")]
 
 
-def _message(arrival: Arrival, found: dict, facts: NodeFacts) -> Action:
+def _message(arrival: Arrival, found: dict[str, Any], facts: NodeFacts) -> Action:
     kind = found.get("kind")
     entitled = holds_admin(arrival.sender_capabilities)
     if kind == "record":
@@ -143,6 +143,7 @@ def _message(arrival: Arrival, found: dict, facts: NodeFacts) -> Action:
             record = parse_message(found)
         except FieldError as error:
             return Refuse(arrival.hash, arrival.place or "", error)  # D8
+        assert isinstance(record, Record)
         return Admit(arrival.hash, record, arrival.place or "")
     if kind == "stop":
         if not entitled:
@@ -160,7 +161,7 @@ def _message(arrival: Arrival, found: dict, facts: NodeFacts) -> Action:
     return Ignore(f"unknown kind {kind!r} (C7)")
 
 
-def _response(arrival: Arrival, found: dict, facts: NodeFacts, entitled: bool) -> Action:
+def _response(arrival: Arrival, found: dict[str, Any], facts: NodeFacts, entitled: bool) -> Action:
     try:
         response = parse_message(found)
     except FieldError as error:

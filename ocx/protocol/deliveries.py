@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -12,7 +13,7 @@ class Delivery:
     kind: str  # "record" | "checkin" | "post" | "change"
     hash: str
     text: str
-    parts: dict = field(default_factory=dict)
+    parts: dict[str, Any] = field(default_factory=dict)
 
     def line(self) -> str:
         """One line of JSON, as the session reads it on standard input (D13)."""

@@ -17,7 +17,7 @@ _RUNNER = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _BRANCH = re.compile(r"[^\s\x00-\x1f\x7f]{1,200}")
 
 
-def _matching(pattern: re.Pattern[str], what: str):
+def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
     def check(value: str) -> str:
         if not pattern.fullmatch(value):  # the whole value: `$` would take "x\n" (hashes.py)
             raise ValueError(f"{json.dumps(value)} is not {what}")

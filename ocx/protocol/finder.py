@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from .hashes import SERVER_CODE
 
@@ -45,7 +47,7 @@ def _closes(line: str, marks: str) -> bool:
             and not found.group(3).strip())
 
 
-def fenced_json_blocks(text: str):
+def fenced_json_blocks(text: str) -> Iterator[str]:
     """Each block opened by a ```json line and closed by its fence, in order (D7)."""
     lines = _lines(text)
     index = 0
@@ -69,7 +71,7 @@ class _Duplicate(ValueError):
     pass
 
 
-def _no_duplicate_keys(pairs):
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # Two readers that keep different copies of a repeated key would read two
     # different boundaries from one record (Ax1), so such a block is no message.
     keys = [key for key, _ in pairs]
@@ -78,7 +80,7 @@ def _no_duplicate_keys(pairs):
     return dict(pairs)
 
 
-def _no_constants(name: str):
+def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -86,7 +88,7 @@ def parse_json(block: str) -> object:
     return json.loads(block, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
 
 
-def find_message(text: str) -> dict | None:
+def find_message(text: str) -> dict[str, Any] | None:
     """The message object in TEXT, or None (D7)."""
     if not isinstance(text, str):
         return None
@@ -119,5 +121,5 @@ def is_version_one(value: object) -> bool:
     return type(value) is int and value == VERSION
 
 
-def envelope(obj: dict) -> Envelope:
+def envelope(obj: dict[str, Any]) -> Envelope:
     return Envelope(obj.get("ocx"), obj.get("kind"), obj.get("node"))

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from . import budget as grammar
 from .errors import FieldError
@@ -221,7 +222,7 @@ def field_error(error: ValidationError) -> FieldError:
     return FieldError(path, _reason(first))
 
 
-def _path(loc: tuple) -> str:
+def _path(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
         if isinstance(part, int):
@@ -244,7 +245,7 @@ _REASONS = {
 }
 
 
-def _reason(detail: dict) -> str:
+def _reason(detail: ErrorDetails) -> str:
     kind = detail["type"]
     if kind in _REASONS:
         return _REASONS[kind]

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from .messages import Response
 
 
 NOTE_CHARACTERS = 1000  # a note is for people: one line, of a length a page shows
@@ -25,7 +29,7 @@ def one_line(text: str, limit: int = NOTE_CHARACTERS) -> str:
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
-def message_object(message: BaseModel) -> dict:
+def message_object(message: BaseModel) -> dict[str, Any]:
     """The message as JSON data, written out in full, absent options left out."""
     return message.model_dump(mode="json", exclude_none=True)
 
@@ -36,7 +40,7 @@ def render_message(message: BaseModel, preface: str = "") -> str:
     return f"{preface.rstrip()}\n\n{block}" if preface else block
 
 
-def render_response(response: BaseModel) -> str:
+def render_response(response: Response) -> str:
     """A response's post (C4): a line for people, then its block. The note is
     made one line first (one_line), so the first block of the post is the
     response's own, whatever the note echoes."""

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..fossil.errors import RepositoryError, WrongKind
+from ..fossil.repository import Repository
 from ..protocol.errors import FieldError
 from ..protocol.fields import Text
 from ..protocol.verdict import check_against, format_verdict, looks_like_a_hash
@@ -51,7 +52,7 @@ class AuditTool(Tool):
         return act.write(f"tag {given.tag} on {given.checkin}",
                          lambda: caller.tag(checkin.hash, given.tag, value))
 
-    def _against(self, act: Act, repository, against: str, branch: str | None) -> str:
+    def _against(self, act: Act, repository: Repository, against: str, branch: str | None) -> str:
         """What V2 will count (V1, V2): a record whose `checkins` has the
         check-in's branch, by its full hash (a prefix resolved here), or a
         plausible path of a file; never a prefix or a record that lacks it."""

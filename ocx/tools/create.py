@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..fossil.callers import ticket_id
 from ..fossil.errors import WrongKind
+from ..fossil.repository import Repository
 from ..node.service.admit import admission, runner_page
 from ..node.wake import poke
 from ..protocol.admission import admission_error
@@ -91,7 +92,7 @@ class Create(Tool):
             act.step("wrote", f"poked node {caller.node.name}: {poke(caller.node.name, 'create') or 'ok'}")
         return written
 
-    def _record(self, act: Act, repository, given: CreateInput) -> Record:
+    def _record(self, act: Act, repository: Repository, given: CreateInput) -> Record:
         caller = act.caller
         runner = given.runner
         user = given.user or new_user(runner)
@@ -122,7 +123,7 @@ class Create(Tool):
         act.check(f"node {node}, user {user}, hears {hears}, remote {str(remote).lower()}")
         return record
 
-    def _place(self, act: Act, repository, given: CreateInput) -> str | None:
+    def _place(self, act: Act, repository: Repository, given: CreateInput) -> str | None:
         if given.to is not None:
             try:
                 repository.post(given.to)
@@ -142,7 +143,7 @@ class Create(Tool):
         act.check("the record starts a new thread")
         return None
 
-    def _admit(self, act: Act, repository, record: Record) -> None:
+    def _admit(self, act: Act, repository: Repository, record: Record) -> None:
         caller = act.caller
         if caller.node is not None and record.node == caller.server_code():
             # Part 4, C6: on the node, the node's own refusal checks.

@@ -17,6 +17,7 @@ from ..fossil.repository import Repository
 from ..fossil.run_clone import MAX_ARTIFACT_BYTES, CloneRefused, RunClone
 from ..node.service.tool_sockets import served_by_socket
 from ..node.wake import poke
+from .caller import Caller
 from .framework import Act, Capability, Stop, Tool, ToolInput
 
 MAX_PUSH_BYTES = 4 * MAX_ARTIFACT_BYTES  # all the new artifacts of one push, read
@@ -59,7 +60,8 @@ def _plan(act: Act, branch: str | None) -> Plan:
 
 
 def _batches(files: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
-    batches, size = [[]], 0
+    batches: list[list[tuple[str, bytes]]] = [[]]
+    size = 0
     for item in files:
         if batches[-1] and size + len(item[1]) > SEND_BYTES:
             batches.append([])
@@ -112,7 +114,7 @@ class PushTool(Tool):
         return written
 
 
-def _send(caller, plan: Plan) -> str:
+def _send(caller: Caller, plan: Plan) -> str:
     from ..fossil.web import WebError
 
     with caller.reading() as served:

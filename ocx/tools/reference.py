@@ -28,7 +28,7 @@ SCALARS = {"string": "string", "boolean": "true or false", "integer": "whole num
 def type_text(prop: dict[str, Any]) -> str:
     """A JSON Schema type in words: `list of string`, `"pass" or "fail"`, `Budget or null`."""
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in prop:
         return " or ".join(type_text(option) for option in prop["anyOf"])
     if "enum" in prop:
@@ -42,7 +42,7 @@ def type_text(prop: dict[str, Any]) -> str:
         return "null"
     if kind == "object":
         return "object"
-    return SCALARS.get(kind, "any value")
+    return SCALARS.get(str(kind), "any value")
 
 
 def cell(text: str) -> str:

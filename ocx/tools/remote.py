@@ -13,6 +13,8 @@ server keeps it for all its calls).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..fossil.web import WebError, WebSession
 from .credentials import Credentials
 from .framework import Answer, Stopped
@@ -20,7 +22,7 @@ from .framework import Answer, Stopped
 PAGE = "/ext/ocx?json"
 
 
-def _stopped(name: str, why: str) -> dict:
+def _stopped(name: str, why: str) -> dict[str, Any]:
     return Answer(tool=name, dry_run=False, log=[], stopped=Stopped(field="caller", why=why)).model_dump(mode="json")
 
 
@@ -37,7 +39,7 @@ class RemoteTools:
             self._session = WebSession(given.url, given.login, given.password)
         return self._session
 
-    def call(self, name: str, raw: object) -> dict:
+    def call(self, name: str, raw: object) -> dict[str, Any]:
         given = self.credentials
         if given.password is None:
             return _stopped(name, given.why)

@@ -1,6 +1,8 @@
 """`status`: who and where the caller is, and what this node enforces (Part 4, D24, D17)."""
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ..protocol.admission import ENFORCED_RESTRICTIONS
@@ -14,7 +16,7 @@ class StatusInput(ToolInput):
 class RunFacts(BaseModel):
     record: str = Field(description="The record's full hash.")
     place: str = Field(description="Its place: the thread's root post, or the ticket (D12).")
-    restrict: dict = Field(description="Its restrict, as written (C6).")
+    restrict: dict[str, Any] = Field(description="Its restrict, as written (C6).")
 
 
 class StatusResult(BaseModel):

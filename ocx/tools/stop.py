@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 from pydantic import Field
 
-from ..protocol.messages import Outcome, Response
+from ..protocol.messages import Outcome, Record, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
 from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
@@ -33,10 +33,12 @@ class StopTool(Tool):
         with caller.reading() as repository:
             where = the_record(repository, given.record, "record")
             record = where.message
+            assert isinstance(record, Record)  # the_record stops anything else
             act.check(f"{given.record} is a record for node {record.node}, at {where.kind} {where.place}", "record")
             node_user = caller.node.node_user if caller.node else NODE_USER
             answered = answer_of(repository, where, node_user)
         if answered is not None:
+            assert isinstance(answered.message, Response)  # answer_of finds only responses
             raise Stop("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
         if given.lost:
             received = where.sender.time
@@ -46,7 +48,7 @@ class StopTool(Tool):
                 raise Stop("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
                                    "until then only its node answers it (D31)")
             act.check(f"its receipt plus its wall ended at {due.isoformat()}", "lost")
-            message = Response(ocx=1, kind="response", node=record.node, answers=where.hash,
+            message: Response | StopMessage = Response(ocx=1, kind="response", node=record.node, answers=where.hash,
                                outcome=Outcome.lost, note=f"answered lost by {caller.login}: its node did not answer by {due.isoformat()} (D31)")
             text = render_message(message, "This record's node never answered it.")
         else:

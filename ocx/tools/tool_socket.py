@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..fossil import admin
 from ..node import config as node_config
@@ -75,7 +76,7 @@ def _connect(connection: socket.socket, path: Path, wait: float) -> None:
             time.sleep(0.1)
 
 
-def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0, wait: float = 20.0) -> dict:
+def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0, wait: float = 20.0) -> dict[str, Any]:
     """Call TOOL through a tool socket; the answer as JSON data."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(timeout)
@@ -85,10 +86,11 @@ def ask(path: Path | str, tool: str, raw: object, timeout: float = 600.0, wait: 
         data = b""
         while chunk := connection.recv(65536):
             data += chunk
-    return json.loads(data)
+    answer: dict[str, Any] = json.loads(data)
+    return answer
 
 
-def _refusal(tool: str, field: str, why: str) -> dict:
+def _refusal(tool: str, field: str, why: str) -> dict[str, Any]:
     return Answer(tool=tool, dry_run=False, log=[], stopped=Stopped(field=field, why=why)).model_dump(mode="json")
 
 
@@ -128,7 +130,7 @@ class RunSocket:
         return Caller(self.opened.record.user, Path(self.config.repository), self.config.url, node=self.config,
                       password=self.password(), run_clone=self.clone)
 
-    def answer(self, request: bytes) -> dict:
+    def answer(self, request: bytes) -> dict[str, Any]:
         try:
             call = json.loads(request)
             name, raw = call["tool"], call.get("input", {})
