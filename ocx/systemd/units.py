@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 import signal
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from .hardening import Hardening
 
 # One D-Bus property of a transient unit: (name, D-Bus signature, value).
 # Values are lists, never tuples (dbus-next marshals only lists as arrays).
@@ -26,6 +29,8 @@ SERVICE_IFACE = "org.freedesktop.systemd1.Service"
 UNIT_IFACE = "org.freedesktop.systemd1.Unit"
 
 _NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.service")
+# Sent twice on purpose (hardening.py: an allow list, then a deny list).
+_CUMULATIVE = {"SystemCallFilter"}
 _STD = {"null", "tty", "tty-force", "tty-fail", "inherit", "journal", "kmsg",
         "socket", "data"}
 
@@ -97,6 +102,7 @@ class TransientService:
     add_ref: bool = True      # keeps a unit that exited 0 readable (notes)
     collect_mode: str | None = "inactive-or-failed"
     accounting: bool = True
+    hardening: Hardening | None = None           # the kernel-facing sandbox (hardening.py)
     extra: Sequence[Property] = ()               # anything not named above
 
 
@@ -256,9 +262,13 @@ def properties(s: TransientService) -> list[Property]:
         props.append(("AddRef", "b", True))
     if s.collect_mode:
         props.append(("CollectMode", "s", s.collect_mode))
+    if s.hardening is not None:
+        from . import hardening
+
+        props += hardening.properties(s.hardening)
     props += [(n, sig, v) for n, sig, v in s.extra]
     names = [p[0] for p in props]
-    dup = {n for n in names if names.count(n) > 1}
+    dup = {n for n in names if names.count(n) > 1} - _CUMULATIVE
     if dup:
         raise UnitError(f"extra: {sorted(dup)} set twice")
     return props
