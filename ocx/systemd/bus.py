@@ -92,14 +92,21 @@ class Bus:
 
     # --- Manager ------------------------------------------------------------
 
-    async def start_transient_unit(self, name: str, props: Sequence[Property],
-                                   mode: str = "fail") -> str:
-        """StartTransientUnit; returns the job's path (the job may still run)."""
+    async def start_transient_unit(self, name: str, props: Sequence[Property], mode: str = "fail",
+                                   aux: Sequence[tuple[str, Sequence[Property]]] = ()) -> str:
+        """StartTransientUnit; returns the job's path (the job may still run).
+        AUX: units made with it and not started, e.g. the service a timer starts."""
         body, fds = variants(props)
         if fds and not self._bus._negotiate_unix_fd:
             raise BusError("ocx.NoUnixFd", "connect with negotiate_unix_fd=True to pass fds")
+        auxiliary = []
+        for aux_name, aux_props in aux:
+            aux_body, aux_fds = variants(aux_props)
+            if aux_fds:
+                raise BusError("ocx.NoUnixFd", f"{aux_name}: no file descriptors in an auxiliary unit")
+            auxiliary.append([aux_name, aux_body])
         (job,) = await self.call("StartTransientUnit", "ssa(sv)a(sa(sv))",
-                                 [name, mode, body, []], unix_fds=fds)
+                                 [name, mode, body, auxiliary], unix_fds=fds)
         return job
 
     async def stop_unit(self, name: str, mode: str = "replace") -> str:

@@ -20,6 +20,7 @@ from .units import (SERVICE_IFACE, UNIT_IFACE, End, EndTracker, TransientService
 
 if TYPE_CHECKING:                      # bus imports dbus-next: keep it lazy
     from .bus import Bus
+    from .timers import TransientTimer
 
 UINT64_MAX = 2**64 - 1
 
@@ -113,6 +114,15 @@ class Systemd:
     async def start(self, service: TransientService) -> str:
         """Start it without watching; returns the job path."""
         return await self.bus.start_transient_unit(service.name, properties(service))
+
+    async def start_timer(self, timer: "TransientTimer", service: TransientService) -> str:
+        """Start TIMER with SERVICE made alongside, to be started when it fires."""
+        from . import timers
+
+        if service.name != timer.service:
+            raise ValueError(f"{timer.name} starts {timer.service}, not {service.name}")
+        return await self.bus.start_transient_unit(timer.name, timers.properties(timer),
+                                                   aux=[(service.name, properties(service))])
 
     async def run(self, service: TransientService) -> Run:
         """Watch, then start; `await run.ended()` gives its End."""

@@ -1,7 +1,7 @@
 """Inside a session's unit: hand the inbox's deliveries to the program (D13).
 
-    python -I -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE] [--terminal SOCKET]
-                              [--cwd DIRECTORY] -- PROGRAM [ARG...]
+    python -I -m ocx.node.inside.feeder INBOX [--last-line FILE] [--terminal SOCKET] [--cwd DIRECTORY]
+                              -- PROGRAM [ARG...]
 
 The unit's main process. It starts the program with a pipe as its standard
 input (or, with `--terminal`, under a terminal it holds: terminal.py, D32)
@@ -12,11 +12,8 @@ lets a slow reader block the node: the node only writes files. When the
 program ends, the feeder ends the same way, so systemd's Result, exit code
 and signal are the program's (D4).
 
-D17's `cpu` budget, which systemd does not cap: the feeder reads its own
-unit's cgroup CPU time, waking no more often than the remaining budget
-could be spent at the node's CPU rate, and ends the program when it is
-spent. What counts is the stop step's own reading of the cgroup, which
-the run cannot touch: a feeder killed by its program still ends the run.
+D17's `cpu` budget is not the feeder's: it runs as the run's user, so the
+run could stop it. A timer outside the run holds it (ocx.node.unit.cpu_watch).
 
 With `--terminal SOCKET`, what the program prints goes to the journal and
 to whoever is attached through SOCKET (`ocx attach`, D32), whose
@@ -42,7 +39,6 @@ import signal
 import subprocess
 import sys
 
-from ...systemd import cgroup
 from ..inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
 
@@ -64,27 +60,6 @@ def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]
 def delivery_names(directory: str) -> list[str]:
     """The finished delivery files, in the order the node numbered them."""
     return sorted(n for n in os.listdir(directory) if n.endswith(".json") and n[:1].isdigit())
-
-
-class CpuBudget:
-    """The unit's CPU time against its budget, from its own cgroup (D17)."""
-
-    def __init__(self, seconds: float, rate: float):
-        self.limit_usec = int(seconds * 1_000_000)
-        self.rate = max(rate, 0.01)
-        self.group = cgroup.own_control_group()
-
-    def used_usec(self) -> int:
-        used = cgroup.cpu_usage_usec(self.group) if self.group else None
-        return used or 0
-
-    def spent(self) -> bool:
-        return self.used_usec() >= self.limit_usec
-
-    def wait_seconds(self) -> float:
-        """The soonest the rest could be spent, running flat out at the rate."""
-        remaining = self.limit_usec - self.used_usec()
-        return max(0.05, remaining / 1_000_000 / self.rate)
 
 
 NO_INBOX = "-"
@@ -118,9 +93,8 @@ class LastLine:
 
 
 class Feeder:
-    def __init__(self, inbox: str, argv: list[str], cpu: CpuBudget | None = None, output: LastLine | None = None,
-                 terminal: str | None = None, cwd: str | None = None):
-        self.cpu = cpu
+    def __init__(self, inbox: str, argv: list[str], output: LastLine | None = None, terminal: str | None = None,
+                 cwd: str | None = None):
         self.inbox = inbox
         self.output = output
         self.seen: set[str] = set()
@@ -245,11 +219,7 @@ class Feeder:
         self.write()
         while True:
             self.watch_io()
-            if self.cpu is not None and self.cpu.spent():
-                self.child.kill()  # D17: the budget is spent; the stop step says so
-                return self.finish(self.child.wait())
-            timeout = self.cpu.wait_seconds() if self.cpu is not None else None
-            for key, events in selector.select(timeout):
+            for key, events in selector.select():
                 if key.data == "ended":
                     return self.finish(self.child.wait())
                 if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
@@ -273,26 +243,25 @@ def _end_like(status: int) -> None:
     sys.exit(status)
 
 
-def parse(args: list[str]) -> tuple[str, CpuBudget | None, LastLine | None, str | None, str | None, list[str]]:
+def parse(args: list[str]) -> tuple[str, LastLine | None, str | None, str | None, list[str]]:
     if "--" not in args or args.index("--") in (0, len(args) - 1):
-        sys.exit("usage: python -m ocx.node.inside.feeder INBOX [--cpu SECONDS --rate CPUS] [--last-line FILE]"
-                 " [--terminal SOCKET] [--cwd DIRECTORY] -- PROGRAM [ARG...]")
+        sys.exit("usage: python -m ocx.node.inside.feeder INBOX [--last-line FILE] [--terminal SOCKET]"
+                 " [--cwd DIRECTORY] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
     options = dict(zip(head[1::2], head[2::2]))
-    cpu = CpuBudget(float(options["--cpu"]), float(options.get("--rate", "1"))) if "--cpu" in options else None
     output = LastLine(options["--last-line"]) if "--last-line" in options else None
-    return head[0], cpu, output, options.get("--terminal"), options.get("--cwd"), program
+    return head[0], output, options.get("--terminal"), options.get("--cwd"), program
 
 
 def main(args: list[str]) -> None:
-    inbox, cpu, output, terminal, cwd, program = parse(args)
+    inbox, output, terminal, cwd, program = parse(args)
     # systemd signals the whole control group on stop; the feeder outlives the
     # program so that the program's own end is what the unit reports.
     # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
     signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        feeder = Feeder(inbox, program, cpu, output, terminal, cwd)
+        feeder = Feeder(inbox, program, output, terminal, cwd)
     except OSError as error:
         if error.errno in (errno.ENOENT, errno.EACCES):
             print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)
