@@ -69,7 +69,11 @@ class SystemdContainer:
              .with_kwargs(cap_add=["ALL"], cap_drop=["SYS_RESOURCE"],
                           security_opt=["seccomp=unconfined"], cgroupns="private",
                           device_cgroup_rules=["a *:* rwm"], stop_signal="SIGRTMIN+3",
-                          hostname="ocx-test")
+                          hostname="ocx-test",
+                          # ::1 and a link-local fe80:: address, as a host has them: the
+                          # run's address filter is tested on both families (issue 12).
+                          sysctls={"net.ipv6.conf.all.disable_ipv6": "0",
+                                   "net.ipv6.conf.lo.disable_ipv6": "0"})
              # systemd wants /run and /run/lock on tmpfs; with_kwargs(tmpfs=)
              # is overwritten by testcontainers (notes).
              .with_tmpfs_mount("/run")

@@ -29,7 +29,9 @@ from ..layout import SLICE, RunHome, unit_name, unit_stem
 from .outcome import decide_outcome
 from ..unit import bounded
 from ..unit.prepare import prepare_run
+from .runs import egress_filter, watch_cpu
 from ..records import RecordDir, open_records, write_atomically
+from .sandbox import run_hardening
 from .sessions import (environment, hidden_paths, prepare_step, prepared_in_unit, preparation, python_module,
                        stop_step)
 
@@ -65,16 +67,16 @@ def queued(record_dir: RecordDir) -> list[str]:
     return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
 
 
-def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str) -> TransientService:
+def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
+                    egress_filter: str | None = None) -> TransientService:
     """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17)."""
     config, record = context.config, opened.record
     name = unit_name(context.server_code, opened.hash, checkin)
     home = RunHome(name.removesuffix(".service"))
     budget, sandbox = record.budget, record.sandbox
-    cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     last_line = str(home.inside / LAST_LINE)
     checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
-    argv = python_module(config, "ocx.node.inside.feeder", "-", *cpu, "--last-line", last_line, "--cwd", str(checkout),
+    argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
                          "--", *(record.command or []))
     step = preparation(config, record_dir, opened, home.stem, checkin)
     return TransientService(
@@ -97,6 +99,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
         read_only_paths=list(sandbox.read_only),
         read_write_paths=list(sandbox.read_write),
         inaccessible_paths=hidden_paths(config),
+        hardening=run_hardening(sandbox.network, egress_filter),
         exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
         timeout_start_sec=600,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],
@@ -180,17 +183,19 @@ async def _gone(systemd, name: str) -> bool:
 
 
 async def start_checkin(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> str:
-    service = command_service(context, opened, record_dir, checkin)
-    stem = service.name.removesuffix(".service")
-    if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
-        try:
+    stem = unit_stem(context.server_code, opened.hash, checkin)
+    name = f"{stem}.service"
+    try:
+        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened))
+        if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
             prepare_run(preparation(context.config, record_dir, opened, stem, checkin))
-        except Exception as failure:  # judged `fail: not run`, and the queue goes on
-            record_dir.mark(f"unprepared-{stem}", {"why": f"{type(failure).__name__}: {failure}"})
-            record_dir.mark(f"started-{stem}", {"unit": service.name, "at": time.time()})
-            record_dir.mark(f"ended-{stem}", {"unit": service.name, "at": time.time(), "result": "exit-code"})
-            return service.name
+    except Exception as failure:  # judged `fail: not run`, and the queue goes on
+        record_dir.mark(f"unprepared-{stem}", {"why": f"{type(failure).__name__}: {failure}"})
+        record_dir.mark(f"started-{stem}", {"unit": name, "at": time.time()})
+        record_dir.mark(f"ended-{stem}", {"unit": name, "at": time.time(), "result": "exit-code"})
+        return name
     record_dir.mark(f"started-{stem}", {"unit": service.name, "at": time.time()})
+    await watch_cpu(context, systemd, opened, stem)
     await systemd.start(service)
     context.log(f"started {service.name} for check-in {checkin}", record=opened.hash)
     return service.name

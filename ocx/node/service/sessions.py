@@ -16,6 +16,7 @@ from ..unit.prepare import Preparation
 from ..records import RecordDir
 from ..unit.runner_homes import copy_path
 from .runner_pages import RunnerPage
+from .sandbox import run_hardening
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
@@ -68,14 +69,15 @@ def prepared_in_unit(opened: OpenRecord) -> bool:
 
 
 def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
-                    record_dir: RecordDir) -> TransientService:
+                    record_dir: RecordDir, egress_filter: str | None = None) -> TransientService:
+    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py)."""
     record = opened.record
     name = unit_name(server_code, opened.hash)
     home = RunHome(name.removesuffix(".service"))
     budget, sandbox = record.budget, record.sandbox
-    cpu = ["--cpu", str(budget.cpu), "--rate", str(config.cpu_quota)] if budget.cpu else []
     # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
-    feeder = python_module(config, "ocx.node.inside.feeder", INBOX_INSIDE, *cpu, "--terminal", str(home.terminal_socket),
+    # D17's cpu is held from outside the run (cpu_watch.py), not by anything the run could stop.
+    feeder = python_module(config, "ocx.node.inside.feeder", INBOX_INSIDE, "--terminal", str(home.terminal_socket),
                            "--cwd", str(home.inside), "--", *page.argv(record.remote))
     return TransientService(
         name=name,
@@ -100,6 +102,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         read_only_paths=list(sandbox.read_only),
         read_write_paths=list(sandbox.read_write),  # the homes' copies are bound read-write
         inaccessible_paths=hidden_paths(config),
+        hardening=run_hardening(sandbox.network, egress_filter),
         bind_paths=[BindPath(str(record_dir.inbox), INBOX_INSIDE, read_only=True),
                     # D14's homes, each as the run's own copy (runner_homes.py: a sign-in carries over).
                     # "-": the preparation makes the copy, so it is there for the program, not for
