@@ -5,14 +5,15 @@
 #   contrib/setup.sh          what the tools and a node need
 #   contrib/setup.sh --test   also what the test suite needs (Docker engine,
 #                             mmdebstrap for the systemd test image, chromium
-#                             for the web page's test, D30, and the agent
-#                             CLIs whose parsers the runner pages' test runs)
+#                             for the web page's test, D30, the agent CLIs
+#                             whose parsers the runner pages' test runs, and
+#                             stress-ng, to run the suite on a loaded machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fossil python3 python3-venv python3-dev gcc pkg-config libsystemd-dev git ca-certificates)
 if [ "${1:-}" = --test ]; then
-    packages+=(docker.io mmdebstrap chromium)
+    packages+=(docker.io mmdebstrap chromium stress-ng)
     # Debian's npm, unless a node that brings its own is already here.
     command -v npm >/dev/null || packages+=(nodejs npm)
 fi

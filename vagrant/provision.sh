@@ -20,8 +20,9 @@
 #   OCX_UNITS      directory holding OCX's unit files (default OCX_SRC/units)
 set -eu
 
+# nodejs: the agents the runner pages name (claude, codex's launcher) run on it.
 PACKAGES="systemd systemd-sysv dbus libsystemd0 python3 python3-venv fossil
-ca-certificates procps iproute2 util-linux less"
+ca-certificates procps iproute2 util-linux less nodejs"
 
 requirements() {
     # One list, in pyproject.toml. testcontainers is left out: it drives

@@ -72,13 +72,13 @@ class Hardening:
 def _address(label: str, text: str) -> list[list]:
     """One IPAddressAllow/Deny entry as (family, bytes, prefix) items; `any` is both families' /0."""
     if text == "any":
-        return [[socket.AF_INET, [0] * 4, 0], [socket.AF_INET6, [0] * 16, 0]]
+        return [[socket.AF_INET, bytes(4), 0], [socket.AF_INET6, bytes(16), 0]]
     try:
         net = ipaddress.ip_network(text, strict=True)
     except ValueError as error:
         raise UnitError(f"{label}: {text!r} is not an address prefix ({error})") from None
     family = socket.AF_INET if net.version == 4 else socket.AF_INET6
-    return [[family, list(net.network_address.packed), net.prefixlen]]
+    return [[family, net.network_address.packed, net.prefixlen]]
 
 
 def _choice(label: str, value: str | None, allowed: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DEFAULT_DOCKER_HOST = "unix:///run/ocx-docker.sock"
+AGENTS_INSIDE = "/var/cache/ocx-tests/agents"  # the host's agent CLIs, read-only
 
 # Ryuk (testcontainers' reaper) is an image from Docker Hub, unreachable here;
 # we stop our containers ourselves.
@@ -79,6 +80,9 @@ class SystemdContainer:
              .with_tmpfs_mount("/run")
              .with_tmpfs_mount("/run/lock")
              .with_volume_mapping(str(self.src), "/src", "ro"))
+        agents = Path(os.environ.get("OCX_AGENTS_DIR", "/var/cache/ocx-tests/agents"))
+        if agents.is_dir():  # the CLIs the runner pages name, run in a real unit (tests/contrib)
+            c = c.with_volume_mapping(str(agents), AGENTS_INSIDE, "ro")
         if self.results is not None:
             self.results.mkdir(parents=True, exist_ok=True)
             c = c.with_volume_mapping(str(self.results), "/results", "rw")

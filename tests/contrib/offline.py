@@ -2,14 +2,17 @@
 
     python offline.py LOG -- PROGRAM [ARG...]
 
-Brings the new network namespace's loopback up, answers HTTP on
-127.0.0.1:PORT (below) with 401 and an invalid-key error, as a service
-refuses a missing credential, keeping each request (method, path, body) as
-a JSON line in LOG, and runs PROGRAM with this process's input and output.
+Brings the new network namespace's loopback up (if it is not: a run's unit
+has it up and no capability to change it), answers HTTP on 127.0.0.1:PORT
+(below) with 401 and an invalid-key error, as a service refuses a missing
+credential, keeping each request (method, path, body) as a JSON line in LOG
+(LOG `-`: on standard error, `offline-request JSON`, as a unit's journal
+keeps it), and runs PROGRAM with this process's input and output.
 The agent CLIs' services cannot be reached from these machines anyway
 (the brief); here nothing but loopback can be, so nothing leaves the host.
 Exits as PROGRAM did (128 + signal when a signal ended it).
 """
+import errno
 import fcntl
 import http.server
 import json
@@ -30,7 +33,8 @@ def loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
         asked = struct.pack("16sH", b"lo", 0)
         flags = struct.unpack("16sH", fcntl.ioctl(control, SIOCGIFFLAGS, asked))[1]
-        fcntl.ioctl(control, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
+        if not flags & IFF_UP:
+            fcntl.ioctl(control, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
 
 
 def refusing_server(log: str) -> http.server.HTTPServer:
@@ -40,8 +44,12 @@ def refusing_server(log: str) -> http.server.HTTPServer:
         def refuse(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length).decode(errors="replace") if length else ""
-            with lock, open(log, "a") as out:
-                out.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
+            line = json.dumps({"method": self.command, "path": self.path, "body": body})
+            if log == "-":
+                print("offline-request " + line, file=sys.stderr, flush=True)
+            else:
+                with lock, open(log, "a") as out:
+                    out.write(line + "\n")
             self.send_response(401)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(REFUSAL)))
@@ -61,9 +69,15 @@ def main(args: list[str]) -> None:
     assert args[1] == "--" and program, __doc__
     # A stop signals the whole group, as systemd does a unit: PROGRAM's end is the answer.
     signal.signal(signal.SIGTERM, lambda *_: None)
-    loopback_up()
-    server = refusing_server(log)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        loopback_up()
+        server = refusing_server(log)
+    except OSError as error:  # a unit without network allows no IP socket at all (RestrictAddressFamilies)
+        if error.errno != errno.EAFNOSUPPORT:
+            raise
+        print(f"offline: no IP socket here ({error.strerror}): no stand-in service", file=sys.stderr, flush=True)
+    else:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
     status = subprocess.run(program).returncode
     sys.exit(status if status >= 0 else 128 - status)
 

@@ -2,13 +2,15 @@
 
 It reads delivery lines (D13) on standard input, prints each as it came
 (so the test reads them back from the unit's journal), and acts on the
-first one's objective: `exit N`, `sleep`, `eat memory`, `burn cpu`,
+first one's objective: `exit N`, `sleep`, `eat memory`, `burn cpu`, `stop the
+rest and burn cpu` (SIGSTOP every other process of the run first),
 `probe` (print what it can see of the host as one JSON line), or `echo`
 (keep reading deliveries until stdin closes; a line that is not JSON, as
 someone attached to its terminal types it (D32), is printed `typed LINE`).
 """
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -34,13 +36,37 @@ def probe() -> dict:
     def reaches(host_port):
         host, _, port = host_port.rpartition(":")
         try:
-            with socket.create_connection((host, int(port)), timeout=2):
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
                 return True
         except OSError:
             return False
 
-    # /proc/net/dev is the network namespace's own; /sys/class/net is not remounted.
-    with open("/proc/net/dev") as dev:
+    def own_server(family, address):
+        """A server of the run's own on loopback, and a connection to it."""
+        try:
+            with socket.socket(family) as server:
+                server.bind((address, 0))
+                server.listen()
+                with socket.create_connection(server.getsockname()[:2], timeout=2):
+                    return True
+        except OSError as error:
+            return str(error)
+
+    def cgroup_of(pid):
+        try:
+            with open(f"/proc/{pid}/cgroup") as text:
+                return next((line.split(":", 2)[2].strip() for line in text if line.startswith("0::")), "?")
+        except OSError:
+            return None
+
+    def unshare():
+        import subprocess
+        done = subprocess.run(["unshare", "-Ur", "true"], capture_output=True, text=True, timeout=30)
+        return {"status": done.returncode, "error": done.stderr.strip()}
+
+    # The network namespace's own devices; /sys/class/net is not remounted, and a run
+    # sees only its own processes' part of /proc (ProcSubset=pid), /proc/self/net among it.
+    with open("/proc/self/net/dev") as dev:
         interfaces = sorted(line.split(":")[0].strip() for line in dev.readlines()[2:])
     paths = json.loads(os.environ.get("PROBE_PATHS", "{}"))
     return {
@@ -54,6 +80,12 @@ def probe() -> dict:
         "reaches_server": reaches(os.environ["PROBE_SERVER"]) if "PROBE_SERVER" in os.environ else None,
         "visible": {name: visible(path) for name, path in paths.items()},
         "writable": {name: can_write(os.path.join(path, "probe")) for name, path in paths.items()},
+        # issue 12: what the kernel-facing sandbox holds
+        "unshare": unshare(),
+        "own_cgroup": cgroup_of("self"),
+        "processes": {pid: cgroup_of(pid) for pid in os.listdir("/proc") if pid.isdigit()},
+        "reaches": {name: reaches(where) for name, where in json.loads(os.environ.get("PROBE_REACH", "{}")).items()},
+        "own_server": {"ipv4": own_server(socket.AF_INET, "127.0.0.1"), "ipv6": own_server(socket.AF_INET6, "::1")},
     }
 
 
@@ -74,6 +106,18 @@ def main() -> int:
         hoard = []
         while True:
             hoard.append(bytearray(8 * 1024 * 1024))
+    if objective.startswith("stop the rest and burn cpu"):
+        # Every other process of the run stopped, the feeder among them: nothing of the run's
+        # own can hold its cpu budget now (issue 12).
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and int(pid) != os.getpid():
+                try:
+                    os.kill(int(pid), signal.SIGSTOP)
+                except OSError:
+                    pass
+        print("stopped the rest", flush=True)
+        while True:
+            pass
     if objective.startswith("burn cpu"):
         while True:
             pass

@@ -67,6 +67,18 @@ def test_cpu_is_counted_for_all_processes_and_ends_the_run_as_budget(node):
     assert (response.outcome, response.note) == (Outcome.budget, "cpu 2s reached")
 
 
+def test_a_run_that_stops_its_own_processes_still_ends_at_its_cpu_budget(node):
+    """Issue 12: the feeder, the run's own process, once held this budget; every other
+    process of the run stopped, a timer outside the run still ends it, well before its wall."""
+    record = node.post(node.record(objective="stop the rest and burn cpu", budget={"wall": "2m", "cpu": 2}))
+    response = node.response(record, timeout=100)
+    assert (response.outcome, response.note) == (Outcome.budget, "cpu 2s reached")
+    assert "stopped the rest" in journal(node.unit(record))  # the feeder was stopped, and it made no difference
+    stem = node.unit(record).removesuffix(".service")
+    spent = json.loads((node.config.state_dir / "records" / record / f"cpu-{stem}.json").read_text())
+    assert spent["cpu_usec"] >= 2_000_000  # the watch outside the run read the cgroup and ended it
+
+
 def test_a_run_user_given_admin_is_answered_unenforced(node):
     fields = node.record(objective="sleep")
     record = node.post(fields)
