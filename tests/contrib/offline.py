@@ -37,6 +37,18 @@ def loopback_up() -> None:
             fcntl.ioctl(control, SIOCSIFFLAGS, struct.pack("16sH", b"lo", flags | IFF_UP))
 
 
+def summary(method: str, path: str, body: str) -> dict:
+    """The user's texts of a Responses API request, and whether OCX's tools were offered."""
+    try:
+        items = json.loads(body).get("input", [])
+    except (ValueError, AttributeError):
+        items = []
+    texts = [part.get("text", "") for item in items if isinstance(item, dict) and item.get("role") == "user"
+             for part in item.get("content", []) if isinstance(part, dict)]
+    return {"method": method, "path": path, "mcp_ocx": "mcp__ocx" in body,
+            "texts": [t for t in texts if not t.startswith("<environment_context>")]}
+
+
 def refusing_server(log: str) -> http.server.HTTPServer:
     lock = threading.Lock()
 
@@ -45,8 +57,9 @@ def refusing_server(log: str) -> http.server.HTTPServer:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length).decode(errors="replace") if length else ""
             line = json.dumps({"method": self.command, "path": self.path, "body": body})
-            if log == "-":
-                print("offline-request " + line, file=sys.stderr, flush=True)
+            if log == "-":  # a journal line stays short: what the request asked, and with which tools
+                print("offline-request " + json.dumps(summary(self.command, self.path, body)), file=sys.stderr,
+                      flush=True)
             else:
                 with lock, open(log, "a") as out:
                     out.write(line + "\n")

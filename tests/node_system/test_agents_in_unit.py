@@ -15,7 +15,8 @@ OCX's six tools, takes the record's delivery as its user message and ends
 its turn at the sign-in; codex sends the record's text to its service with
 OCX's tools offered and ends its turn at the 401. Without network a unit
 allows no IP socket at all, so codex's service is out of reach: it still
-starts, reads its flags and config, and fails only at the service.
+starts, reads its flags and config, starts its turn and waits for the
+network, as on any host without one, until the record is stopped.
 """
 from __future__ import annotations
 
@@ -103,7 +104,10 @@ def test_claude_starts_under_the_hardened_unit_connects_its_tools_and_fails_only
         seen = wait_for(turn_ended, 240, 0.5, f"claude's first turn in {unit}")
     except AssertionError as error:
         raise AssertionError(f"{error}\n{journal(unit)[-4000:]}") from None
-    assert systemctl("show", unit, "-p", "RestrictNamespaces", "--value").strip() == "yes"  # the hardened unit
+    finally:
+        hardened = systemctl("show", unit, "-p", "RestrictNamespaces", "--value").strip()
+        node.stop(record)  # a session waits for its next delivery: the port of its stand-in is freed
+    assert hardened == "yes"  # the unit it ran in is the hardened one
     init = next(e for e in seen if e.get("type") == "system" and e.get("subtype") == "init")
     assert init["mcp_servers"] == [{"name": "ocx", "status": "connected"}]
     assert {f"mcp__ocx__{name}" for name in TOOLS} <= set(init["tools"])
@@ -112,33 +116,40 @@ def test_claude_starts_under_the_hardened_unit_connects_its_tools_and_fails_only
     results = [(e["is_error"], e["result"]) for e in seen if e.get("type") == "result"]
     assert results == [(True, NOT_LOGGED_IN)]
     assert "Bad system call" not in journal(unit)  # no call of its refused by the filter killed it
-    node.stop(record)
     assert node.response(record).outcome is Outcome.stopped
 
 
 @pytest.mark.parametrize("network", [True, False], ids=["network", "no-network"])
 def test_codex_starts_under_the_hardened_unit_and_fails_only_at_its_service(node, agents, network):
     page = contrib_page("codex")
-    (Path(page.homes[0]) / "config.toml").write_text(LOOPBACK_PROVIDER)
     runner = offline_runner(node, "codex", page)
+    (Path(page.homes[0]) / "config.toml").write_text(LOOPBACK_PROVIDER)
     record = node.post(node.record(runner=runner, objective=OBJECTIVE, sandbox=sandboxed(network),
                                    budget={"wall": "10m"}))
     unit = node.unit(record)
-    response = node.response(record, timeout=240)
-    text = journal(unit)
-    # The relay ends the session with codex's own exit 1: its turn failed at the service (C4).
-    assert (response.outcome, response.note.split(" after ")[0]) == (Outcome.exited, "exit 1"), text[-4000:]
+    if network:
+        # The relay ends the session with codex's own exit 1: its turn failed at the service (C4).
+        response = node.response(record, timeout=240)
+        text = journal(unit)
+        assert (response.outcome, response.note.split(" after ")[0]) == (Outcome.exited, "exit 1"), text[-4000:]
+    else:  # its service out of reach, codex waits for the network, as it does on any host without one
+        try:
+            text = wait_for(lambda: "waiting for network" in (seen := journal(unit)) and seen, 240, 0.5,
+                            f"codex reaching for its service in {unit}")
+        finally:
+            node.stop(record)
+        assert node.response(record).outcome is Outcome.stopped
     assert "unexpected argument" not in text and "Error loading config" not in text, text[-4000:]
     seen = events(text)
-    assert any(e.get("type") == "thread.started" for e in seen), text[-4000:]
-    failed = [e for e in seen if e.get("type") == "turn.failed"]
-    assert len(failed) == 1, text[-4000:]
+    assert [e["type"] for e in seen if e.get("type") in ("thread.started", "turn.started")] == \
+        ["thread.started", "turn.started"], text[-4000:]
     requests = [json.loads(line.split("offline-request ", 1)[1]) for line in text.splitlines()
                 if "offline-request " in line]
     if network:  # its service, the stand-in on the run's own loopback, was reached and refused the key
-        assert failed[0]["error"]["message"].startswith("unexpected status 401 Unauthorized"), failed
-        (asked,) = requests
-        assert asked["method"] == "POST" and asked["path"] == "/v1/responses"
-        assert OBJECTIVE in asked["body"] and "mcp__ocx" in asked["body"]
-    else:  # no IP socket at all: the service is out of reach, and nothing else failed first
+        failed = [e for e in seen if e.get("type") == "turn.failed"]
+        assert len(failed) == 1 and failed[0]["error"]["message"].startswith("unexpected status 401"), failed
+        assert requests == [{"method": "POST", "path": "/v1/responses", "mcp_ocx": True,
+                             "texts": [f"Record {record}: {OBJECTIVE}"]}]
+    else:  # no IP socket at all: nothing reached, and nothing but the connection failed
         assert requests == [] and "no IP socket here" in text
+        assert "Connection failed" in text
