@@ -32,7 +32,8 @@ from ..unit.prepare import prepare_run
 from .runs import egress_filter, watch_cpu
 from ..records import RecordDir, open_records, write_atomically
 from .sandbox import run_hardening
-from .sessions import (environment, hidden_paths, prepare_step, prepared_in_unit, preparation, python_module,
+from .sessions import (STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step, prepared_in_unit, preparation,
+                       python_module,
                        stop_step)
 
 LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
@@ -107,7 +108,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
         standard_output="journal",
         standard_error="journal",
         add_ref=False,
-        timeout_stop_sec=30,
+        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )
 
 

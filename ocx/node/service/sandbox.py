@@ -34,7 +34,9 @@ def run_hardening(network: bool, egress_filter: str | None) -> Hardening:
         restrict_namespaces=True,
         # A run without network has only its own loopback (PrivateNetwork); AF_UNIX for its sockets.
         restrict_address_families=["AF_UNIX", "AF_INET", "AF_INET6"] if network else ["AF_UNIX"],
-        private_users=True,
+        # PrivateUsers is left off: every run's user namespace would count its inotify instances
+        # and watches against root's own limit (the kernel's ucounts are hierarchical), so runs
+        # together could exhaust systemd's and the node's: docs/security.md.
         private_devices=True,
         private_ipc=True,
         protect_kernel_tunables=True,

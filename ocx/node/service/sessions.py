@@ -22,6 +22,10 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directori
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
 TOOLS_INSIDE = "/run/ocx-tools"  # issue 5: where a run sees its tool socket's directory (D22, D34)
 PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec counts only after it
+# The stop step runs in the run's own cgroup, inside ocx.slice: when runs fill the slice it gets
+# little CPU and PID 1 is slow to answer it; past this systemd kills it and the end goes unrecorded
+# (seen at 30 s with fifty runs eating memory, issue 12). It also bounds SIGTERM before SIGKILL.
+STOP_TIMEOUT_SECONDS = 90
 
 
 def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str]:
@@ -120,5 +124,5 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         standard_output="journal",
         standard_error="journal",
         add_ref=False,
-        timeout_stop_sec=30,
+        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )
