@@ -231,7 +231,8 @@ def ensure(node: str, url: str) -> str:
     """The pinned program for node NODE's runs, loaded now if it is not yet; its path.
 
     As root (the node's service). Raises OSError (BpfError) when the kernel
-    refuses: a run must then not start, since systemd would run it unfiltered."""
+    refuses: the run is then not started (systemd 252 fails a unit whose
+    IPEgressFilterPath it cannot open, Result `resources`: closed, not open)."""
     code = program(allowances(url))
     path = pin_name(node, code)
     bpf.mount_bpffs()

@@ -50,7 +50,7 @@ def small_slice():
     subprocess.run(["systemctl", "set-property", "--runtime", "ocx.slice", f"MemoryMax={SLICE_MEMORY}"],
                    check=True, timeout=60)
     yield
-    subprocess.run(["systemctl", "kill", "--signal=KILL", "ocx-*.service"], capture_output=True, timeout=120)
+    subprocess.run(["systemctl", "kill", "--signal=KILL", "ocx.slice"], capture_output=True, timeout=120)  # runs only
     wait_for(lambda: not v1_memory("tasks") or not v1_memory("tasks").strip() or
              int(v1_memory("memory.usage_in_bytes") or 0) < 512 * 1024**2, 120, 0.5, what="the slice emptied")
     for drop_in in glob.glob("/run/systemd/system.control/ocx.slice.d/*MemoryMax*.conf"):

@@ -10,7 +10,7 @@ import pytest
 from dbus_next import Variant
 from hypothesis import given, strategies as st
 
-from ocx.node.service.sandbox import LINK_LOCAL, run_hardening
+from ocx.node.service.sandbox import METADATA, run_hardening
 from ocx.systemd import timers
 from ocx.systemd.bus import variants
 from ocx.systemd.hardening import Hardening, properties
@@ -62,12 +62,14 @@ def test_a_runs_sandbox_without_network():
     assert filters == [[True, ["@system-service"]], [False, ["@privileged", "@resources"]]]
 
 
-def test_a_run_with_network_gets_inet_link_local_denied_and_its_loopback_filter():
+def test_a_run_with_network_gets_inet_metadata_denied_and_its_loopback_filter():
     d = as_dict(properties(run_hardening(network=True, egress_filter=PIN)))
     assert d["RestrictAddressFamilies"] == ("(bas)", [True, ["AF_UNIX", "AF_INET", "AF_INET6"]])
-    assert d["IPAddressDeny"] == ("a(iayu)", [[socket.AF_INET, bytes([169, 254, 0, 0]), 16],
-                                              [socket.AF_INET6, bytes([0xfe, 0x80]) + bytes(14), 10]])
-    assert LINK_LOCAL == ("169.254.0.0/16", "fe80::/10")
+    assert d["IPAddressDeny"] == ("a(iayu)", [
+        [socket.AF_INET, bytes([169, 254, 0, 0]), 16], [socket.AF_INET6, bytes([0xfe, 0x80]) + bytes(14), 10],
+        [socket.AF_INET6, bytes.fromhex("fd000ec2000000000000000000000254"), 128],
+        [socket.AF_INET, bytes([100, 100, 100, 200]), 32]])
+    assert METADATA[:2] == ("169.254.0.0/16", "fe80::/10")
     assert d["IPEgressFilterPath"] == ("as", [PIN])
 
 

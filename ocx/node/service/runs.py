@@ -17,7 +17,8 @@ from .sessions import preparation, prepared_in_unit, session_service
 
 def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
     """A run with network gets the node's loopback filter, loaded now if it is not yet
-    (loopback_filter.py); raises when the kernel refuses, so the run does not start unfiltered."""
+    (loopback_filter.py); raises when the kernel refuses, and the record is refused with the reason
+    (systemd 252 itself fails a unit whose filter it cannot open: Result `resources`)."""
     if not opened.record.sandbox.network:
         return None
     return loopback_filter.ensure(context.config.name, context.config.url)

@@ -12,15 +12,16 @@ import errno
 
 from ...systemd.hardening import Hardening
 
-# Cloud metadata (169.254.169.254, fd00:ec2::254 aside) and every other link-local peer.
-LINK_LOCAL = ("169.254.0.0/16", "fe80::/10")
+# Cloud metadata services and every other link-local peer: 169.254.169.254 (AWS, GCP, Azure,
+# Oracle…) is link-local, as is fe80::/10; AWS's IPv6 endpoint and Alibaba's are not.
+METADATA = ("169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32")
 # A run, not the node or its Fossil server, is what the kernel's OOM killer takes first.
 RUN_OOM_SCORE_ADJUST = 500
 
 
 def run_hardening(network: bool, egress_filter: str | None) -> Hardening:
     """EGRESS_FILTER: the pinned loopback program (ocx.systemd.loopback_filter); a run
-    with network is never started without it, since systemd would start it unfiltered."""
+    with network is never described without it: a run on the host's network unfiltered is no run of ours."""
     if network and not egress_filter:
         raise ValueError("a run with network needs its loopback filter")
     return Hardening(
@@ -54,7 +55,7 @@ def run_hardening(network: bool, egress_filter: str | None) -> Hardening:
         umask=0o077,
         keyring_mode="private",
         device_policy="closed",
-        ip_address_deny=LINK_LOCAL if network else (),
+        ip_address_deny=METADATA if network else (),
         ip_egress_filter_path=[egress_filter] if network and egress_filter else (),
         oom_score_adjust=RUN_OOM_SCORE_ADJUST,
     )
