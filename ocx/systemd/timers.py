@@ -14,7 +14,7 @@ from typing import Sequence
 
 from .units import Property, UnitError, USEC
 
-_NAME = re.compile(r"^[A-Za-z0-9:_.\\-]+\.timer$")
+_NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.timer")  # whole names only: fullmatch
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class TransientTimer:
 
 
 def properties(t: TransientTimer) -> list[Property]:
-    if not _NAME.match(t.name):
+    if not _NAME.fullmatch(t.name):
         raise UnitError(f"name: {t.name!r} is not a valid timer unit name")
     if not t.on_active_sec > 0:
         raise UnitError(f"on_active_sec: {t.on_active_sec!r} is not positive")

@@ -134,7 +134,7 @@ def test_a_timer_fires_once_soon_after_and_stops_with_its_run():
 
 
 @pytest.mark.parametrize("kw,field", [
-    ({"name": "x.service"}, "name"), ({"on_active_sec": 0}, "on_active_sec"),
+    ({"name": "x.service"}, "name"), ({"name": "x.timer\n"}, "name"), ({"on_active_sec": 0}, "on_active_sec"),
     ({"accuracy_sec": -1}, "accuracy_sec"), ({"stop_propagated_from": ["nounit"]}, "stop_propagated_from")])
 def test_a_timer_systemd_would_refuse_is_refused(kw, field):
     fields = {"name": "x.timer", "on_active_sec": 1.0, **kw}
