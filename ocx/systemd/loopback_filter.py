@@ -246,10 +246,12 @@ def ensure(node: str, url: str) -> str:
                     raise
         finally:
             os.close(fd)
-    for stale in glob.glob(pin_name(node, b"").rsplit("-", 1)[0] + "-*"):
-        if stale != path:  # units that started with it keep their own attached copy
+    prefix = pin_name(node, b"").rsplit("-", 1)[0] + "-"
+    for stale in glob.glob(glob.escape(prefix) + "*"):
+        rest = stale[len(prefix):]  # this node's pins only: a hash, not another node's name
+        if stale != path and len(rest) == 12 and all(c in "0123456789abcdef" for c in rest):
             try:
-                os.unlink(stale)
+                os.unlink(stale)  # units that started with it keep their own attached copy
             except OSError:
                 pass
     return path
