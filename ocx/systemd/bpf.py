@@ -146,7 +146,7 @@ def load(program: bytes, name: str, prog_type: int = PROG_TYPE_CGROUP_SKB,
     try:
         return _bpf(_PROG_LOAD, attr)
     except BpfError as error:
-        raise BpfError(error.errno, f"loading {name}", log.value.decode(errors="replace")) from None
+        raise BpfError(error.errno or errno.EIO, f"loading {name}", log.value.decode(errors="replace")) from None
 
 
 def pin(fd: int, path: str) -> None:
@@ -155,7 +155,7 @@ def pin(fd: int, path: str) -> None:
     try:
         _bpf(_OBJ_PIN, struct.pack("<QII", ctypes.addressof(name), fd, 0))
     except BpfError as error:
-        raise BpfError(error.errno, f"pinning {path}") from None
+        raise BpfError(error.errno or errno.EIO, f"pinning {path}") from None
 
 
 def pinned(path: str) -> bool:

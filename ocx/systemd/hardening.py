@@ -134,10 +134,10 @@ def properties(h: Hardening) -> list[Property]:
         props.append(("RestrictNamespaces", "t", 0))
     if h.restrict_address_families:
         props.append(("RestrictAddressFamilies", "(bas)", [True, list(h.restrict_address_families)]))
-    for name, value in (("ProtectProc", h.protect_proc), ("ProcSubset", h.proc_subset),
-                        ("KeyringMode", h.keyring_mode), ("DevicePolicy", h.device_policy)):
-        if value is not None:
-            props.append((name, "s", value))
+    for name, text in (("ProtectProc", h.protect_proc), ("ProcSubset", h.proc_subset),
+                       ("KeyringMode", h.keyring_mode), ("DevicePolicy", h.device_policy)):
+        if text is not None:
+            props.append((name, "s", text))
     if h.umask is not None:
         props.append(("UMask", "u", int(h.umask)))
     for name, label, entries in (("IPAddressAllow", "ip_address_allow", h.ip_address_allow),

@@ -67,7 +67,7 @@ def server_allowances(url: str) -> list[Allowance]:
     try:
         addresses = [str(ipaddress.ip_address(host))]
     except ValueError:
-        addresses = sorted({info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)})
+        addresses = sorted({str(info[4][0]) for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)})
     return [Allowance(TCP, address, port) for address in addresses]
 
 
@@ -113,8 +113,8 @@ def program(allowed: list[Allowance]) -> bytes:
     return a.assemble()
 
 
-def _load_bytes(a: Assembler, offset: int | None, to: int, length: int, offset_reg: int | None = None) -> None:
-    """bpf_skb_load_bytes(skb, offset, fp+to, length); a failure drops."""
+def _load_bytes(a: Assembler, offset: int, to: int, length: int, offset_reg: int | None = None) -> None:
+    """bpf_skb_load_bytes(skb, offset (or the register OFFSET_REG), fp+to, length); a failure drops."""
     a.mov_reg(1, CTX)
     if offset_reg is None:
         a.mov(2, offset)
@@ -146,7 +146,7 @@ def _ipv4(a: Assembler, allowed: list[Allowance]) -> None:
     a.and_(SIZE, 0x0F)
     a.lsh(SIZE, 2)
     a.jump(JLT, SIZE, 20, "drop")
-    _load_bytes(a, None, PORTS, 4, offset_reg=SIZE)
+    _load_bytes(a, 0, PORTS, 4, offset_reg=SIZE)
     a.load(W, 2, FP, HEADER + 16)  # destination address
     a.load(H, 3, FP, PORTS + 2)    # destination port
     for n, allow in enumerate(allowed):
