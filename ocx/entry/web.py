@@ -1,5 +1,5 @@
-"""The tools on the node's web page (D30), and the node's door for `ocx TOOL`
-and `ocx mcp` called from any host.
+"""The node's web page (D30): the console and its tools (issue 17), and the
+node's door for `ocx TOOL` and `ocx mcp` called from any host.
 
 An ext program of the node's Fossil server (in its --extroot). Fossil
 authenticates the viewer and passes the page its login (FOSSIL_USER,
@@ -8,7 +8,9 @@ node, as that login, reading the served repository and the node's
 configuration (tools/caller.py), and writes through Fossil in the viewer's
 own session, so the viewer is the sender (D21). Three kinds of request:
 
-- GET: the cards (web_cards.py), each form carrying the token;
+- GET: the console (console/page.py): what needs the viewer, what runs,
+  what ended, a branch's queue, and the tools as cards, each form carrying
+  the token; `?part=work` and `?output=RECORD` for its script;
 - a form POST from a card: the tool is run, its answer shown in its card;
 - JSON (`/ext/ocx?json`): a GET answers the viewer's login and token; a
   POST of `{"tool", "input", "token"}` runs the tool and answers the tool's
@@ -22,8 +24,8 @@ serves a run's checked-in files from the same origin, and their forms have
 no token.
 
 This module is the door (who, and may it change anything); running the
-tools is web_tools.py's, imported only when a request needs it, so a
-token's GET starts in a tenth of the time (no pydantic, no tools).
+tools is web_tools.py's, imported only when a request runs one, so a
+token's GET and the console's start without pydantic or the tools.
 
 Installed by `ocx node init`: a file `ocx` in the server's --extroot,
 executable, `#!/bin/sh` / `exec PYTHON -m ocx.entry.web /etc/ocx/NAME.json`
@@ -156,9 +158,10 @@ def main(argv: list[str]) -> int:
     if wants_json(env):
         sys.stdout.write(f"Content-Type: {JSON}\r\n\r\n" + json.dumps(answer_json(env, node, body)))
     else:
-        from .web_tools import page
+        from .console.page import respond
 
-        sys.stdout.write("Content-Type: text/html; charset=utf-8\r\n\r\n" + page(env, node, body))
+        content_type, text = respond(env, node, body)
+        sys.stdout.write(f"Content-Type: {content_type}\r\n\r\n" + text)
     return 0
 
 

@@ -49,10 +49,13 @@ class Sandbox(_Strict):
 class Budget(_Strict):
     """C2/D10: kept as written, with the numbers systemd enforces (D17)."""
 
-    wall: str = Field(description="The longest it may run: a whole number followed by s, m, h or d.")
+    # `units`: the suffixes the grammar takes, so a form can offer them (ocx/entry/console).
+    wall: str = Field(description="The longest it may run: a whole number followed by s, m, h or d.",
+                      json_schema_extra={"units": [list(u) for u in grammar.WALL_UNITS.items()]})
     cpu: int | None = Field(None, description="Seconds of CPU time, all its processes together.")
     memory: int | str | None = Field(None, description="The most memory at once: bytes, or a whole number "
-                                                       "followed by K, M or G (powers of 1024).")
+                                                       "followed by K, M or G (powers of 1024).",
+                                     json_schema_extra={"units": [list(u) for u in grammar.MEMORY_UNITS.items()]})
     processes: int | None = Field(None, description="The most processes at once.")
 
     @field_validator("wall", mode="before")

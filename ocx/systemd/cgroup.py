@@ -139,3 +139,34 @@ def peer(sock) -> tuple[int, int, str | None]:
     size = struct.calcsize("3i")
     pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size))
     return pid, uid, unit_of(pid)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a running unit's cgroup holds now and held at most (issue 17's
+    bars): None where this host's cgroups do not keep it (memory.peak is
+    cgroup v2 from Linux 5.19; pids.peak is v1's, or v2 from 6.1)."""
+
+    memory: int | None = None  # bytes
+    memory_peak: int | None = None
+    tasks: int | None = None
+    tasks_peak: int | None = None
+
+
+def _number(path: str) -> int | None:
+    text = _read(path)
+    return int(text) if text and text.strip().isdigit() else None
+
+
+def usage(control_group: str, root: str = ROOT) -> Usage:
+    """Memory and processes of a unit's cgroup, from the v2 hierarchy on a
+    pure v2 host, else from v1's memory and pids hierarchies."""
+    if pure_v2(root):
+        d = _join(root, control_group)
+        return Usage(_number(os.path.join(d, "memory.current")), _number(os.path.join(d, "memory.peak")),
+                     _number(os.path.join(d, "pids.current")), _number(os.path.join(d, "pids.peak")))
+    memory = _join(os.path.join(root, "memory"), control_group)
+    pids = _join(os.path.join(root, "pids"), control_group)
+    return Usage(_number(os.path.join(memory, "memory.usage_in_bytes")),
+                 _number(os.path.join(memory, "memory.max_usage_in_bytes")),
+                 _number(os.path.join(pids, "pids.current")), _number(os.path.join(pids, "pids.peak")))

@@ -32,8 +32,11 @@ class SandboxInput(BaseModel):
 
 
 class CreateInput(ToolInput):
-    node: ServerCode | None = Field(None, description="The node's server-code (C1); none: this repository's own.")
-    user: Login | None = Field(None, description="The Fossil user the run acts as (C5); none: a new one, RUNNER-6hex.")
+    # `default_now`: a default known only when it runs, which a form writes out (ocx/entry/console).
+    node: ServerCode | None = Field(None, description="The node's server-code (C1); none: this repository's own.",
+                                    json_schema_extra={"default_now": "this_node"})
+    user: Login | None = Field(None, description="The Fossil user the run acts as (C5); none: a new one, RUNNER-6hex.",
+                               json_schema_extra={"default_now": "new_run_user"})
     runner: RunnerName = Field(DEFAULT_RUNNER, description="How it runs: a runner page's name (sandbox/NAME, D14), "
                                                            "or command for CI.")
     command: list[Text] | None = Field(None, description="For runner command only: the program and its arguments, "
@@ -41,7 +44,8 @@ class CreateInput(ToolInput):
     objective: Text = Field(description="The task in plain words, and what counts as passing.")
     checkins: list[BranchName] = Field([], description="The branches whose check-ins the run is given.")
     hears: list[Login] | None = Field(None, description="The users whose posts in its place (or changes to its "
-                                                        "ticket) it is given; none: every admin or setup user now.")
+                                                        "ticket) it is given; none: every admin or setup user now.",
+                                      json_schema_extra={"default_now": "admins_now"})
     remote: bool | None = Field(None, description="Whether people may reach the session through its runner's own "
                                                   "remote control; none: true where the runner's page offers one.")
     restrict: Restrict = Field(Restrict(), description="What the node must hold the run to (C6).")

@@ -10,7 +10,7 @@ from .framework import MAY_POST, Act, HashRef, Stop, Tool, ToolInput
 
 class PostInput(ToolInput):
     to: HashRef = Field(description="The post to reply to, by its hash (10 or more hex digits).")
-    text: Text = Field(description="The reply, in Markdown.")
+    text: Text = Field(description="The reply, in Markdown.", json_schema_extra={"contentMediaType": "text/markdown"})
 
 
 class PostTool(Tool):

@@ -9,13 +9,15 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 400
 
 # Each external program is run from one place (the brief; architecture.md).
-PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"}, "useradd": {"ocx/node/setup/account.py"}}
+PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"},
+                 "useradd": {"ocx/node/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"}}
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
     "ocx/node/inside/feeder.py",  # a session's own program, inside its unit (D13)
     "ocx/node/inside/relay.py",  # the program a runner page names behind the relay (D14)
     "ocx/node/setup/account.py",  # useradd: the Fossil server's account (D27)
+    "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (issue 17)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md).

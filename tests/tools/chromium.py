@@ -20,8 +20,11 @@ class Chromium:
         self._from_chrome, from_chrome_w = os.pipe()
 
         def wire() -> None:  # in the child: fd 3 reads commands, fd 4 writes answers
+            moved = os.dup(from_chrome_w)  # out of the way, should it be fd 3
             os.dup2(to_chrome_r, 3)
-            os.dup2(from_chrome_w, 4)
+            os.dup2(moved, 4)
+            os.set_inheritable(3, True)  # dup2 onto itself keeps close-on-exec
+            os.set_inheritable(4, True)
 
         self.process = subprocess.Popen(
             [binary(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",

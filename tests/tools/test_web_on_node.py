@@ -57,7 +57,7 @@ def test_a_person_creates_a_record_from_the_page_and_sees_the_response(container
         form.querySelector('input[name=objective]').value = 'exit 0';
         form.querySelector('input[name=budget]').value = '{"wall": "2m"}';
         form.requestSubmit(form.querySelector('button[value=false]'));""")
-    answer = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').innerText"))
+    answer = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').textContent"))
     assert answer["stopped"] is None, answer
     record = answer["result"]
 
@@ -82,7 +82,7 @@ def test_a_person_audits_a_checkin_from_the_page(container, site, browser):
         form.querySelector('input[name=reason]').value = 'read every line';
         form.querySelector('input[name=against]').value = 'work.txt';
         form.requestSubmit(form.querySelector('button[value=false]'));""")
-    answer = json.loads(browser.js("document.querySelector('#tool-audit .ocx-answer').innerText"))
+    answer = json.loads(browser.js("document.querySelector('#tool-audit .ocx-answer').textContent"))
     assert answer["stopped"] is None, answer
     # Sent by the person, in their session (D21, D30), named as the CLI's sync names it.
     assert inside(container, "tags", site["checkin"]) == {

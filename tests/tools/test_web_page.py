@@ -1,8 +1,9 @@
-"""The web page (D30) as an ext program of a real `fossil server`: cards for
-the viewer's capabilities, a POST runs the tool as the viewer (the sender,
-D21), and a POST from elsewhere (its Referer) or without the form's token
-(D43) changes nothing. Driven over HTTP with a logged-in session, and in
-Debian's headless chromium."""
+"""The web page (D30) as an ext program of a real `fossil server`: tool cards
+for the viewer's capabilities, a POST runs the tool as the viewer (the
+sender, D21), and a POST from elsewhere (its Referer) or without the form's
+token (D43) changes nothing. Driven over HTTP with a logged-in session, and
+in Debian's headless chromium. The console's sections are
+test_console_page.py's; here, the tools on it."""
 from __future__ import annotations
 
 import json
@@ -40,6 +41,9 @@ def posted(web, fields: dict) -> str:
     return web.post("/ext/ocx", {**fields, "token": token_of(web)}).text
 
 
+AN_HOUR = {"budget.wall": "1", "budget.wall~unit": "h"}  # the budget's structured fields (console/forms.py)
+
+
 def test_cards_follow_the_viewers_capabilities(site):
     admin_page = site.web("admin").get("/ext/ocx").text
     assert all(f'id="tool-{name}"' in admin_page for name in ("create", "stop", "post", "audit", "push", "status"))
@@ -47,20 +51,23 @@ def test_cards_follow_the_viewers_capabilities(site):
     carol = site.web("carol").get("/ext/ocx").text  # may post (moderated), not check in, not admin
     forms = re.findall(r'name="tool" value="(\w+)"', carol)
     assert sorted(forms) == ["post", "push", "status"]
-    assert "&quot;login&quot;: &quot;carol&quot;" in carol  # status, as it would answer now
+    # The others say whom they need instead of a form that would only be refused (D35).
+    refused = re.findall(r'id="tool-(\w+)"><h3>\w+ <span class="ocx-needs ocx-missing"[^>]*>([^<]+)</span>', carol)
+    assert sorted(refused) == [("audit", "check in"), ("create", "admin or setup"), ("stop", "admin or setup")]
+    assert carol.count("You may not use it here") == 3
 
 
 def test_the_page_is_drawn_in_the_repositorys_skin(site):
     page = site.web("admin").get("/ext/ocx").text
     # Fossil's own header and title around the cards (D30), not a bare document.
-    assert re.search(r"<title>[^<]*OCX tools\s*</title>", page), re.findall(r"<title>.*?</title>", page, re.S)
+    assert re.search(r"<title>[^<]*OCX console\s*</title>", page), re.findall(r"<title>.*?</title>", page, re.S)
     assert 'href="/logout"' in page or "/logout" in page
     assert page.count("<html") == 1
 
 
 def test_a_post_creates_a_record_as_the_viewer(site):
     web = site.web("admin")
-    fields = {"tool": "create", "objective": "From the page.", "budget": '{"wall": "1h"}', "dry_run": "false"}
+    fields = {"tool": "create", "objective": "From the page.", **AN_HOUR, "dry_run": "false"}
     page = posted(web, fields)
     written = re.search(r"&quot;result&quot;: &quot;([0-9a-f]{40,64})&quot;", page)
     assert written, page[-2000:]
@@ -86,8 +93,8 @@ def test_a_post_from_elsewhere_is_refused(site):
 
 def test_a_dry_run_from_the_page_writes_nothing(site):
     before = site.sql("SELECT count(*) FROM blob")
-    page = posted(site.web("admin"), {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}', "dry_run": "true"})
-    assert "would_write" in page and site.sql("SELECT count(*) FROM blob") == before
+    page = posted(site.web("admin"), {"tool": "create", "objective": "x", **AN_HOUR, "dry_run": "true"})
+    assert "would_write" in page and "Dry run, nothing written" in page and site.sql("SELECT count(*) FROM blob") == before
 
 
 def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, tmp_path):
@@ -105,9 +112,10 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         assert browser.js("document.querySelectorAll('form[method=POST]').length") == 6
         browser.submit("""const form = document.querySelector('#tool-create form');
             form.querySelector('input[name=objective]').value = 'Made in chromium.';
-            form.querySelector('input[name=budget]').value = '{"wall": "1h"}';
+            form.querySelector('input[name="budget.wall"]').value = '1';
+            form.querySelector('select[name="budget.wall~unit"]').value = 'h';
             form.requestSubmit(form.querySelector('button[value=false]'));""")
-        shown = browser.js("document.querySelector('#tool-create .ocx-answer').innerText")
+        shown = browser.js("document.querySelector('#tool-create .ocx-answer').textContent")
         answer = __import__("json").loads(shown)
         assert answer["stopped"] is None, answer
         browser.goto(site.base_url + "/forumpost/" + answer["result"])
@@ -155,7 +163,7 @@ def test_a_post_without_its_sessions_token_is_refused_whatever_its_referer(site)
     token changes nothing; nor does a JSON call without one."""
     web = site.web("admin")
     before = site.sql("SELECT count(*) FROM blob")
-    fields = {"tool": "create", "objective": "x", "budget": '{"wall": "1h"}', "dry_run": "false"}
+    fields = {"tool": "create", "objective": "x", **AN_HOUR, "dry_run": "false"}
     for token in (None, "", "0" * 64, "é" * 64, token_of(site.web("bob"))):
         sent = fields if token is None else {**fields, "token": token}
         answer = _page_answer(web.post("/ext/ocx", sent).text)
@@ -195,7 +203,7 @@ def test_in_chromium_a_page_a_run_checked_in_cannot_post_as_the_admin_viewing_it
                    and browser.js("!!document.querySelector('#tool-create .ocx-answer')")):
             assert time.monotonic() < deadline, browser.js("location.href")
             time.sleep(0.2)
-        shown = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').innerText"))
+        shown = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').textContent"))
     finally:
         browser.close()
     assert shown["stopped"]["field"] == "caller" and "D43" in shown["stopped"]["why"], shown
