@@ -28,6 +28,7 @@ PROPERTIES = b"org.freedesktop.DBus.Properties"
 UNIT = "org.freedesktop.systemd1.Unit"
 SERVICE = "org.freedesktop.systemd1.Service"
 TIMEOUT_USEC = 2_000_000  # a reply not here by then is not waited for
+IN_FLIGHT = 64  # calls waiting for their reply at once
 
 
 class BusUnreadable(Exception):
@@ -213,16 +214,22 @@ class SystemBus:
 
         handler = _HANDLER(on_reply)
         self._handlers.append(handler)  # held while the bus may still call it
-        for index, (unit, interface, name, _kind) in enumerate(asked):
-            call = self._call(unit_path(unit).encode(), PROPERTIES, b"Get",
-                              [(b"s", interface), (b"s", name)])
-            try:
-                _Message._check(self.lib.sd_bus_call_async(self.bus, None, call, handler, _P(index), TIMEOUT_USEC))
-            finally:
-                self.lib.sd_bus_message_unref(call)
-            waiting["count"] += 1
+        sent = 0
         deadline = time.monotonic() + TIMEOUT_USEC / 1_000_000 + 0.5
-        while waiting["count"] > 0 and time.monotonic() < deadline:
+        while (sent < len(asked) or waiting["count"] > 0) and time.monotonic() < deadline:
+            # The bus answers a connection's calls beyond its limit of pending
+            # replies (dbus-daemon's max_replies_per_connection) with an error:
+            # keep at most IN_FLIGHT waiting.
+            while sent < len(asked) and waiting["count"] < IN_FLIGHT:
+                unit, interface, name, _kind = asked[sent]
+                call = self._call(unit_path(unit).encode(), PROPERTIES, b"Get", [(b"s", interface), (b"s", name)])
+                try:
+                    _Message._check(self.lib.sd_bus_call_async(self.bus, None, call, handler, _P(sent),
+                                                               TIMEOUT_USEC))
+                finally:
+                    self.lib.sd_bus_message_unref(call)
+                waiting["count"] += 1
+                sent += 1
             if _Message._check(self.lib.sd_bus_process(self.bus, None)) == 0:
                 self.lib.sd_bus_wait(self.bus, 100_000)
         return values

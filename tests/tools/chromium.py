@@ -86,6 +86,25 @@ class Chromium:
         self.js(expression)
         self._wait_load()
 
+    def width(self, pixels: int, height: int = 900) -> None:
+        """Lay pages out PIXELS wide, as a phone (under 600) or a desktop window."""
+        self.send("Emulation.setDeviceMetricsOverride", {"width": pixels, "height": height, "deviceScaleFactor": 1,
+                                                         "mobile": pixels < 600}, self.session)
+
+    def screenshot(self, path, selector: str | None = None, margin: int = 8) -> tuple[int, int]:
+        """A PNG of the element SELECTOR (the whole page without one) into PATH; its (width, height)."""
+        import base64
+
+        box = self.js("(() => {const e = %s; const r = e.getBoundingClientRect();"
+                      " return [r.left + scrollX, r.top + scrollY, r.width, r.height];})()"
+                      % (f"document.querySelector({json.dumps(selector)})" if selector else "document.documentElement"))
+        left, top = max(0, box[0] - margin), max(0, box[1] - margin)
+        clip = {"x": left, "y": top, "width": box[2] + 2 * margin, "height": min(box[3] + 2 * margin, 8000), "scale": 1}
+        shot = self.send("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                         self.session)
+        Path(path).write_bytes(base64.b64decode(shot["data"]))
+        return int(clip["width"]), int(clip["height"])
+
     def close(self) -> None:
         try:
             self.send("Browser.close")
