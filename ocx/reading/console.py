@@ -95,9 +95,12 @@ def needs_you(repository: Repository, seen: NodeRecords, viewer: str, since: dat
     for record in recent:
         thread = threads.get(record.placed.place, []) if record.placed.place_kind == THREAD else []
         superseded = {p.edit_of for p in thread if p.edit_of}
+        # Addressed to the viewer: a reply to the viewer's own post (the record's
+        # among them); one replying to someone else is their conversation.
+        theirs = {p.hash for p in thread if p.sender == viewer}
         for post in thread:
             if (post.sender == viewer or post.pending_moderation or post.hash in superseded
-                    or post.hash == record.hash or _answered(post, thread)):
+                    or post.hash == record.hash or post.in_reply_to not in theirs or _answered(post, thread)):
                 continue
             question = _question(repository, post, record)
             if question is not None:

@@ -55,7 +55,8 @@ def test_a_person_creates_a_record_from_the_page_and_sees_the_response(container
     browser.submit("""const form = document.querySelector('#tool-create form');
         form.querySelector('input[name=runner]').value = 'testrun';
         form.querySelector('input[name=objective]').value = 'exit 0';
-        form.querySelector('input[name=budget]').value = '{"wall": "2m"}';
+        form.querySelector('input[name="budget.wall"]').value = '2';
+        form.querySelector('select[name="budget.wall~unit"]').value = 'm';
         form.requestSubmit(form.querySelector('button[value=false]'));""")
     answer = json.loads(browser.js("document.querySelector('#tool-create .ocx-answer').textContent"))
     assert answer["stopped"] is None, answer

@@ -28,13 +28,14 @@ CSS = """
 .ocx-note{opacity:.85}
 .ocx-when,.ocx-by{opacity:.7;font-size:.9em}
 .ocx-act{font-size:.9em;margin-left:.4em}
-.ocx-runs{display:grid;grid-template-columns:repeat(auto-fill,minmax(26em,1fr));gap:.8em}
+.ocx-runs{display:grid;grid-template-columns:repeat(auto-fill,minmax(30em,1fr));gap:.8em}
 .ocx-run,.ocx-card{border:1px solid var(--ocx-line);border-radius:.5em;padding:.6em .8em;min-width:0}
 .ocx-run-head{display:flex;flex-wrap:wrap;gap:.2em .5em;align-items:baseline}
 .ocx-runner{font-weight:600}
 .ocx-objective{margin:.35em 0;overflow-wrap:anywhere}
-.ocx-bars{display:grid;gap:.3em;margin:.4em 0}
-.ocx-bar-row{display:grid;grid-template-columns:5.5em 1fr minmax(10em,auto);gap:.5em;align-items:center}
+.ocx-bars{display:grid;grid-template-columns:auto 1fr auto;grid-auto-flow:row dense;gap:.35em .6em;
+ align-items:center;margin:.4em 0}
+.ocx-bar-row{display:contents}
 .ocx-bar-label{font-size:.9em;opacity:.85}
 .ocx-bar{position:relative;display:block;height:.75em;border-radius:.4em;background:var(--ocx-track);overflow:hidden}
 .ocx-fill{position:absolute;left:0;top:0;bottom:0;border-radius:.4em}
@@ -51,7 +52,8 @@ CSS = """
 .ocx-num{white-space:nowrap;font-variant-numeric:tabular-nums}
 .ocx-branch-picker{margin:.3em 0 .6em}
 .ocx-queue{list-style:none;padding:0;margin:0}
-.ocx-checkin{padding:.3em 0;border-bottom:1px dashed var(--ocx-line);overflow-wrap:anywhere}
+.ocx-checkin{display:grid;grid-template-columns:minmax(10em,auto) auto 1fr auto;gap:.2em .6em;align-items:baseline;
+ padding:.3em 0;border-bottom:1px dashed var(--ocx-line);overflow-wrap:anywhere}
 .ocx-marks{display:inline-flex;flex-wrap:wrap;gap:.25em;margin-right:.3em}
 .ocx-verdict.ocx-pass{background:var(--ocx-good)}.ocx-verdict.ocx-fail{background:var(--ocx-bad)}
 .ocx-verdict.ocx-none{background:transparent;color:inherit;border:1px dashed var(--ocx-line);font-weight:normal}
@@ -90,8 +92,9 @@ CSS = """
 .ocx-json pre{max-height:20em;overflow:auto;font-size:.8em}
 @media (max-width:600px){
  .ocx-runs,.ocx-cards{grid-template-columns:1fr}
- .ocx-bar-row{grid-template-columns:1fr auto;grid-template-areas:"label figure" "bar bar"}
- .ocx-bar-label{grid-area:label}.ocx-bar-figure{grid-area:figure;white-space:normal;text-align:right}.ocx-bar{grid-area:bar}
+ .ocx-bars{grid-template-columns:1fr auto;row-gap:.15em}
+ .ocx-bar{grid-column:1/-1;margin-bottom:.3em}.ocx-bar-figure{white-space:normal;text-align:right}
+ .ocx-checkin{grid-template-columns:auto 1fr}.ocx-checkin .ocx-marks{grid-column:1/-1}
  .ocx-done thead{display:none}
  .ocx-done tr{display:grid;grid-template-columns:auto 1fr auto;border-bottom:1px solid var(--ocx-line)}
  .ocx-done td{border:0;padding:.25em .3em}.ocx-done .ocx-what{grid-column:1/-1;order:3}
