@@ -192,7 +192,7 @@ def queue_of(repository: Repository, branch: str, newest: int = NEWEST) -> list:
     from .verdicts import queue
 
     if "newest" in inspect.signature(queue).parameters:
-        entries = queue(repository, branch, newest=newest)
+        entries = queue(repository, branch, newest=newest)  # type: ignore[call-arg, unused-ignore]  # issue 15's
     else:
         entries = queue(repository, branch)[-newest:]
     return list(reversed(entries))

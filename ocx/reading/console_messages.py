@@ -200,7 +200,8 @@ def answers_record(answer: AnswerSeen, record: RecordSeen, node_user: str, admin
 def node_records(repository: Repository, server_code: str, node_user: str,
                  admins: frozenset[str] | None = None) -> NodeRecords:
     admins = repository.admins() if admins is None else admins
-    records, responses = [], {}
+    records: list[RecordSeen] = []
+    responses: dict[str, list[AnswerSeen]] = {}
     for placed in sorted(messages(repository, server_code, admins | {node_user}), key=lambda p: p.rcvid):
         kind = placed.fields.get("kind")
         if kind == "record" and placed.sender in admins:

@@ -162,6 +162,8 @@ class SystemBus:
         message = _P()
         _Message._check(self.lib.sd_bus_message_new_method_call(self.bus, ctypes.byref(message), SYSTEMD, path,
                                                                interface, member))
+        if not message.value:
+            raise BusUnreadable(f"sd-bus made no message for {member.decode()}")
         written = _Message(self.lib, message.value)
         for signature, value in arguments:
             written.append(signature, value)
@@ -177,6 +179,8 @@ class SystemBus:
                 why = (error.message or b"").decode("utf-8", "replace") or _errno_text(-code)
                 raise BusUnreadable(f"ListUnitsByPatterns: {why}")
             found = []
+            if not reply.value:
+                raise BusUnreadable("ListUnitsByPatterns: no reply")
             read = _Message(self.lib, reply.value)
             read.enter(b"a", b"(ssssssouso)")
             while read.enter(b"r", b"ssssssouso"):

@@ -51,7 +51,7 @@ def test_cards_follow_the_viewers_capabilities(site):
     carol = site.web("carol").get("/ext/ocx").text  # may post (moderated), not check in, not admin
     forms = re.findall(r'name="tool" value="(\w+)"', carol)
     assert sorted(forms) == ["post", "push", "status"]
-    # The others say whom they need instead of a form that would only be refused (D35).
+    # The others say whom they need instead of a form that would only be refused.
     refused = re.findall(r'id="tool-(\w+)"><h3>\w+ <span class="ocx-needs ocx-missing"[^>]*>([^<]+)</span>', carol)
     assert sorted(refused) == [("audit", "check in"), ("create", "admin or setup"), ("stop", "admin or setup")]
     assert carol.count("You may not use it here") == 3

@@ -23,7 +23,7 @@ def _is_hash(value: Any) -> bool:
     return isinstance(value, str) and len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
 
 
-def _headline(answer: dict) -> str:
+def _headline(answer: dict, root: str) -> str:
     stopped = answer.get("stopped")
     if stopped:
         return (f'<p class="ocx-outcome-line ocx-bad">Stopped at <b>{esc(stopped.get("field", "?"))}</b>: '
@@ -33,8 +33,8 @@ def _headline(answer: dict) -> str:
         writes = [step["text"] for step in answer.get("log", []) if step.get("kind") == "would_write"]
         said = "; ".join(writes) if writes else "it would write nothing"
         return f'<p class="ocx-outcome-line ocx-good">Dry run, nothing written: would write {esc(said)}.</p>'
-    if _is_hash(result):
-        return (f'<p class="ocx-outcome-line ocx-good">Done: wrote <a href="../info/{esc(result)}">'
+    if isinstance(result, str) and _is_hash(result):
+        return (f'<p class="ocx-outcome-line ocx-good">Done: wrote <a href="{root}/info/{esc(result)}">'
                 f"<code>{esc(result[:12])}</code></a>.</p>")
     return '<p class="ocx-outcome-line ocx-good">Done.</p>'
 
@@ -49,7 +49,8 @@ def _value(value: Any) -> str:
     return f"<code>{esc(value)}</code>" if isinstance(value, str) else esc(json.dumps(value))
 
 
-def answer_view(answer: dict) -> str:
+def answer_view(answer: dict, root: str = "") -> str:
+    """ROOT: the repository's pages' prefix, for the link to what it wrote."""
     steps = "".join(
         f'<li class="ocx-step ocx-step-{esc(step.get("kind", ""))}"><span class="ocx-mark">'
         f'{KIND_MARKS.get(step.get("kind"), "•")}</span> <span class="ocx-kind">'
@@ -60,7 +61,7 @@ def answer_view(answer: dict) -> str:
     result = answer.get("result")
     shown = (f'<div class="ocx-result">{_value(result)}</div>' if isinstance(result, dict) else "")
     exact = esc(json.dumps(answer, indent=1))
-    return (f'<div class="ocx-answer-view" role="status">{_headline(answer)}'
+    return (f'<div class="ocx-answer-view" role="status">{_headline(answer, root)}'
             f'<ol class="ocx-steps">{steps}</ol>{shown}'
             f'<details class="ocx-json"><summary>The answer as JSON</summary>'
             f'<pre class="ocx-answer">{exact}</pre></details></div>')

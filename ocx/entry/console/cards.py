@@ -1,7 +1,7 @@
 """Each tool a card, drawn from the catalog (catalog.py, D23): nothing here names a tool.
 
 A card shows the tool's summary and who may use it, and, where the viewer
-holds that (D35: no form that would only be refused), its form: each field
+holds that (no form that would only be refused: the earlier OCX's decision 35), its form: each field
 labelled, required ones marked, the default written out (a default known
 only now, such as this node or the admins who would hear, read from the
 repository), lists as one entry a line, objects as their own fields, an
@@ -114,7 +114,7 @@ def _field(tool: str, spec: dict[str, Any], given: Mapping[str, str], defaults: 
 
 
 def card(tool: dict[str, Any], capabilities: frozenset[str], action: str, token: str, defaults: Defaults,
-         given: Mapping[str, str] | None = None, answer: dict | None = None) -> str:
+         given: Mapping[str, str] | None = None, answer: dict | None = None, root: str = "") -> str:
     name, means = tool["name"], tool["capability"]["means"]
     may = allowed(tool, capabilities)
     wide = " ocx-wide" if _count(tool["fields"]) > WIDE_FIELDS else ""  # its fields side by side
@@ -134,5 +134,5 @@ def card(tool: dict[str, Any], capabilities: frozenset[str], action: str, token:
     else:
         parts.append(f'<p class="ocx-absent"><em>You may not use it here: it needs {esc(means)}.</em></p>')
     if answer is not None:
-        parts.append(answer_view(answer))
+        parts.append(answer_view(answer, root))
     return "".join(parts) + "</div>"

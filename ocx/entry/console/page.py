@@ -1,4 +1,4 @@
-"""The node's page as a console (issue 17; D18, D34, D35 of the earlier OCX):
+"""The node's page as a console (issue 17; decisions 18, 34 and 35 of the earlier OCX):
 what needs the viewer, what runs and what it has spent, what ended and how,
 a branch's verdicts, then the tools.
 
@@ -21,7 +21,7 @@ import secrets
 import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from ...fossil.repository import Repository
 from ...reading.console import deliveries, needs_you, queue_of, branches
@@ -97,11 +97,11 @@ def work_html(view: View, seen: NodeRecords | None) -> str:
     return sections.in_work(node_work(view, seen), view.root, view.admin, open_outputs=OPEN_OUTPUTS)
 
 
-def output(view: View, record_hash: str) -> dict:
+def output(view: View, record_hash: str) -> dict[str, Any]:
     """The last lines the record's live unit printed, for an admin or setup viewer."""
     from ...systemd.journal_tail import JournalUnreadable, printed
 
-    answer = {"record": record_hash, "unit": None, "lines": [], "why": None}
+    answer: dict[str, Any] = {"record": record_hash, "unit": None, "lines": [], "why": None}
     if not view.admin:
         return {**answer, "why": "only admin or setup see what a run printed"}
     seen = _records(view)
@@ -139,7 +139,7 @@ def _defaults(view: View, tool: dict) -> Defaults:
                      "admins_now": ", ".join(admins)})
 
 
-def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict | None]:
+def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict[str, Any] | None]:
     """A card's POST: (its tool, what was sent, the tool's answer as JSON)."""
     form = {k: v[-1] for k, v in urllib.parse.parse_qs(body, keep_blank_values=True).items()}
     name = form.get(TOOL_FIELD, "")
@@ -169,7 +169,11 @@ def _section(ident: str, title: str, content: str, count: int | None = None) -> 
 
 
 def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
-    posted, given, answer = _posted(view, body) if body is not None else (None, {}, None)
+    posted: str | None = None
+    given: dict[str, str] = {}
+    answer: dict[str, Any] | None = None
+    if body is not None:
+        posted, given, answer = _posted(view, body)
     if posted is not None:  # what it wrote is read back below, in this same page
         seen = _records(view)
     root, login = view.root, view.login
@@ -198,7 +202,7 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     for tool in catalog.tools():
         shown = tool["name"] == posted
         cards.append(card(tool, view.capabilities, view.base, token(view.node, view.env), _defaults(view, tool),
-                          given if shown else None, answer if shown else None))
+                          given if shown else None, answer if shown else None, root))
     parts.append(_section("tools", "Tools", f'<div class="ocx-cards">{"".join(cards)}</div>'))
     nonce = view.env.get("FOSSIL_NONCE", "")
     script = f'<script nonce="{esc(nonce)}">{SCRIPT.read_text()}</script>' if nonce else ""
