@@ -134,12 +134,22 @@ def _acknowledged(repository: Repository, seen: NodeRecords, own: list[RecordSee
     return newest
 
 
+def given_checkins(repository: Repository, records: list[RecordSeen]) -> dict[str, list[heads.CheckinHead]]:
+    """The NEWEST check-ins C3 gave each of RECORDS: on its branches, received
+    after it, not sent by its own user; one query for all of them."""
+    watching = [record for record in records if record.checkins]
+    if not watching:
+        return {}
+    branches = {branch for record in watching for branch in record.checkins}
+    after = min(record.placed.rcvid for record in watching)
+    arrived = heads.checkins_received(repository, branches, after, NEWEST * len(watching))
+    return {record.hash: [c for c in arrived if c.branch in record.checkins and c.rcvid > record.placed.rcvid
+                          and c.sender != record.user][:NEWEST] for record in watching}
+
+
 def _unjudged(repository: Repository, records: list[RecordSeen]) -> list[Unjudged]:
-    given = []
-    for record in records:
-        for checkin in heads.checkins_received(repository, record.checkins, record.placed.rcvid, NEWEST):
-            if checkin.sender != record.user:  # C3: a record is not given its own user's check-ins
-                given.append(Unjudged(checkin, record.hash))
+    given = [Unjudged(checkin, record) for record, checkins in given_checkins(repository, records).items()
+             for checkin in checkins]
     if not given:
         return []
     from .verdicts import counted, verdicts  # the verdict models, only when there is something to judge
@@ -163,6 +173,7 @@ def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSe
     """Each open record's (or each of RECORDS') deliveries (see Deliveries)."""
     open_records = seen.open if records is None else records
     threads = heads.thread_posts(repository, [r.placed.place for r in open_records if r.placed.place_kind == THREAD])
+    arrived = given_checkins(repository, open_records)
     given: dict[str, Deliveries] = {}
     for record in open_records:
         heard = set(record.hears) - {record.user}
@@ -172,8 +183,7 @@ def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSe
         else:
             posts = sum(1 for c in repository.ticket_changes(record.placed.place)
                         if c.sender.login in heard and (c.sender.rcvid or 0) > record.placed.rcvid)
-        checkins = tuple(c for c in heads.checkins_received(repository, record.checkins, record.placed.rcvid, NEWEST)
-                         if c.sender != record.user) if record.checkins else ()
+        checkins = tuple(arrived.get(record.hash, ()))
         judged = frozenset(heads.tagged_by(repository, [c.hash for c in checkins], "ci", seen.node_user)
                            if record.is_command else ())
         given[record.hash] = Deliveries(posts, checkins, judged)

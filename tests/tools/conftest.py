@@ -107,13 +107,15 @@ def inside(container, *args: str) -> dict:
 @pytest.fixture(scope="session")
 def node_in_container():
     """A systemd container whose Fossil server is published on this host's
-    127.0.0.1:PUBLISHED: the host stands for a person's own machine."""
+    127.0.0.1, on a port free here: the host stands for a person's own machine."""
     from tests.container.systemd_container import SystemdContainer, build_image, engine
 
-    from .web_node_inside import PUBLISHED
+    from ocx.fossil.program import free_port
 
     engine()
-    running = SystemdContainer(build_image(), ports={PUBLISHED: PUBLISHED})
+    published = free_port()  # the same number inside: the page's base URL is one address
+    running = SystemdContainer(build_image(), ports={published: published})
+    running.published = published
     running.start()
     try:
         yield running
@@ -124,4 +126,4 @@ def node_in_container():
 @pytest.fixture(scope="session")
 def webnode(node_in_container) -> dict:
     """The node there, set up by `ocx node init` (web_node_inside.setup)."""
-    return inside(node_in_container, "setup")
+    return inside(node_in_container, "setup", str(node_in_container.published))

@@ -228,21 +228,39 @@ SECTIONS = ("#needs-you", "#in-work", "#done", "#queue", "#tools")
 
 
 def test_every_section_fits_1280_and_400_px_wide(stage, open_browser, tmp_path):
-    """Pictures of each section (docs/console.md's with OCX_CONSOLE_SCREENSHOTS):
-    none wider than the window, the running session's bars drawn."""
-    ticking = record(stage, stage["login"], {**TICKING, "objective": "Keep docs/ in step with each check-in"})
-    console(stage["container"], "wait_active", ticking)
-    record(stage, "admin", {"runner": "nosuchrunner", "objective": "A record no runner page offers"})
+    """Pictures of each section (docs/console.md's with OCX_CONSOLE_SCREENSHOTS),
+    of a node at work: a session hearing a person who asked it something, a CI
+    record running one check-in while the next waits its turn. None is wider
+    than the window; the runs' bars are drawn."""
+    container, pat, password = stage["container"], stage["login"], stage["password"]
+    docs = record(stage, "admin", {**TICKING, "objective": "Keep docs/ in step with each check-in on console-shots; "
+                                   "a check-in passes when every command it changes is documented.",
+                                   "checkins": ["console-shots"], "hears": ["admin", pat]})
+    ci = record(stage, "admin", {"runner": "command", "checkins": ["console-shots"], "hears": [],
+                                 "command": ["python3", "-c", "import time; time.sleep(120); print('12 tests passed')"],
+                                 "objective": "CI: the tests pass on each check-in of console-shots",
+                                 "budget": {"wall": "10m", "memory": "512M", "processes": 64}})
+    console(container, "wait_active", docs)
+    console(container, "reply", pat, password, docs, "Could you also look at docs/guide-people.md?")
+    for text in ("first\n", "second\n"):
+        console(container, "commit", pat, password, "console-shots", "docs.txt", text)
+    record(stage, "admin", {"runner": "nosuchrunner", "objective": "Review the parser rewrite"})
     out = Path(os.environ.get("OCX_CONSOLE_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     for width in (1280, 400):
         browser = open_browser("admin", stage["admin"], stage["url"], width)
         browser.goto(stage["url"] + "/ext/ocx?branch=console-ci")
-        until(lambda: "tick" in text_of(browser, "#in-work pre.ocx-tail"), "the output shown", timeout=60)
+        until(lambda: browser.goto(stage["url"] + "/ext/ocx?branch=console-ci") or (
+            "1 check-in waiting" in text_of(browser, f'article[data-record="{ci}"]')
+            and browser.js(f"document.querySelectorAll('article[data-record=\"{ci}\"] .ocx-bar').length") == 4),
+            "the CI record running one check-in", timeout=300, every=3)
+        until(lambda: "tick" in text_of(browser, f'article[data-record="{docs}"] pre.ocx-tail'), "the output shown",
+              timeout=60)
         assert browser.js("document.documentElement.scrollWidth") <= width + 1
         for section in SECTIONS:
             assert browser.js(f"document.querySelector('{section}').scrollWidth") <= width
             shot = out / f"{section[1:]}-{width}.png"
             drawn = browser.screenshot(shot, section)
             assert shot.stat().st_size > 2000 and drawn[0] <= width + 16
-    console(stage["container"], "stop", ticking)
+    for done in (docs, ci):
+        console(container, "stop", done)

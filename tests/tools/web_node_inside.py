@@ -1,6 +1,6 @@
 """Run inside the systemd container for the tests that drive a node from the
-host (test_web_on_node.py, test_from_another_host.py):
-`python -m tests.tools.web_node_inside setup|answers RECORD|tags CHECKIN|
+host (test_web_on_node.py, test_from_another_host.py, test_console_on_node.py):
+`python -m tests.tools.web_node_inside setup [PUBLISHED]|answers RECORD|tags CHECKIN|
 login NAME LETTERS|sql QUERY [ARG...]|post HASH|journal UNIT`. Prints one JSON line.
 
 `setup` makes a node with `ocx node init` (its web page included), a
@@ -23,7 +23,7 @@ from tests.node_system.harness import Login, Node, ocx, wait_for
 
 NAME = "webnode"
 PORT = 8197
-PUBLISHED = 18197
+PUBLISHED = 18197  # unless the host names another: one free there, as two worktrees' tests may run at once
 PERSON = "pat"
 HOME = Path("/var/tmp/webnode-home")
 AGENT_RUNNER = "toolagent"  # tests/node_system/tools_agent.py: reviews, fixes and pushes through OCX's tools
@@ -49,7 +49,7 @@ def _answers(url: str) -> bool:
         return False
 
 
-def setup() -> dict:
+def setup(published_port: str = str(PUBLISHED)) -> dict:
     ocx("node", "init", "--name", NAME, "--port", str(PORT))
     running = node()
     wait_for(lambda: _answers(running.url), 30, what="the Fossil server")
@@ -58,9 +58,9 @@ def setup() -> dict:
     agent = {"command": [sys.executable, str(AGENT)], "homes": [], "env": {}}
     running.clone_of(running.admin).write_wiki(f"sandbox/{AGENT_RUNNER}", f"```json\n{json.dumps(agent)}\n```\n")
     subprocess.run(["systemd-run", "--unit", "ocx-test-forward", "--collect", sys.executable,
-                    str(Path(__file__).with_name("forward.py")), str(PUBLISHED), str(PORT)], check=True,
+                    str(Path(__file__).with_name("forward.py")), published_port, str(PORT)], check=True,
                    capture_output=True)
-    published = f"http://127.0.0.1:{PUBLISHED}"
+    published = f"http://127.0.0.1:{published_port}"
     wait_for(lambda: _answers(published), 30, what="the forwarder")
     admin_clone = running.clone_of(running.admin)
     checkout = admin_clone.open_checkout(HOME / "admin-checkout")

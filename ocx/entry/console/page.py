@@ -62,7 +62,7 @@ def _records(view: View) -> NodeRecords | None:
     facts = view.facts
     if facts is None:
         return None
-    return node_records(view.repository, view.repository.server_code, facts.node_user)
+    return node_records(view.repository, view.repository.server_code, facts.node_user, view.admins)
 
 
 # -- In work ----------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def _since(view: View) -> datetime | None:
 
 def _defaults(view: View, tool: dict) -> Defaults:
     facts = view.facts
-    admins = sorted(view.repository.admins() - ({facts.node_user} if facts else set()))
+    admins = sorted(view.admins - ({facts.node_user} if facts else set()))
     runner = next((f.get("default") for f in tool["fields"] if f["name"] == "runner"), None) or "RUNNER"
     return Defaults({"this_node": view.repository.server_code,
                      "new_run_user": f"a new user, e.g. {runner}-{secrets.token_hex(3)}",  # C5
@@ -182,26 +182,26 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
                                                      f'<code>{esc(short(view.repository.server_code))}</code>'
                                                      if view.facts else " · no node of this page here")
              + ' · <span id="ocx-refreshed" class="ocx-small"></span></p>']
-    work, needs, answered = "", "", []
+    work, needs, answered, needing = "", "", [], None
     if seen is not None:
         if login == "nobody":
             needs = f'<p class="ocx-empty"><a href="{root}/login">Log in</a> to see what needs you.</p>'
         else:
             found = needs_you(view.repository, seen, login, _since(view))
-            needs = sections.needs_you(root, found, view.base)
+            needs, needing = sections.needs_you(root, found, view.base), len(found)
         work = work_html(view, seen)
         answered = [(r, a) for r, a in seen.answered(DONE_SHOWN * 3) if view.reads(r)][:DONE_SHOWN]
     open_count = sum(1 for r in seen.open if view.reads(r)) if seen is not None else 0
     parts.append('<nav class="ocx-nav"><a href="#needs-you">Needs you</a><a href="#in-work">In work</a>'
                  '<a href="#done">Done</a><a href="#queue">Queue</a><a href="#tools">Tools</a></nav>')
-    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>'))
+    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>', needing))
     parts.append(_section("in-work", "In work", f'<div id="ocx-work">{work}</div>', open_count))
     parts.append(_section("done", "Done", sections.done(answered, root)))
     parts.append(_section("queue", "Queue", _queue(view)))
-    cards = []
+    cards, signed = [], token(view.node, view.env)
     for tool in catalog.tools():
         shown = tool["name"] == posted
-        cards.append(card(tool, view.capabilities, view.base, token(view.node, view.env), _defaults(view, tool),
+        cards.append(card(tool, view.capabilities, view.base, signed, _defaults(view, tool),
                           given if shown else None, answer if shown else None, root))
     parts.append(_section("tools", "Tools", f'<div class="ocx-cards">{"".join(cards)}</div>'))
     nonce = view.env.get("FOSSIL_NONCE", "")

@@ -139,10 +139,13 @@ def _state(unit: UnitFigures | None) -> str:
 
 def _deliveries(record: RecordSeen, given: Deliveries, running: set[str], root: str) -> str:
     if record.is_command:
+        now = [c for c in given.checkins if c.hash[:12] in running]
+        runs = "".join(f'runs check-in <a href="{root}/info/{esc(c.hash)}"><code>{esc(short(c.hash))}</code></a> '
+                       f'({esc(excerpt(c.comment, 60))}); ' for c in now)
         waiting = [c for c in reversed(given.checkins) if c.hash not in given.judged and c.hash[:12] not in running]
         listed = "".join(f'<a href="{root}/info/{esc(c.hash)}" title="{esc(c.comment)}"><code>{esc(short(c.hash))}'
                          f'</code></a> ' for c in waiting[:8])
-        return (f'<p class="ocx-deliveries"><b>{len(waiting)}</b> check-in{"" if len(waiting) == 1 else "s"} '
+        return (f'<p class="ocx-deliveries">{runs}<b>{len(waiting)}</b> check-in{"" if len(waiting) == 1 else "s"} '
                 f'waiting their turn (D18) {listed}</p>')
     count = given.posts + len(given.checkins)
     return (f'<p class="ocx-deliveries"><b>{count}</b> deliveries so far ({given.posts} posts, '

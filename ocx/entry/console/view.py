@@ -66,6 +66,11 @@ class View:
             return frozenset()
 
     @cached_property
+    def admins(self) -> frozenset[str]:
+        """Every login holding admin or setup now (C1): one read of the user table."""
+        return self.repository.admins()
+
+    @cached_property
     def facts(self) -> NodeFacts | None:
         return node_facts(self.node, self.env.get("FOSSIL_REPOSITORY"))
 
