@@ -148,8 +148,13 @@ def _deliveries(record: RecordSeen, given: Deliveries, running: set[str], root: 
         return (f'<p class="ocx-deliveries">{runs}<b>{len(waiting)}</b> check-in{"" if len(waiting) == 1 else "s"} '
                 f'waiting their turn (D18) {listed}</p>')
     count = given.posts + len(given.checkins)
-    return (f'<p class="ocx-deliveries"><b>{count}</b> deliveries so far ({given.posts} posts, '
-            f'{len(given.checkins)} check-ins), each written to its program as it came (D13)</p>')
+    return (f'<p class="ocx-deliveries"><b>{count}</b> {_plural(count, "delivery", "deliveries")} so far '
+            f'({given.posts} {_plural(given.posts, "post")}, {len(given.checkins)} '
+            f'{_plural(len(given.checkins), "check-in")}), each written to its program as it came (D13)</p>')
+
+
+def _plural(count: int, one: str, more: str | None = None) -> str:
+    return one if count == 1 else (more or one + "s")
 
 
 def work_item(item: WorkItem, root: str, admin: bool, now: float, opened: bool = True) -> str:
