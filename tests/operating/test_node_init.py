@@ -152,10 +152,10 @@ def test_the_tools_web_page_is_served_and_only_root_can_change_it(first):
     assert info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o755  # the server's account runs it, never edits it
     url = f"http://127.0.0.1:{PORT}"
     page = WebSession(url, "admin", Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip()).get("/ext/ocx")
-    assert page.status == 200 and "OCX tools" in page.text and 'id="tool-create"' in page.text  # D30
+    assert page.status == 200 and "data-title='OCX console'" in page.text and 'id="tool-create"' in page.text  # D30
     # it names its node (Fossil clears an ext program's environment), so it answers as the node
     assert program.read_text().split()[-1] == f"/etc/ocx/{NAME}.json"
-    assert "&quot;on_node&quot;: true" in page.text and "&quot;enforces&quot;: [" in page.text
+    assert f"node <b>{NAME}</b>" in page.text and "no node of this page here" not in page.text
     # D43: its forms' tokens are signed with a secret only root and the server's account read
     secret = Path(f"/etc/ocx/{NAME}.page-secret").stat()
     assert (secret.st_uid, secret.st_gid, stat.S_IMODE(secret.st_mode)) == (0, pwd.getpwnam("fossil").pw_gid, 0o640)
