@@ -1,6 +1,7 @@
 """The feeder inside a session's unit, run as a real process (no systemd needed)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -115,3 +116,22 @@ def test_a_command_run_without_a_final_newline_and_without_input(tmp_path):
 def test_a_command_that_prints_nothing_leaves_an_empty_last_line(tmp_path):
     done, last = command_run(tmp_path, "pass")
     assert done.returncode == 0 and last == ""
+
+
+STOPPED_EARLY = """
+import os, signal, sys
+from ocx.node.inside import feeder
+stops = feeder.StopRelay()
+os.kill(os.getpid(), signal.SIGTERM)  # systemd's stop, heard before the program exists
+running = feeder.Feeder(sys.argv[1], [sys.executable, "-c", "import time; time.sleep(600)"])
+stops.started(running.child.pid)
+feeder._end_like(running.run())
+"""
+
+
+def test_a_stop_heard_before_the_program_started_still_ends_it(tmp_path):
+    # Seen in the systemd container: a run stopped 0.4 s after its start ran on until TimeoutStopSec.
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    running = subprocess.Popen([sys.executable, "-c", STOPPED_EARLY, str(inbox)], stderr=subprocess.PIPE, text=True)
+    assert running.wait(timeout=60) == -signal.SIGTERM  # the program's end, by the stop's signal

@@ -140,9 +140,11 @@ class Node:
         try:
             answers = wait_for(lambda: self.responses(record_hash), timeout, 0.2, f"a response to {record_hash[:12]}")
         except AssertionError as error:
-            node_log = subprocess.run(["journalctl", "-u", f"ocx-node@{self.name}.service", "-n", "40", "--no-pager",
-                                       "-o", "short-precise"], capture_output=True, text=True).stdout
-            raise AssertionError(f"{error}\n--- the node's journal ---\n{node_log}") from None
+            def journal(unit: str, lines: int) -> str:
+                return subprocess.run(["journalctl", "-u", unit, "-n", str(lines), "--no-pager", "-o", "short-precise"],
+                                      capture_output=True, text=True).stdout
+            raise AssertionError(f"{error}\n--- the node's journal ---\n{journal(f'ocx-node@{self.name}.service', 40)}"
+                                 f"--- the run's unit ---\n{journal(self.unit(record_hash), 20)}") from None
         assert len(answers) == 1, answers
         response, sender = answers[0]
         assert sender == self.config.node_user, f"response sent by {sender}"

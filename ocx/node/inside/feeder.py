@@ -254,12 +254,35 @@ def parse(args: list[str]) -> tuple[str, LastLine | None, str | None, str | None
     return head[0], output, options.get("--terminal"), options.get("--cwd"), program
 
 
+class StopRelay:
+    """systemd signals the whole control group on stop; the feeder outlives
+    the program so that the program's own end is what the unit reports. A
+    stop that comes before the program has started (or between its fork and
+    its exec, where it is lost) would leave the program running until
+    TimeoutStopSec: the feeder keeps it and passes it on once the program
+    exists (seen: a run ended for D24 0.4 s after its start ran on)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
+        signal.signal(signal.SIGTERM, self._heard)
+
+    def _heard(self, *_) -> None:
+        self.asked = True
+
+    def started(self, pid: int) -> None:
+        """The program now exists: a stop heard before this reaches it too."""
+        signal.signal(signal.SIGTERM, lambda *_: None)  # from here on systemd's own reaches the program
+        if self.asked:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
 def main(args: list[str]) -> None:
     inbox, output, terminal, cwd, program = parse(args)
-    # systemd signals the whole control group on stop; the feeder outlives the
-    # program so that the program's own end is what the unit reports.
-    # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
-    signal.signal(signal.SIGTERM, lambda *_: None)
+    stops = StopRelay()
     try:
         feeder = Feeder(inbox, program, output, terminal, cwd)
     except OSError as error:
@@ -267,6 +290,7 @@ def main(args: list[str]) -> None:
             print(f"ocx feeder: cannot start {program[0]}: {error.strerror}", file=sys.stderr)
             sys.exit(203)  # what systemd says when it cannot exec a program
         raise
+    stops.started(feeder.child.pid)
     _end_like(feeder.run())
 
 
