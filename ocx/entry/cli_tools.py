@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 import typer
 
 from ..protocol.errors import FieldError
-from ..tools.framework import Answer, Tool, run_tool, validate_input
+from ..tools.framework import Answer, Tool, input_refused, run_tool, validate_input
 from ..tools.registry import TOOLS
 
 # Where and as whom; `--at-node`, since `node` is a field of create.
@@ -107,8 +107,8 @@ def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -
     def call(name: str, raw: object) -> dict:
         try:  # Part 4: the input is checked before anything else happens, the caller's look-up included
             validate_input(TOOLS[name], raw)
-        except FieldError:
-            return run_tool(TOOLS[name], raw, None).model_dump(mode="json")  # stops at the field, touching nothing
+        except FieldError as fault:
+            return input_refused(TOOLS[name], raw, fault).model_dump(mode="json")  # stops at the field, touching nothing
         if not made:
             try:
                 made.append(_calls_for(where, ask))

@@ -14,7 +14,7 @@ The answer is always `{"tool", "dry_run", "log", "result", "stopped"}`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +24,9 @@ from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, Unknown
 from ..protocol.errors import FieldError
 from ..protocol.hashes import is_hash_prefix
 from ..protocol.messages import field_error
+
+if TYPE_CHECKING:  # caller.py reaches the node's records; the framework needs only its type
+    from .caller import Caller
 
 
 class HashField:
@@ -107,7 +110,7 @@ class Stop(Exception):
 class Act:
     """What a tool's method is given: the caller, the log, and the one way to write."""
 
-    def __init__(self, caller: Any, dry_run: bool):
+    def __init__(self, caller: Caller, dry_run: bool):
         self.caller = caller
         self.dry_run = dry_run
         self.log: list[Step] = []
@@ -165,7 +168,7 @@ def validate_input(tool: Tool, raw: object) -> ToolInput:
         raise field_error(error) from None
 
 
-def resolve_hashes(caller: Any, given: ToolInput, act: Act) -> ToolInput:
+def resolve_hashes(caller: Caller, given: ToolInput, act: Act) -> ToolInput:
     """Every hash field as its full hash (D11); an unknown or ambiguous one stops, naming it."""
     resolved = {}
     for name in hash_fields(type(given)):
@@ -186,7 +189,7 @@ def resolve_hashes(caller: Any, given: ToolInput, act: Act) -> ToolInput:
     return given.model_copy(update=resolved) if resolved else given
 
 
-def run_tool(tool: Tool, raw: object, caller: Any) -> Answer:
+def run_tool(tool: Tool, raw: object, caller: Caller) -> Answer:
     """Run TOOL on RAW input as CALLER; always an Answer, never an exception for bad input."""
     dry_run = bool(raw.get("dry_run")) if isinstance(raw, dict) and raw.get("dry_run") is True else False
     act = Act(caller, dry_run)
@@ -207,13 +210,21 @@ def run_tool(tool: Tool, raw: object, caller: Any) -> Answer:
     return Answer(tool=tool.name, dry_run=dry_run, log=act.log, result=result, stopped=None)
 
 
+def input_refused(tool: Tool, raw: object, fault: FieldError) -> Answer:
+    """run_tool's answer for input that fails its type, for a way in that
+    checks the input before it makes a caller at all (Part 4)."""
+    dry_run = isinstance(raw, dict) and raw.get("dry_run") is True
+    return Answer(tool=tool.name, dry_run=dry_run, log=[Step(kind="stopped", field=fault.field, text=fault.why)],
+                  result=None, stopped=Stopped(field=fault.field, why=fault.why))
+
+
 def _stopped(tool: Tool, act: Act, field: str, why: str) -> Answer:
     act.step("stopped", why, field)
     return Answer(tool=tool.name, dry_run=act.dry_run, log=act.log, result=None,
                   stopped=Stopped(field=field, why=why))
 
 
-def _check_capability(tool: Tool, caller: Any, act: Act) -> None:
+def _check_capability(tool: Tool, caller: Caller, act: Act) -> None:
     if not tool.capability.letters:
         return
     held = caller.capabilities()

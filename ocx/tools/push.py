@@ -46,6 +46,8 @@ def new_artifacts(clone: RunClone, served: Repository) -> dict[str, bytes]:
 
 def _plan(act: Act, branch: str | None) -> Plan:
     caller = act.caller
+    if caller.run_clone is None:  # act() refused such a caller already; the check narrows the type
+        raise CloneRefused("it is not known on this node")
     with RunClone(caller.run_clone) as clone, caller.reading() as served:
         new = new_artifacts(clone, served)
 
