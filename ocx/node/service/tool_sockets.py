@@ -7,7 +7,7 @@ answered `unenforced` (D24). "Gone", judged on each pass of the node:
 
 - the socket accepts a connection: it is there;
 - else the tool service is starting, stopping or waiting to restart
-  (Restart=on-failure): the pass waits up to SETTLE_SECONDS for it to settle,
+  (Restart=on-failure): the pass waits up to RESTART_GRACE_SECONDS for it to settle,
   so a brief restart ends no run;
 - it settled `active` (Type=notify: READY once every open run's socket is
   bound) and the socket still accepts nothing within GRACE_SECONDS: gone
@@ -31,7 +31,7 @@ from ...protocol.decide import OpenRecord
 from ..records import RecordDir
 
 SOCKET_NAME = "tools.sock"
-SETTLE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s
+RESTART_GRACE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s
 GRACE_SECONDS = 3.0  # a record opened in this pass: the service binds its socket on inotify, in ms
 _MOVING = ("activating", "deactivating", "reloading")
 
@@ -73,7 +73,7 @@ def socket_accepts(path: Path) -> bool:
 
 
 async def _settled(systemd, service: str) -> tuple[str, str | None]:
-    deadline = time.monotonic() + SETTLE_SECONDS
+    deadline = time.monotonic() + RESTART_GRACE_SECONDS
     while True:
         state = await systemd.state(service)
         active = state.active_state if state else "inactive"
@@ -90,7 +90,7 @@ async def tools_lost(node_name: str, systemd, record_dir: RecordDir) -> str | No
     service = tools_service(node_name)
     active, result = await _settled(systemd, service)
     if active in _MOVING:
-        return None  # still moving after SETTLE_SECONDS: its stop step pokes the node again
+        return None  # still moving after RESTART_GRACE_SECONDS: its stop step pokes the node again
     if active == "active":
         deadline = time.monotonic() + GRACE_SECONDS
         while time.monotonic() < deadline:
