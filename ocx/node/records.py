@@ -19,19 +19,12 @@ from pathlib import Path
 from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
+from ..files import write_atomically
 from .config import NodeConfig
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
 
-
-def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
-    """Readers see the old file or the new one, never half of it."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(temporary, path)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass
 
+from ..files import write_atomically
 from . import cgroup
 from .units import ExecCommand
 
@@ -59,10 +60,7 @@ def collect(env: dict[str, str] | None = None) -> StopReport:
 
 
 def write(report: StopReport, out: str) -> None:
-    tmp = f"{out}.{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(asdict(report), f)
-    os.replace(tmp, out)
+    write_atomically(out, json.dumps(asdict(report)))
 
 
 def read(out: str) -> StopReport:

@@ -10,12 +10,12 @@ changes nothing. A unit whose files changed is restarted, others started.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ...files import write_atomically
 from ..config import NodeConfig
 
 SOURCE_UNITS = Path(__file__).resolve().parents[3] / "units"
@@ -64,10 +64,7 @@ def write_if_changed(path: Path, text: str) -> bool:
     if path.exists() and path.read_text() == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".ocx-tmp")
-    temporary.write_text(text)
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, path)
+    write_atomically(path, text)
     return True
 
 

@@ -26,6 +26,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from ...files import write_atomically
 from . import bounded
 
 COPIES = ".runner-homes"  # inside the run's home: one directory per page home, by its index
@@ -56,9 +57,7 @@ def copy_in(homes: list[str], run_home: Path, marks: Path, stem: str, at: float,
             copy.mkdir(mode=0o700)  # written back as a new home when the run ends
         made.append({"home": home, "index": index, "keep": [name for i, name in keep if i == index]})
     if made:
-        temporary = map_file(marks, stem).with_suffix(".tmp")
-        temporary.write_text(json.dumps({"at": at, "homes": made}) + "\n")
-        os.replace(temporary, map_file(marks, stem))
+        write_atomically(map_file(marks, stem), json.dumps({"at": at, "homes": made}) + "\n")
 
 
 def copy_back(marks: Path, stem: str, run_home: Path | None = None) -> int:
