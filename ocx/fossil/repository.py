@@ -161,10 +161,18 @@ class Repository(WorkReads):
 
     def receipts_since(self, rcvid: int) -> list[Receipt]:
         """Every receipt after RCVID, oldest first, with what each stored."""
+        return self._receipts("r.rcvid>?", rcvid)
+
+    def receipt(self, rcvid: int) -> Receipt | None:
+        """Receipt RCVID, read again (a node's retry of one it could not handle, issue 13)."""
+        found = self._receipts("r.rcvid=?", rcvid)
+        return found[0] if found else None
+
+    def _receipts(self, where: str, rcvid: int) -> list[Receipt]:
         receipts = []
         for number, login, ipaddr, mtime in self._rows(
             "SELECT r.rcvid, u.login, r.ipaddr, r.mtime FROM rcvfrom r"
-            " LEFT JOIN user u ON u.uid=r.uid WHERE r.rcvid>? ORDER BY r.rcvid",
+            f" LEFT JOIN user u ON u.uid=r.uid WHERE {where} ORDER BY r.rcvid",
             (rcvid,),
         ):
             stored = tuple(

@@ -20,3 +20,14 @@ def socket_path(node: str) -> str:
 # The names of the environment a session's program keeps (D15): set by the
 # unit's description (service/sessions.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"
+
+
+AWAKE_ROOT = "/run/ocx-node"
+
+
+def awake_path(node: str) -> str:
+    """A directory there while the node's service runs its passes: ocx-wake@NAME
+    starts no process for a change then (units/ocx-wake@.service, serve.py). It is
+    the service's RuntimeDirectory=: systemd makes it before the service's
+    process starts, and removes it when the service stops, killed too."""
+    return f"{AWAKE_ROOT}/{node}"

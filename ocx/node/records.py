@@ -2,10 +2,11 @@
 
 One directory per open record, under the node's state directory, never
 writable from inside a run: the record as read from the repository, the
-marks the node leaves before it acts (started, stop, cpu, unenforced,
-answered) and the inbox of deliveries. Losing it loses nothing the
-repository does not hold: `ocx node check` reads the open records again
-(D6), and a run that is gone is answered `lost`.
+marks of its life (states.py's table, written through marks.py) and the
+inbox of deliveries. Losing it loses nothing the repository does not hold:
+`ocx node check` reads the open records again (D6), and a run that is gone
+is answered `lost`. Once the record is answered, its directory is removed
+(cleanup.py): the repository says it was answered.
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
 from ..files import write_atomically
+from . import marks
 from .config import NodeConfig
+from .states import Mark, RecordState, RunState, acting
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
@@ -49,16 +52,20 @@ class RecordDir:
         return self.path.name
 
     # -- the record ------------------------------------------------------
-    def save(self, opened: OpenRecord, place_kind: str) -> None:
+    def save(self, opened: OpenRecord, place_kind: str, first: Delivery | None = None) -> None:
+        """The record as read, admitted (the SAVED mark, written last: a record
+        saved has its FIRST delivery in its inbox, before anything that comes later)."""
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / "inbox").mkdir(exist_ok=True)
         os.chmod(self.path / "inbox", 0o755)
+        if first is not None:
+            self.deliver(first)
         # issue 5 (tools): the run's tool socket appears here (ocx/tools/tool_socket.py); the unit binds it.
         self.tools.mkdir(exist_ok=True)
         os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,
                 "rcvid": opened.rcvid, "record": opened.record.model_dump(mode="json", exclude_none=True)}
-        write_atomically(self.path / "record.json", json.dumps(body, indent=1) + "\n")
+        marks.write(self.path, Mark.SAVED, json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
         """The saved record; parsed once per version of its file, since every
@@ -80,19 +87,28 @@ class RecordDir:
     def exists(self) -> bool:
         return (self.path / "record.json").exists()
 
-    # -- marks -----------------------------------------------------------
-    def mark(self, name: str, body: dict | None = None) -> None:
-        write_atomically(self.path / f"{name}.json", json.dumps(body or {}) + "\n")
+    # -- marks (states.py's table) ----------------------------------------
+    def mark(self, mark: Mark, body: dict | None = None, stem: str | None = None) -> None:
+        if mark is not Mark.SAVED and not self.path.is_dir():
+            self.path.mkdir(parents=True)  # a refusal of a record never saved (states.RECORD_CHANGES)
+        marks.write(self.path, mark, body, stem)
 
-    def marked(self, name: str) -> dict | None:
-        try:
-            return json.loads((self.path / f"{name}.json").read_text())
-        except FileNotFoundError:
-            return None
+    def marked(self, mark: Mark, stem: str | None = None) -> dict | None:
+        return marks.read(self.path, mark, stem)
+
+    def reset(self, stem: str) -> None:
+        marks.reset(self.path, stem)
+
+    @property
+    def state(self) -> RecordState:
+        return marks.state_of(self.path)
+
+    def run_state(self, stem: str) -> RunState:
+        return marks.run_state_of(self.path, stem)
 
     @property
     def answered(self) -> bool:
-        return self.marked("answered") is not None
+        return self.state is RecordState.ANSWERED
 
     @property
     def tools(self) -> Path:
@@ -114,10 +130,19 @@ class RecordDir:
         return True
 
 
-def open_records(config: NodeConfig) -> list[RecordDir]:
-    """The records this node holds open: saved, and not yet answered."""
+def record_dirs(config: NodeConfig) -> list[RecordDir]:
+    """Every record directory of the node, in any state (a name with a dot is one being removed)."""
     root = config.state_dir / "records"
     if not root.is_dir():
         return []
-    found = [RecordDir(path) for path in sorted(root.iterdir()) if path.is_dir()]
-    return [record for record in found if record.exists() and not record.answered]
+    return [RecordDir(path) for path in sorted(root.iterdir()) if path.is_dir() and not path.name.startswith(".")]
+
+
+def open_records(config: NodeConfig) -> list[RecordDir]:
+    """The records this node holds open: saved, and not yet answered."""
+    return [record for record in record_dirs(config) if record.exists() and not record.answered]
+
+
+def acting_records(config: NodeConfig) -> list[RecordDir]:
+    """Open records that arrivals still reach: not those whose answer is decided (states.acting)."""
+    return [record for record in open_records(config) if acting(record.state)]

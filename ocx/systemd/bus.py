@@ -16,6 +16,7 @@ from dbus_next.aio import MessageBus
 
 from .units import Property
 
+CALL_TIMEOUT_SECONDS = 25.0  # D-Bus's own default for a method call; a busy PID 1 answers well within it
 SYSTEMD = "org.freedesktop.systemd1"
 MANAGER_PATH = "/org/freedesktop/systemd1"
 MANAGER = "org.freedesktop.systemd1.Manager"
@@ -29,6 +30,18 @@ class BusError(Exception):
         super().__init__(f"{name}: {text}")
         self.name = name
         self.text = text
+
+
+# D-Bus errors that pass by themselves: systemd busy or restarting, the bus going away (issue 13).
+_PASSING = ("NoReply", "Timeout", "TimedOut", "Disconnected", "ServiceUnknown", "NameHasNoOwner",
+            "LimitsExceeded", "ocx.Timeout")
+
+
+def passes(error: BaseException) -> bool | None:
+    """True or False for an error of this layer; None for any other."""
+    if isinstance(error, BusError):
+        return any(word in error.name for word in _PASSING)
+    return None
 
 
 def plain(value: Any) -> Any:
@@ -83,9 +96,13 @@ class Bus:
     async def call(self, member: str, signature: str = "", body: Sequence[Any] = (),
                    *, path: str = MANAGER_PATH, interface: str = MANAGER,
                    destination: str = SYSTEMD, unix_fds: Sequence[int] = ()) -> list[Any]:
-        reply = await self._bus.call(Message(
-            destination=destination, path=path, interface=interface, member=member,
-            signature=signature, body=list(body), unix_fds=list(unix_fds)))
+        try:
+            reply = await asyncio.wait_for(self._bus.call(Message(
+                destination=destination, path=path, interface=interface, member=member,
+                signature=signature, body=list(body), unix_fds=list(unix_fds))), CALL_TIMEOUT_SECONDS)
+        except asyncio.TimeoutError:
+            # A fault that passes (issue 13): the caller tries again later.
+            raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
         if reply.message_type == MessageType.ERROR:
             raise BusError(reply.error_name or "?", str(reply.body[0]) if reply.body else "")
         return reply.body

@@ -45,6 +45,7 @@ class ListedUnit:
     active_state: str
     sub_state: str
     description: str
+    job: str = ""                    # the type of a job queued for it ("start", "stop"), or ""
 
 
 class Run:
@@ -115,14 +116,55 @@ class Systemd:
         """Start it without watching; returns the job path."""
         return await self.bus.start_transient_unit(service.name, properties(service))
 
-    async def start_timer(self, timer: "TransientTimer", service: TransientService) -> str:
-        """Start TIMER with SERVICE made alongside, to be started when it fires."""
+    async def start_timer(self, timer: "TransientTimer", service: TransientService, replace: bool = False) -> str:
+        """Start TIMER with SERVICE made alongside, to be started when it fires. REPLACE: a
+        timer of its name left by an earlier attempt (a node cut off before it started what
+        the timer watches) is stopped and this one started in its place (D5)."""
         from . import timers
+        from .bus import BusError
 
         if service.name != timer.service:
             raise ValueError(f"{timer.name} starts {timer.service}, not {service.name}")
-        return await self.bus.start_transient_unit(timer.name, timers.properties(timer),
-                                                   aux=[(service.name, properties(service))])
+        for _ in range(20 if replace else 1):
+            try:
+                return await self.bus.start_transient_unit(timer.name, timers.properties(timer),
+                                                           aux=[(service.name, properties(service))])
+            except BusError as error:
+                if not replace or error.name != "org.freedesktop.systemd1.UnitExists":
+                    raise
+            for name in (timer.name, service.name):
+                for step in (self.stop, self.reset_failed):
+                    try:
+                        await step(name)
+                    except BusError:
+                        pass  # not loaded, or not failed
+            await asyncio.sleep(0.05)  # collected on systemd's next turn
+        raise RuntimeError(f"{timer.name}: systemd still holds an earlier timer of this name")
+
+    async def start_once(self, service: TransientService, attempts: int = 20) -> bool:
+        """Start it unless a unit of its name already runs (D5: asking twice
+        is harmless); True when this call started it. A unit of its name left
+        failed by an earlier attempt is reset first: a transient unit's name
+        is taken until systemd collects it."""
+        from .bus import BusError
+
+        for _ in range(attempts):
+            try:
+                await self.start(service)
+                return True
+            except BusError as error:
+                if error.name != "org.freedesktop.systemd1.UnitExists":
+                    raise
+            state = await self.state(service.name)
+            if state is not None and state.active_state != "failed":
+                return False  # running, or about to (a start job queued)
+            if state is not None:
+                try:
+                    await self.reset_failed(service.name)
+                except BusError:
+                    pass
+            await asyncio.sleep(0.05)  # collected on systemd's next turn
+        raise RuntimeError(f"{service.name}: systemd still holds an earlier unit of this name")
 
     async def run(self, service: TransientService) -> Run:
         """Watch, then start; `await run.ended()` gives its End."""
@@ -200,7 +242,8 @@ class Systemd:
         """The units systemd holds now whose names match PATTERNS (globs),
         by name; a transient unit that ended and was collected is not among them."""
         listed = await self.bus.list_units_by_patterns(patterns)
-        return sorted((ListedUnit(name=u[0], active_state=u[3], sub_state=u[4], description=u[1]) for u in listed),
+        return sorted((ListedUnit(name=u[0], active_state=u[3], sub_state=u[4], description=u[1],
+                                  job=u[8] if u[7] else "") for u in listed),
                       key=lambda unit: unit.name)
 
     async def cpu_usec(self, name: str) -> int | None:

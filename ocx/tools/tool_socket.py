@@ -192,11 +192,17 @@ class ToolSocketServer:
         if changes is not None and root.is_dir():
             for directory in root.iterdir():
                 # record.json and the answered mark are written inside each record's directory
-                if directory.is_dir():
-                    add_watch(changes, str(directory), CHANGES)
+                if directory.is_dir() and not directory.name.startswith("."):
+                    try:
+                        add_watch(changes, str(directory), CHANGES)
+                    except FileNotFoundError:
+                        pass  # an answered record's directory, removed meanwhile (node/service/cleanup.py)
         wanted = {}
         for record_dir in open_records(self.config):
-            opened, _ = record_dir.load()
+            try:
+                opened, _ = record_dir.load()
+            except FileNotFoundError:
+                continue  # answered and removed meanwhile
             if served_by_socket(opened):
                 wanted[opened.hash] = (record_dir, opened)
         for gone in [h for h in self.runs if h not in wanted]:

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from ocx.node.records import node_lock
 from ocx.protocol import Outcome
 
 from .harness import journal, ocx, systemctl, wait_for
@@ -57,5 +58,38 @@ def test_the_fossil_server_down_when_a_run_ends(node):
     time.sleep(2)
     answers = node.responses(record)
     assert len(answers) == 1 and answers[0][0].outcome is Outcome.exited
-    assert "could not answer yet" in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"],
+    assert "answer: a fault of the node's own" in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"],
                                                     capture_output=True, text=True).stdout
+
+
+def test_a_preparation_the_server_cut_off_is_tried_again_never_refused(node):
+    """C4, issue 13: the node's own fault (its server down while a run's home is cloned) is no reason to refuse."""
+    with node_lock(node.config):  # the run is prepared once the server is down
+        record = node.post(node.record(objective="exit 0"))
+        systemctl("stop", f"ocx-fossil@{node.name}.service")
+    try:
+        wait_for(lambda: "prepare: a fault of the node's own" in record_journal(record), 60, 0.2,
+                 "the preparation failing for want of the server")
+        assert node.responses(record) == []
+    finally:
+        systemctl("start", f"ocx-fossil@{node.name}.service")
+    response = node.response(record, timeout=90)
+    assert response.outcome is Outcome.exited, response
+
+
+def test_withdrawing_the_letters_of_a_user_never_made_is_done(node):
+    """A stop before the preparation made the run user: the answer goes out, and no pass fails on it (issue 13)."""
+    fields = node.record(objective="exit 0")
+    tracebacks = journal(f"ocx-node@{node.name}.service").count("Traceback")
+    with node_lock(node.config):  # read together: the stop is acted on before the run starts
+        record = node.post(fields)
+        node.stop(record)
+    response = node.response(record)
+    assert response.outcome is Outcome.stopped
+    with node.repository() as repository:
+        assert fields["user"] not in {u.login for u in repository.users()}
+    assert journal(f"ocx-node@{node.name}.service").count("Traceback") == tracebacks
+
+
+def record_journal(record: str) -> str:
+    return subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"], capture_output=True, text=True).stdout

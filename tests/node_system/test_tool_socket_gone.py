@@ -4,6 +4,7 @@
 import pytest
 
 from ocx.node.records import RecordDir
+from ocx.node.states import Mark
 from ocx.node.service.tool_sockets import socket_accepts, socket_path
 from ocx.protocol import Outcome
 from ocx.tools.tool_socket import ask
@@ -49,7 +50,7 @@ def test_a_brief_restart_of_the_tool_service_ends_no_run(node):
              what="the delivery after the restart")
     pass_done(node)
     assert prop(node.unit(record), "ActiveState") == "active"
-    assert not record_dir.marked("unenforced") and node.responses(record) == []
+    assert not record_dir.marked(Mark.UNENFORCED) and node.responses(record) == []
     answer = ask(socket_path(record_dir), "status", {})
     assert answer["stopped"] is None and answer["result"]["login"] == user
     node.stop(record)

@@ -11,6 +11,7 @@ from ocx.fossil import admin
 from ocx.fossil.program import run_fossil
 from ocx.fossil.sync import CallerClone
 from ocx.node.records import RecordDir
+from ocx.node.states import Mark
 from ocx.protocol.decide import OpenRecord
 from ocx.protocol.messages import Record
 from ocx.tools.caller import Caller
@@ -123,7 +124,7 @@ def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
         reply = ask(path, "post", {"to": fixer["record"], "text": "From my socket."})
         assert reply["stopped"] is None
         assert world.served.sender_by_sql(reply["result"])[0] == FIXER
-        RecordDir.of(world.node, fixer["record"]).mark("answered", {})
+        RecordDir.of(world.node, fixer["record"]).mark(Mark.ANSWERED, {})
         for _ in range(100):
             if not path.exists():
                 break

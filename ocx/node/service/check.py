@@ -1,62 +1,46 @@
 """The deliberate check (D6): at boot, and by hand, `ocx node check NAME`.
 
-For each record this node holds open: a session whose unit runs is left
-alone; one that started but whose unit is gone, and whose end no stop step
-recorded (or recorded as a shutdown), is answered `lost`; one never started
-is acted on now. `command` records simply go on. Then a normal pass reads
-whatever arrived while the node was down.
+It is one pass of the node (intake.py), after waiting for the Fossil
+server: every record is tended from its marks and what systemd holds now
+(tend.py), so a session whose unit runs is left alone; one that started
+but whose unit is gone, and whose end no stop step recorded (or recorded
+as a shutdown), is answered `lost`; one never started is started now;
+`command` records simply go on. Then it reads whatever arrived while the
+node was down. A record it could not finish is left to the node's
+service, which it pokes: the check itself succeeds (issue 13: a failing
+boot check left the records a restart cut off unanswered).
 """
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
-from ...fossil.repository import Repository
-from ...protocol.messages import Outcome
 from .. import config as node_config
-from .admit import admission
+from ..faults import describe
+from ..wake import poke
 from .context import NodeContext
-from .finish import answer_ended_runs, ended_reports
 from .intake import run_pass
-from ..layout import unit_name
-from ..records import RecordDir, node_lock, open_records
-from .respond import Target, respond
-from .runs import start_session
 
-RUNNING = ("active", "activating", "reloading", "deactivating")
+
+PASS_TRIES = 3  # a pass that fails as a whole (the bus not there yet, say) is tried again
 
 
 async def check(context: NodeContext, systemd) -> dict[str, int]:
-    counts = {"running": 0, "lost": 0, "started": 0, "answered": 0, "command": 0}
-    with node_lock(context.config):
-        counts["answered"] = answer_ended_runs(context)
-        for record_dir in open_records(context.config):
-            opened, _ = record_dir.load()
-            if opened.record.is_command:
-                counts["command"] += 1
-                continue
-            state = await systemd.state(unit_name(context.server_code, opened.hash))
-            if state is not None and state.active_state in RUNNING:
-                counts["running"] += 1
-            elif record_dir.marked("started") is not None:
-                shutdown = any(e.get("system_stopping") for e in ended_reports(record_dir))
-                why = "the node went down during the session" + (" (shut down)" if shutdown else "")
-                respond(context, Target.of(record_dir), Outcome.lost, why, record_dir)
-                counts["lost"] += 1
-            else:
-                await _start_missed(context, systemd, record_dir, opened)
-                counts["started"] += 1
-    await run_pass(context, systemd)
-    return counts
-
-
-async def _start_missed(context: NodeContext, systemd, record_dir: RecordDir, opened) -> None:
-    """A record saved but never started (the node died in between): as the hook would have."""
-    with Repository(context.config.repository) as repository:
-        error, page = admission(repository, context.config, opened.hash, opened.record)
-        if error is not None:
-            respond(context, Target.of(record_dir), Outcome.refused, str(error), record_dir)
-            return
-        await start_session(context, systemd, repository, record_dir, opened, page)
+    for tried in range(1, PASS_TRIES + 1):
+        try:
+            report = await run_pass(context, systemd)
+            break
+        except Exception as error:
+            context.log(f"check: the pass failed ({tried} of {PASS_TRIES}): {describe(error)}", priority=3)
+            if tried == PASS_TRIES:
+                poke(context.config.name, "check")  # the node's service tries on its own
+                raise
+            await asyncio.sleep(2.0 * tried)
+    if report.retry_in is not None:
+        poke(context.config.name, "check")  # the node's service tries again, within each record's bound
+    counts = Counter(report.actions)
+    return {"receipts": report.receipts, "started": counts["started"], "answered": counts["answered"],
+            "lost": counts["decided-lost"], "to try again": int(report.retry_in is not None)}
 
 
 SERVER_WAIT_SECONDS = 60.0  # at boot the Fossil server may still be starting

@@ -9,9 +9,14 @@ has ended (its stop step wrote `ended-STEM.json`), the node starts the next
 check-in first, then adds the `ci` verdict on the one that ended, as the node
 user, against the record's full hash.
 
-Every step is keyed by files, so a pass repeated after a crash does
-nothing twice: `started-STEM` (its unit was started), `ended-STEM` (the stop
-step), `verdict-STEM` (the tag is in the repository).
+Every step is a run's mark (states.py), so a pass repeated after a crash
+does nothing twice: `starting-`/`started-STEM` (its unit was asked for,
+then taken), `ended-STEM` (the stop step), `judging-STEM` (its verdict
+decided: a pass cut off while writing it looks in the repository and the
+node's clone before writing again), `verdict-STEM` (the tag is in the
+repository). A run whose unit vanished without an end runs again; one
+whose home could not be made for a fault of the node's own, too, within
+a bound (states.Failure).
 """
 from __future__ import annotations
 
@@ -19,25 +24,26 @@ import json
 import time
 from pathlib import Path
 
+from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
 from ...systemd.units import TransientService
-from .context import NodeContext
-from .finish import end_facts, ended_before_this_boot
+from ..cut import cut_here
 from ..layout import SLICE, RunHome, unit_name, unit_stem
-from .outcome import decide_outcome
+from ..records import RecordDir, write_atomically
+from ..states import Mark, RecordState, RunState as R, ending
 from ..unit import bounded
-from ..unit.prepare import prepare_run
-from .runs import egress_filter, watch_cpu
-from ..records import RecordDir, open_records, write_atomically
+from .context import NodeContext
+from .finish import end_facts, end_from_systemd, ended_before_this_boot
+from .outcome import decide_outcome
+from .runs import egress_filter, start_unit
 from .sandbox import run_hardening
 from .sessions import (STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step, prepared_in_unit, preparation,
                        python_module,
                        stop_step)
 
 LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
-RUNNING = ("active", "activating", "reloading", "deactivating")
 
 
 def queue_dir(record_dir: RecordDir) -> Path:
@@ -125,51 +131,49 @@ def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord,
     last = bounded.read_last_line(home.on_host / LAST_LINE)
     if outcome is Outcome.budget:
         return Judgement.failed, f"budget: {note}"
-    if outcome is Outcome.refused:
+    if outcome in (Outcome.refused, Outcome.lost):
         return Judgement.failed, f"not run: {note}"
     passed = facts.code == "exited" and facts.status == "0"
     return (Judgement.passed if passed else Judgement.failed), last or note
 
 
-async def tend(context: NodeContext, systemd) -> int:
-    """Judge every ended check-in run and start each record's next; returns verdicts written."""
-    written = 0
-    for record_dir in open_records(context.config):
-        opened, _ = record_dir.load()
-        if not opened.record.is_command or record_dir.marked("stop"):
-            continue
-        written += await _tend_record(context, systemd, record_dir, opened)
-    return written
-
-
-async def _tend_record(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> int:
+async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
+    """Judge each ended check-in run and start the record's next (D18); or, once stopped, end it."""
+    if ending(state):
+        await _stop(tending, record_dir, opened)
+        return
+    code, units = tending.context.server_code, tending.units
     unjudged = []
     for checkin in queued(record_dir):
-        stem = unit_stem(context.server_code, opened.hash, checkin)
-        if record_dir.marked(f"verdict-{stem}") is not None:
+        stem = unit_stem(code, opened.hash, checkin)
+        run = record_dir.run_state(stem)
+        if run is R.JUDGED:
             continue
-        if record_dir.marked(f"started-{stem}") is None:
-            await start_checkin(context, systemd, record_dir, opened, checkin)
+        if run in (R.ENDED, R.JUDGING):
+            if run is R.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
+                # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
+                if ended_before_this_boot(record_dir.marked(Mark.ENDED, stem) or {}):
+                    record_dir.reset(stem)
+                    await start_checkin(tending, record_dir, opened, checkin)
+                break  # else the host is going down now: the first pass after it is back runs it
+            if run is R.ENDED and await _again_after_fault(tending, record_dir, opened, checkin, stem):
+                break
+            unjudged.append((checkin, stem))  # judged once the next one is on its way
+            continue
+        if run is R.NONE:
+            await start_checkin(tending, record_dir, opened, checkin)
             break
-        ended = record_dir.marked(f"ended-{stem}")
-        if ended is None:
-            if await _gone(systemd, stem + ".service") and record_dir.marked(f"ended-{stem}") is None:
-                # Its unit vanished without an end (the host went down): it never finished, so it runs again.
-                (record_dir.path / f"started-{stem}.json").unlink()
-                await start_checkin(context, systemd, record_dir, opened, checkin)
+        if units.live(f"{stem}.service"):
             break  # D18: it still runs
-        if cut_off(ended, record_dir):
-            # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
-            if ended_before_this_boot(ended):
-                for mark in ("started", "ended", "prepared", "unprepared"):
-                    (record_dir.path / f"{mark}-{stem}.json").unlink(missing_ok=True)
-                await start_checkin(context, systemd, record_dir, opened, checkin)
-            break  # else the host is going down now: the first pass after it is back runs it
-        unjudged.append((checkin, stem))  # ended: judge it once the next one is on its way
-    written = 0
+        if units.held(f"{stem}.service") is not None and await end_from_systemd(tending.systemd, record_dir, stem):
+            unjudged.append((checkin, stem))
+            continue
+        # Its unit vanished without an end (the host went down), or never reached systemd: it runs again.
+        record_dir.reset(stem)
+        await start_checkin(tending, record_dir, opened, checkin)
+        break
     for checkin, stem in unjudged:
-        written += judge(context, record_dir, opened, checkin, stem)
-    return written
+        judge(tending, record_dir, opened, checkin, stem)
 
 
 def cut_off(ended: dict, record_dir: RecordDir) -> bool:
@@ -178,67 +182,121 @@ def cut_off(ended: dict, record_dir: RecordDir) -> bool:
     return facts.system_stopping and facts.stopped_by is None
 
 
-async def _gone(systemd, name: str) -> bool:
-    state = await systemd.state(name)
-    return state is None or state.active_state not in RUNNING
+async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> bool:
+    """Its home could not be made for a fault of the node's own: it runs again, within a bound."""
+    failed = record_dir.marked(Mark.UNPREPARED, stem)
+    if not failed or not failed.get("fault") or record_dir.marked(Mark.PREPARED, stem) is not None:
+        return False
+    from ..marks import failures
+
+    step, now = f"prepare-{stem}", time.time()
+    failure = failures(record_dir.path).get(step)
+    ended = record_dir.marked(Mark.ENDED, stem) or {}
+    if failure is None or failure.last < ended.get("at", 0):  # this end not counted yet
+        failure = tending.failed_as(record_dir, step, failed.get("why", "?"), True, now,
+                                    opened.record.budget.wall_seconds)
+    if failure.gives_up(now, failure.first, opened.record.budget.wall_seconds):
+        return False  # judged `fail: not run`
+    if failure.due(now):
+        record_dir.reset(stem)
+        await start_checkin(tending, record_dir, opened, checkin)
+    else:
+        tending.report.retry(failure.wait(now))
+    return True
 
 
-async def start_checkin(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> str:
+async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> None:
+    context = tending.context
     stem = unit_stem(context.server_code, opened.hash, checkin)
-    name = f"{stem}.service"
+    step = f"start-{stem}"
+    if tending.waiting(record_dir, step):
+        return
     try:
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened))
-        if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
-            prepare_run(preparation(context.config, record_dir, opened, stem, checkin))
-    except Exception as failure:  # judged `fail: not run`, and the queue goes on
-        record_dir.mark(f"unprepared-{stem}", {"why": f"{type(failure).__name__}: {failure}"})
-        record_dir.mark(f"started-{stem}", {"unit": name, "at": time.time()})
-        record_dir.mark(f"ended-{stem}", {"unit": name, "at": time.time(), "result": "exit-code"})
-        return name
-    record_dir.mark(f"started-{stem}", {"unit": service.name, "at": time.time()})
-    await watch_cpu(context, systemd, opened, stem)
-    await systemd.start(service)
-    context.log(f"started {service.name} for check-in {checkin}", record=opened.hash)
-    return service.name
+        await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin)
+    except Exception as error:
+        failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
+        if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
+            # judged `fail: not run`, and the queue goes on
+            if record_dir.run_state(stem) is R.NONE:
+                record_dir.mark(Mark.STARTING, {"unit": f"{stem}.service", "at": time.time()}, stem)
+            record_dir.mark(Mark.UNPREPARED, {"why": failure.error, "fault": failure.fault}, stem)
+            record_dir.mark(Mark.ENDED, {"unit": f"{stem}.service", "at": time.time(), "result": "exit-code"}, stem)
+        return
+    tending.succeeded(record_dir, step)
+    tending.report.actions.append("started")
 
 
-def judge(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> int:
-    """The `ci` verdict of one ended run, as the node user (V1, D20); 1 when written."""
+def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:
+    """The `ci` verdict of one ended run, as the node user, once (V1, D20)."""
+    context, step = tending.context, f"judge-{stem}"
+    if tending.waiting(record_dir, step):
+        return
     home = RunHome(stem)
-    ended = record_dir.marked(f"ended-{stem}") or {}
-    verdict = verdict_for(context, record_dir, opened, ended, home)
-    if verdict is not None:
-        judgement, reason = verdict
-        value = format_verdict(judgement, reason[:500], opened.hash)
+    decided = record_dir.marked(Mark.JUDGING, stem)
+    if decided is None:
+        verdict = verdict_for(context, record_dir, opened, record_dir.marked(Mark.ENDED, stem) or {}, home)
+        value = format_verdict(verdict[0], verdict[1][:500], opened.hash) if verdict else None
+        if value is not None:
+            record_dir.mark(Mark.JUDGING, {"value": value}, stem)
+            cut_here(context.config.name, "judging", opened.hash)
+    else:
+        value = decided["value"]
+    tag = None
+    if value is not None:
         try:
-            tag = context.node_clone().tag(checkin, VerdictTag.ci.value, value)
+            tag = write_verdict(context, checkin, value, again=decided is not None)
         except Exception as error:  # e.g. the server is down: the next pass tries again
-            context.log(f"could not write the verdict on {checkin[:12]} yet: {error}", record=opened.hash, priority=4)
-            return 0
-        context.log(f"ci {value} on {checkin}", record=opened.hash)
-    record_dir.mark(f"verdict-{stem}", {"value": value if verdict else None, "tag": tag if verdict else None})
+            failure = tending.failed(record_dir, step, error, time.time(), 0)
+            if failure.fault or not failure.gives_up(time.time(), failure.first, 0):
+                return
+            context.log(f"no verdict on {checkin[:12]}: {failure.error}", record=opened.hash, priority=3)
+        else:
+            context.log(f"ci {value} on {checkin}", record=opened.hash)
+            cut_here(context.config.name, "tagged", opened.hash)
+    record_dir.mark(Mark.JUDGED, {"value": value, "tag": tag}, stem)
+    tending.succeeded(record_dir, step)
+    link = home.inside
+    if link.is_symlink():
+        link.unlink()
     try:
         bounded.remove_tree(home.on_host)  # a fresh checkout for every run (D16), whatever the run made of it (D41)
     except OSError as error:
         context.log(f"could not remove {home.on_host}: {error}", record=opened.hash, priority=4)
-    return 1 if verdict else 0
 
 
-async def stop_command_runs(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
-                            wait_seconds: float = 10.0) -> None:
-    """A stop ends the check-in run in progress before the record is answered (C2, C4)."""
-    import asyncio
+def write_verdict(context: NodeContext, checkin: str, value: str, again: bool) -> str:
+    """Tag CHECKIN as the node user. AGAIN: a pass before was cut off after deciding
+    it, so it may be in the repository already, or written in the node's clone and not sent."""
+    clone = context.node_clone()
+    if again:
+        node_user = context.config.node_user
+        with Repository(context.config.repository) as repository:
+            for tag in repository.tag_history(checkin, [VerdictTag.ci.value]):
+                if tag.op == "+" and tag.value == value and tag.sender.login == node_user:
+                    return tag.artifact
+        with Repository(clone.path) as local:
+            for tag in local.tag_history(checkin, [VerdictTag.ci.value]):
+                if tag.op == "+" and tag.value == value:
+                    clone.push()
+                    return tag.artifact
+    return clone.tag(checkin, VerdictTag.ci.value, value)
 
-    for checkin in queued(record_dir):
-        stem = unit_stem(context.server_code, opened.hash, checkin)
-        if record_dir.marked(f"started-{stem}") is None or record_dir.marked(f"ended-{stem}") is not None:
+
+async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
+    """A stop ends the check-in run in progress, then the record is answered (C2, C4); no later one runs."""
+    code, units = tending.context.server_code, tending.units
+    running = [u for u in units.of_record(code, opened.hash) if units.live(u.name)
+               and record_dir.run_state(u.name.removesuffix(".service")) not in (R.ENDED, R.JUDGING, R.JUDGED)]
+    for unit in running:
+        if unit.job == "stop" or unit.active_state == "deactivating":
             continue
         try:
-            await systemd.stop(stem + ".service")
-        except Exception as error:  # it ended meanwhile: its end is already on its way
-            context.log(f"could not stop {stem}.service: {error}", record=opened.hash, priority=7)
-            continue
-        context.log(f"stopping {stem}.service", record=opened.hash)
-        deadline = time.monotonic() + wait_seconds
-        while not await _gone(systemd, stem + ".service") and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+            await tending.systemd.stop(unit.name)
+            tending.context.log(f"stopping {unit.name}", record=opened.hash)
+        except Exception as error:
+            tending.failed(record_dir, "stop", error, time.time(), 0)
+    if running:
+        return  # answered once its end is recorded (its stop step pokes the node)
+    stop = record_dir.marked(Mark.STOP) or {}
+    tending.decide(record_dir, Outcome.stopped, f"stopped by {stop.get('by')} (stop {stop.get('stop')})")

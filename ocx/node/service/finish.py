@@ -1,28 +1,30 @@
-"""Answering the runs that ended: from their stop step's facts to a response (C4, D4).
+"""From a run's end to its outcome: the stop step's facts, or systemd's own (C4, D4).
 
-The stop step only records; the node writes, once it runs, and again after
-any failure (the Fossil server down, say), since an ended run without its
-`answered` mark is answered by the next pass.
+The stop step only records (`ended-STEM`); the node decides, once it runs,
+and again after any failure, since an ended run whose record is not
+answered is looked at by every pass (tend.py). When the stop step left no
+record but systemd still holds the unit (it failed, say), the end is read
+from systemd instead: its Result, exit code and status are the same facts.
 """
 from __future__ import annotations
 
-import json
 import time
 
+from ..records import RecordDir
+from ..states import Mark
 from ..unit import runner_homes
 from .context import NodeContext
-from .outcome import EndFacts, decide_outcome
-from ..records import RecordDir, open_records
-from .respond import Target, respond
+from .outcome import EndFacts
 
 
 def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None) -> EndFacts:
-    stop = record_dir.marked("stop")
-    unenforced = record_dir.marked("unenforced")
+    stop = record_dir.marked(Mark.STOP)
+    unenforced = record_dir.marked(Mark.UNENFORCED)
     stem = str(ended.get("unit", "")).removesuffix(".service")
     # The program's own time starts once its workspace is ready.
-    started = record_dir.marked(f"prepared-{stem}") or record_dir.marked("started") or {}
+    started = record_dir.marked(Mark.PREPARED, stem) or record_dir.marked(Mark.STARTED, stem) or {}
     memory = ended.get("memory") or {}
+    failed = record_dir.marked(Mark.UNPREPARED, stem)
     return EndFacts(
         result=ended.get("result") or "?",
         code=ended.get("code"),
@@ -37,29 +39,43 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         # D4: ended by a shutdown, as its stop step saw, or before this boot's manager started.
         system_stopping=bool(ended.get("system_stopping")) or ended_before_this_boot(ended),
         unprepared=unprepared(record_dir, stem),
+        unprepared_fault=bool(failed and failed.get("fault")),
     )
 
 
 def unprepared(record_dir: RecordDir, stem: str) -> str | None:
     """Why the run's program never started, or None once its home was made."""
-    if record_dir.marked(f"prepared-{stem}") is not None:
+    if record_dir.marked(Mark.PREPARED, stem) is not None:
         return None
-    failed = record_dir.marked(f"unprepared-{stem}")
+    failed = record_dir.marked(Mark.UNPREPARED, stem)
     return failed.get("why", "unknown") if failed else "its preparation did not finish"
 
 
 def ended_before_this_boot(ended: dict) -> bool:
+    return before_this_boot(ended.get("at"))
+
+
+def before_this_boot(at: float | None) -> bool:
     from ...systemd.system_state import started_at
 
     booted = started_at()
-    return booted is not None and ended.get("at", booted) < booted
+    return booted is not None and at is not None and at < booted
 
 
-def ended_reports(record_dir: RecordDir) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(record_dir.path.glob("ended-*.json"))]
+async def end_from_systemd(systemd, record_dir: RecordDir, stem: str) -> dict | None:
+    """The end of a unit whose stop step kept nothing, as systemd still holds it; kept as its `ended` mark."""
+    properties = await systemd.service_properties(stem + ".service")
+    if not properties:
+        return None
+    code = {1: "exited", 2: "killed", 3: "dumped"}.get(properties.get("ExecMainCode") or 0)
+    status = properties.get("ExecMainStatus")
+    ended = {"unit": stem + ".service", "at": time.time(), "system_stopping": False, "from": "systemd",
+             "result": properties.get("Result"), "code": code, "status": None if status is None else str(status)}
+    record_dir.mark(Mark.ENDED, ended, stem)
+    return ended
 
 
-def _return_homes(context: NodeContext, record_dir, ended: dict) -> None:
+def return_homes(context: NodeContext, record_dir: RecordDir, ended: dict) -> None:
     """What the run changed in its copies of its runner's homes, written back once it ended."""
     stem = str(ended.get("unit", "")).removesuffix(".service")
     try:
@@ -71,29 +87,3 @@ def _return_homes(context: NodeContext, record_dir, ended: dict) -> None:
         context.log(f"{count} files of the runner's homes written back from {stem}", record=record_dir.hash)
 
 
-def answer_ended_runs(context: NodeContext) -> int:
-    """Respond for every session whose unit's end was recorded; returns how many."""
-    from ...systemd.system_state import stopping
-
-    answered, shutdown = 0, None
-    for record_dir in open_records(context.config):
-        opened, _ = record_dir.load()
-        if opened.record.is_command:
-            continue
-        for ended in ended_reports(record_dir):
-            # Asked only when there is an end to answer: systemctl waits on a busy PID 1.
-            shutdown = stopping() if shutdown is None else shutdown
-            if shutdown:
-                return 0  # D4: a node shutting down writes no response; the next start answers lost
-            _return_homes(context, record_dir, ended)
-            facts = end_facts(ended, record_dir, opened.record.budget.cpu)
-            decided = decide_outcome(facts, opened.record.budget)
-            if decided is None:
-                continue  # a shutdown: the check at the next start answers lost (D4, D6)
-            try:
-                respond(context, Target.of(record_dir), *decided, record_dir)
-                answered += 1
-            except Exception as error:  # e.g. the Fossil server is down: the next pass tries again
-                context.log(f"could not answer yet: {error}", record=opened.hash, priority=4)
-            break
-    return answered

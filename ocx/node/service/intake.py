@@ -1,124 +1,219 @@
-"""One pass of the node: answer ended runs, then act on what arrived (C3, D2, D5, D26).
+"""One pass of the node: tend every record, act on what arrived, tend again (C3, D2, D5, D26).
 
 Triggers only say "look": the repository says what is new, by receipt
 (rcvid), after the node's mark. The mark is a shortcut (D2): every action
-is safe to repeat, since a record with a saved directory or a response is
-never started again, a delivery is dropped into an inbox once, and a
-response is written only when the repository holds none.
+is safe to repeat, since a record with a directory or a response is never
+admitted again, a delivery is dropped into an inbox once, and a response
+is written only when the repository holds none. Acting on an arrival only
+writes marks (states.py); starting, stopping and answering are the next
+step of each record, which tend.py takes on every pass, so a node cut off
+anywhere finds it again.
+
+Each artifact is handled on its own (issue 13): one that fails is logged
+with its record, and its receipt kept in the mark to be read again on the
+next passes, within a bound (states.Failure); the mark moves past it, so
+no receipt is read for ever, and none is skipped while it may still pass.
+A record given up on is answered, its note naming what failed.
 """
 from __future__ import annotations
 
 import json
-import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import takewhile
 
 from ...fossil.repository import Repository
 from ...protocol import decide as d
-from ...protocol.errors import FieldError
+from ...protocol.deliveries import record_delivery
 from ...protocol.messages import Outcome
+from ..cut import cut_here
+from ..faults import describe, is_node_fault
+from ..layout import unit_name
+from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
+from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import answer_in_place, arrival
+from .cleanup import remove_leftovers
+from .command_runs import enqueue
 from .context import NodeContext
-from .finish import answer_ended_runs
-from ..records import THREAD, TICKET, RecordDir, node_lock, open_records, write_atomically
-from .respond import Target, respond, withdraw
-from ..layout import unit_name
-from .command_runs import enqueue, stop_command_runs, tend
-from .runs import start_session, stop_session
+from .respond import Target, decide_answer
+from .tend import PassReport, Tending, Units
 from .tool_sockets import served_by_socket, socket_accepts, socket_path, tools_lost
 
-
-@dataclass
-class PassReport:
-    receipts: int = 0
-    actions: list[str] = field(default_factory=list)
+__all__ = ["PassReport", "run_pass"]
 
 
 def _mark_file(context: NodeContext):
     return context.config.state_dir / "mark.json"
 
 
-def read_mark(context: NodeContext) -> int:
+def read_mark(context: NodeContext) -> tuple[int, dict[int, dict]]:
+    """The last receipt handled, and those to read again: {rcvid: a Failure's fields and the record's target}."""
     try:
-        return int(json.loads(_mark_file(context).read_text())["rcvid"])
-    except (FileNotFoundError, ValueError, KeyError):
-        return 0  # D2: lost, so read again from the start
+        body = json.loads(_mark_file(context).read_text())
+        return int(body["rcvid"]), {int(k): v for k, v in body.get("retry", {}).items()}
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return 0, {}  # D2: lost, so read again from the start
 
 
-def write_mark(context: NodeContext, rcvid: int) -> None:
-    write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid}) + "\n")
+def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict]) -> None:
+    write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid, "retry": retry}) + "\n")
 
 
 def facts(context: NodeContext) -> d.NodeFacts:
-    opened = tuple(r.load()[0] for r in open_records(context.config))
-    return d.NodeFacts(context.server_code, context.config.node_user, opened)
+    states = {record_dir: record_dir.state for record_dir in record_dirs(context.config)}
+    opened = tuple(r.load()[0] for r, state in states.items() if acting(state))
+    # A record whose answer is decided, or written, was acted on already (F3): never admitted again.
+    done = frozenset(r.hash for r, state in states.items() if state in (RecordState.ANSWERING, RecordState.ANSWERED))
+    return d.NodeFacts(context.server_code, context.config.node_user, opened, answered=done)
 
 
 async def run_pass(context: NodeContext, systemd) -> PassReport:
     report = PassReport()
     with node_lock(context.config):
-        answer_ended_runs(context)
-        await tend(context, systemd)  # D18: the ended check-in run judged, the next one started
+        remove_leftovers(context.config.state_dir / "records")
+        tending = Tending(context, systemd, await Units.read(systemd, context.server_code), report)
+        await tending.all()  # ended runs answered, cut-off steps taken again
+        acted = len(report.actions)
         with Repository(context.config.repository) as repository:
-            mark = read_mark(context)
-            while True:  # read again before stopping (D26)
-                receipts = repository.receipts_since(mark)
-                # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
-                ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
-                for receipt in ready:
-                    await handle(context, systemd, repository, receipt, report)
-                    mark = receipt.rcvid
-                    write_mark(context, mark)
-                    report.receipts += 1
-                if len(ready) < len(receipts):
-                    context.log(f"receipt {receipts[len(ready)].rcvid} is still being crosslinked: waiting", priority=7)
-                if not ready or len(ready) < len(receipts):
-                    break
-            await hold_enforcement(context, systemd, repository)
-        await tend(context, systemd)  # check-ins that just arrived
+            await read_receipts(context, systemd, repository, report)
+            await hold_enforcement(context, systemd, repository, report)
+        if len(report.actions) > acted:  # records just admitted, stopped or given check-ins
+            tending.units = await Units.read(systemd, context.server_code)
+            await tending.all()
     return report
 
 
-async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport) -> None:
+async def read_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
+    mark, retry = read_mark(context)
+    for rcvid in sorted(retry):  # those that failed before first, in arrival order
+        receipt = repository.receipt(rcvid)
+        failed = await handle(context, systemd, repository, receipt, report) if receipt else []
+        retry = _retried(context, retry, rcvid, receipt, failed, report)
+        write_mark(context, mark, retry)
+    while True:  # read again before stopping (D26)
+        receipts = repository.receipts_since(mark)
+        # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
+        ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
+        for receipt in ready:
+            failed = await handle(context, systemd, repository, receipt, report)
+            for stored in receipt.artifacts:
+                cut_here(context.config.name, "receipt", stored.hash)
+            mark = receipt.rcvid
+            if failed:
+                retry = _retried(context, retry, mark, receipt, failed, report)
+            write_mark(context, mark, retry)
+            report.receipts += 1
+        if len(ready) < len(receipts):
+            context.log(f"receipt {receipts[len(ready)].rcvid} is still being crosslinked: waiting", priority=7)
+        if not ready or len(ready) < len(receipts):
+            break
+
+
+@dataclass(frozen=True)
+class Failed:
+    """An artifact, or one action on it, that failed; TARGET when it was a record to answer."""
+
+    artifact: str
+    error: BaseException
+    target: Target | None = None
+
+
+def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, failed: list[Failed],
+             report: PassReport) -> dict[int, dict]:
+    """RETRY after one more try of receipt RCVID: kept while it may pass, else given up, its record answered."""
+    retry = dict(retry)
+    if not failed:
+        retry.pop(rcvid, None)
+        return retry
+    now, before = time.time(), retry.get(rcvid)
+    first = failed[0]
+    fault = any(is_node_fault(f.error) for f in failed)
+    failure = Failure("receipt", (before["count"] if before else 0) + 1, before["first"] if before else now,
+                      describe(first.error), fault, now)
+    received = receipt.time.timestamp() if receipt else now
+    wall = first.target.wall_seconds if first.target else 0
+    if not failure.gives_up(now, received, wall):
+        retry[rcvid] = {"count": failure.count, "first": failure.first, "error": failure.error, "fault": fault}
+        report.retry(failure.retry_in())
+        return retry
+    retry.pop(rcvid, None)
+    context.log(f"gave up on receipt {rcvid} after {failure.count} tries: {failure.error}", record=first.artifact,
+                priority=3)
+    for given_up in failed:  # never silent: a record it held is answered, naming what failed
+        if given_up.target is not None:
+            try:
+                decide_answer(context, RecordDir.of(context.config, given_up.target.hash),
+                              Outcome.lost if fault else Outcome.refused,
+                              f"the node could not act on it: {describe(given_up.error)}", given_up.target)
+            except Exception as error:
+                context.log(f"could not keep its answer either: {describe(error)}", record=given_up.target.hash,
+                            priority=2)
+    return retry
+
+
+async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport) -> list[Failed]:
+    """Every artifact of RECEIPT, each on its own; what failed."""
+    failed = []
+    current = facts(context)
     for stored in receipt.artifacts:
         try:
             came = arrival(repository, receipt, stored)
+            actions = d.decide(came, current)
         except Exception as error:  # one unreadable artifact stops nothing else
-            context.log(f"cannot read {stored.hash}: {error}", priority=4)
+            context.log(f"cannot read {stored.hash}: {describe(error)}", record=stored.hash, priority=4)
+            failed.append(Failed(stored.hash, error))
             continue
-        for action in d.decide(came, facts(context)):
-            await act(context, systemd, repository, came, action, report)
+        for action in actions:
+            try:
+                await act(context, repository, came, action, report)
+            except Exception as error:
+                target = _target(came, action)
+                context.log(f"{type(action).__name__} failed: {describe(error)}",
+                            record=target.hash if target else came.hash, priority=4)
+                failed.append(Failed(came.hash, error, target))
+            if not isinstance(action, d.Ignore):
+                current = facts(context)
+    return failed
 
 
-async def hold_enforcement(context: NodeContext, systemd, repository: Repository) -> None:
+def _target(came: d.Arrival, action: d.Action) -> Target | None:
+    if isinstance(action, (d.Admit, d.Refuse)):
+        wall = action.record.budget.wall_seconds if isinstance(action, d.Admit) else 0
+        return Target(action.record_hash, _place_kind(came), came.place or "", came.received, wall)
+    return None
+
+
+async def hold_enforcement(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
     """D24: a run whose user was given admin or setup can write past every
     restriction, and a socket-served run whose tool socket is gone cannot
     write at all as promised: end it, and answer `unenforced`."""
     admins = None
-    for record_dir in open_records(context.config):
-        opened, _ = record_dir.load()
-        if opened.record.is_command or record_dir.marked("unenforced"):
-            continue
-        # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
-        admins = repository.admins() if admins is None else admins
-        admin = opened.record.user in admins
-        if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
-            continue
-        name = unit_name(context.server_code, opened.hash)
-        state = await systemd.state(name)
-        # Ended: its own end is its answer. A socket is judged only once the program runs.
-        live = ("active", "activating", "reloading") if admin else ("active", "reloading")
-        if state is None or state.active_state not in live:
-            continue
-        why = (f"run user {opened.record.user} was given admin or setup" if admin
-               else await tools_lost(context.config.name, systemd, record_dir))
-        if why is None:
-            continue
-        record_dir.mark("unenforced", {"why": why})
-        await systemd.stop(name)
-        context.log(f"unenforced: {why}", record=opened.hash, priority=4)
+    for record_dir in acting_records(context.config):
+        try:
+            opened, _ = record_dir.load()
+            if opened.record.is_command or record_dir.state is not RecordState.OPEN:
+                continue
+            # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
+            admins = repository.admins() if admins is None else admins
+            admin = opened.record.user in admins
+            if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
+                continue
+            name = unit_name(context.server_code, opened.hash)
+            state = await systemd.state(name)
+            # Ended: its own end is its answer. A socket is judged only once the program runs.
+            live = ("active", "activating", "reloading") if admin else ("active", "reloading")
+            if state is None or state.active_state not in live:
+                continue
+            why = (f"run user {opened.record.user} was given admin or setup" if admin
+                   else await tools_lost(context.config.name, systemd, record_dir))
+            if why is None:
+                continue
+            record_dir.mark(Mark.UNENFORCED, {"why": why})  # tend.py ends the run, then answers
+            report.actions.append("unenforced")
+            context.log(f"unenforced: {why}", record=opened.hash, priority=4)
+        except Exception as error:  # one record's trouble stops no other; the next pass looks again
+            context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
 
 
 SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
@@ -136,70 +231,49 @@ def _place_kind(came: d.Arrival) -> str:
     return THREAD if came.kind == d.POST else TICKET
 
 
-async def act(context: NodeContext, systemd, repository: Repository, came: d.Arrival, action: d.Action,
+async def act(context: NodeContext, repository: Repository, came: d.Arrival, action: d.Action,
               report: PassReport) -> None:
+    """What an arrival asks, kept as marks; tend.py takes each record's next step."""
     if isinstance(action, d.Ignore):
         if came.kind in (d.POST, d.CHANGE):  # an operator can see why a post did nothing
             context.log(f"ignored {came.kind} {came.hash[:12]} from {came.sender}: {action.why}", record=came.hash,
                         priority=7)
         return
     report.actions.append(type(action).__name__)
-    if isinstance(action, d.Refuse):
-        await refuse(context, repository, came, action.record_hash, action.error)
+    if isinstance(action, d.Refuse):  # C4 `refused`, naming the first field at fault (D8), once
+        target = _target(came, action)
+        decide_answer(context, RecordDir.of(context.config, action.record_hash), Outcome.refused, str(action.error),
+                      target)
     elif isinstance(action, d.Admit):
-        await admit(context, systemd, repository, came, action)
+        admit(context, repository, came, action)
     elif isinstance(action, d.StopRun):
-        await stop(context, systemd, action, came.hash)
+        record_dir = RecordDir.of(context.config, action.record_hash)
+        record_dir.mark(Mark.STOP, {"by": action.by, "stop": came.hash})
+        context.log(f"stop {came.hash[:12]} by {action.by}", record=action.record_hash)
     elif isinstance(action, d.Deliver):
         RecordDir.of(context.config, action.record_hash).deliver(action.delivery)
-    elif isinstance(action, d.Answered):
-        record_dir = RecordDir.of(context.config, action.record_hash)
-        if not record_dir.answered:
-            opened, _ = record_dir.load()
-            withdraw(context, record_dir, opened.record.user)
-            record_dir.mark("answered", {"outcome": action.outcome.value, "by": action.by})
-            shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
+    elif isinstance(action, d.Answered):  # its answer is in the repository: letters withdrawn next (C4, D31)
+        decide_answer(context, RecordDir.of(context.config, action.record_hash), action.outcome,
+                      f"answered by {action.by}", by=action.by)
     elif isinstance(action, d.RunCheckin):
         if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch):
             context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)
 
 
-async def refuse(context: NodeContext, repository: Repository, came: d.Arrival, record_hash: str,
-                 error: FieldError, record_dir: RecordDir | None = None) -> None:
-    """C4 `refused`, naming the first field at fault (D8), once."""
-    wall = record_dir.load()[0].record.budget.wall_seconds if record_dir else 0
-    target = Target(record_hash, _place_kind(came), came.place or "", came.received, wall)
-    respond(context, target, Outcome.refused, str(error), record_dir)
-
-
-async def admit(context: NodeContext, systemd, repository: Repository, came: d.Arrival, action: d.Admit) -> None:
-    if answer_in_place(repository, _place_kind(came), action.place, action.record_hash, node=context.server_code,
+def admit(context: NodeContext, repository: Repository, came: d.Arrival, action: d.Admit) -> None:
+    """Saved if it can run here, else refused; its run is started by tend.py."""
+    record_dir = RecordDir.of(context.config, action.record_hash)
+    target = _target(came, action)
+    if answer_in_place(repository, target.place_kind, action.place, action.record_hash, node=context.server_code,
                        node_user=context.config.node_user, received=came.received,
                        wall_seconds=action.record.budget.wall_seconds):
         return  # F3: a record that has its response is never acted on again
-    error, page = admission(repository, context.config, action.record_hash, action.record)
+    error, _page = admission(repository, context.config, action.record_hash, action.record)
     if error is not None:
-        await refuse(context, repository, came, action.record_hash, error)
+        decide_answer(context, record_dir, Outcome.refused, str(error), target)
         return
     opened = d.OpenRecord(action.record_hash, action.record, action.place, came.received, came.rcvid)
-    record_dir = RecordDir.of(context.config, action.record_hash)
-    record_dir.save(opened, _place_kind(came))
-    if action.record.is_command:
-        context.log("command record open: waiting for its first check-in", record=opened.hash)
-        return
-    try:
-        await start_session(context, systemd, repository, record_dir, opened, page)
-    except Exception as failure:  # nothing runs: answer it rather than leave it open
-        context.log(f"could not start: {failure}", record=opened.hash, priority=3)
-        respond(context, Target.of(record_dir), Outcome.refused, f"the node could not start it: {failure}", record_dir)
-
-
-async def stop(context: NodeContext, systemd, action: d.StopRun, stop_hash: str) -> None:
-    record_dir = RecordDir.of(context.config, action.record_hash)
-    opened, _ = record_dir.load()
-    if opened.record.is_command:
-        record_dir.mark("stop", {"by": action.by, "stop": stop_hash})  # no later check-in runs
-        await stop_command_runs(context, systemd, record_dir, opened)
-    if opened.record.is_command or not await stop_session(context, systemd, record_dir, action.by, stop_hash):
-        # Nothing runs that could answer it at its end: answer now (C3).
-        respond(context, Target.of(record_dir), Outcome.stopped, f"stopped by {action.by} (stop {stop_hash})", record_dir)
+    first = None if action.record.is_command else record_delivery(opened.hash, action.record.objective)
+    record_dir.save(opened, target.place_kind, first)  # C3: a session's first delivery is its record
+    context.log("command record open: waiting for its first check-in" if action.record.is_command
+                else "admitted", record=opened.hash)

@@ -25,6 +25,7 @@ class EndFacts:
     unenforced: str | None = None  # what the node could no longer hold (D24)
     system_stopping: bool = False  # ended by a shutdown: the next start answers lost (D4)
     unprepared: str | None = None  # its workspace was never made, so its program never ran
+    unprepared_fault: bool = False  # ... for a fault of the node's own (its server restarting, say)
 
 
 def _signal(status: str | None) -> str:
@@ -54,7 +55,9 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
         by = f" (stop {facts.stop_hash})" if facts.stop_hash else ""
         return Outcome.stopped, f"stopped by {facts.stopped_by}{by} {after}"
     if facts.unprepared is not None:
-        return Outcome.refused, f"the node could not prepare its workspace: {facts.unprepared}"
+        # C4: `refused` is for what the node cannot hold; its own fault that outlasted the tries is `lost`.
+        outcome = Outcome.lost if facts.unprepared_fault else Outcome.refused
+        return outcome, f"the node could not prepare its workspace: {facts.unprepared}"
     if facts.result == "timeout":
         return Outcome.budget, f"wall {budget.wall} reached"
     oom = facts.result == "oom-kill" or (facts.oom_killed and facts.code in ("killed", "dumped"))

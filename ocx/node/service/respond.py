@@ -1,21 +1,29 @@
 """Answering a record exactly once, as the node user, at its place (C4, D12, D20).
 
-The repository is the acknowledgement (F3): before writing, the node looks
-for a response already there, so a pass run twice, or one that crashed
-between writing and marking, writes no second answer.
+Two steps, each a mark (states.py), so a node cut off between them finishes
+on its next pass: `decide_answer` keeps the outcome and note (ANSWERING),
+then `answer` writes the response unless the repository already holds one
+(F3: the answer is the acknowledgement, so a pass run twice, or one cut off
+between writing and marking, writes no second answer), withdraws the run
+user's letters (C5) and marks the record ANSWERED.
 """
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 
 from ...fossil import admin
+from ...fossil.errors import UnknownUser
+from ...fossil.program import FossilError
 from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
 from ...protocol.render import one_line, render_response
+from ..cut import cut_here
+from ..records import THREAD, RecordDir, open_records
+from ..states import Mark
 from .arrivals import answer_in_place
 from .context import NodeContext
-from ..records import THREAD, RecordDir, open_records
 
 
 @dataclass(frozen=True)
@@ -36,12 +44,23 @@ class Target:
                    opened.record.budget.wall_seconds, opened.record.user)
 
 
-def respond(context: NodeContext, target: Target, outcome: Outcome, note: str,
-            record_dir: RecordDir | None = None) -> str | None:
-    """Write the response unless one is there; withdraw the run user's capabilities; mark it answered.
+def decide_answer(context: NodeContext, record_dir: RecordDir, outcome: Outcome, note: str,
+                  target: Target | None = None, **extra) -> None:
+    """The answer, kept before it is written (ANSWERING); TARGET for a record never saved (a refusal)."""
+    body = {"outcome": outcome.value, "note": note, "at": time.time(), **extra}
+    if target is not None:
+        body["target"] = asdict(target)
+    record_dir.mark(Mark.ANSWERING, body)
+    context.log(f"answer decided: {outcome.value}, {note}", record=record_dir.hash, priority=7)
 
-    Returns the response's hash, or None when the repository already held one.
-    """
+
+def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
+    """Write the decided answer unless the repository holds one; withdraw; mark it answered.
+
+    Returns the response's hash, or None when the repository already held one."""
+    decided = record_dir.marked(Mark.ANSWERING) or {}
+    target = Target(**decided["target"]) if "target" in decided else Target.of(record_dir)
+    outcome, note = Outcome(decided["outcome"]), decided.get("note", "")
     with Repository(context.config.repository) as repository:
         existing = answer_in_place(repository, target.place_kind, target.place, target.hash, node=context.server_code,
                                    node_user=context.config.node_user, received=target.received,
@@ -58,20 +77,33 @@ def respond(context: NodeContext, target: Target, outcome: Outcome, note: str,
         else:
             written = web.ticket_change(target.place, body)  # D12: appended to its ticket
         context.log(f"answered {outcome.value}: {note}", record=target.hash)
+        cut_here(context.config.name, "responded", target.hash)
     if target.user is not None:
         withdraw(context, record_dir, target.user)
-    if record_dir is not None:
-        record_dir.mark("answered", {"outcome": (existing.outcome if existing else outcome).value,
-                                     "response": written})
-        shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
+        cut_here(context.config.name, "withdrawn", target.hash)
+    record_dir.mark(Mark.ANSWERED, {"outcome": (existing.outcome if existing else outcome).value,
+                                    "response": written, "at": time.time()})
+    shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
     return written
 
 
 def withdraw(context: NodeContext, record_dir: RecordDir | None, user: str) -> None:
     """C4: after the response, the run user holds no letters of its own, unless
-    another open record of this node runs as the same user."""
+    another open record of this node runs as the same user. A user that does
+    not exist (its run was stopped before its preparation made it) or holds
+    nothing already is done: read first, so an answer writes no more than it must."""
     others = [r for r in open_records(context.config) if record_dir is None or r.path != record_dir.path]
     if any(r.load()[0].record.user == user for r in others):
         context.log(f"{user} keeps its capabilities: another open record runs as it")
         return
-    admin.withdraw_capabilities(context.config.repository, user, home=context.fossil_home)
+    with Repository(context.config.repository) as repository:
+        try:
+            if not repository.user(user).capabilities:
+                return
+        except UnknownUser:
+            return
+    try:
+        admin.withdraw_capabilities(context.config.repository, user, home=context.fossil_home)
+    except FossilError as error:
+        if "no such user" not in f"{error.stderr} {error.stdout}".lower():
+            raise

@@ -1,19 +1,28 @@
-"""Starting and stopping runs through systemd (C3, C5, D3, D19)."""
+"""Starting and stopping runs through systemd (C3, C5, D3, D5, D19).
+
+A start is three marks (states.py): STARTING before systemd is asked, so a
+node cut off before or while asking finds, on its next pass, a run that
+never reached systemd and asks again (D5: asking twice is harmless, the
+unit's name is the run); STARTED once systemd took it. What happens in
+between (the preparation, the end) the unit's own steps mark.
+"""
 from __future__ import annotations
 
 import time
 
-from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
-from ...protocol.deliveries import record_delivery
 from ...systemd import loopback_filter
-from .context import NodeContext
+from ...systemd.units import TransientService
+from ..cut import cut_here
 from ..layout import unit_name
-from ..unit import cpu_watch
 from ..records import RecordDir
-from .runner_pages import RunnerPage
+from ..states import Mark
+from ..unit import cpu_watch
 from ..unit.prepare import prepare_run
+from .context import NodeContext
+from .runner_pages import RunnerPage
 from .sessions import preparation, prepared_in_unit, session_service
+
 
 def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
     """A run with network gets the node's loopback filter, loaded now if it is not yet
@@ -26,40 +35,47 @@ def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
 
 async def watch_cpu(context: NodeContext, systemd, opened: OpenRecord, stem: str) -> None:
     """D17 cpu, held from outside the run: its first timer, started before the run so
-    that a failure here leaves nothing running unwatched (cpu_watch.py)."""
+    that a failure here leaves nothing running unwatched (cpu_watch.py). A start asked
+    again (D5) of a unit that already runs was watched from its first start."""
     cpu = opened.record.budget.cpu
-    if cpu:
-        config = context.config
-        await cpu_watch.arm(systemd, config.python, config.name, opened.hash, stem, cpu, config.cpu_quota)
+    if not cpu:
+        return
+    state = await systemd.state(f"{stem}.service")
+    if state is not None and state.active_state in ("active", "activating", "reloading"):
+        return
+    config = context.config
+    await cpu_watch.arm(systemd, config.python, config.name, opened.hash, stem, cpu, config.cpu_quota)
 
 
-async def start_session(context: NodeContext, systemd, repository: Repository, record_dir: RecordDir,
-                        opened: OpenRecord, page: RunnerPage) -> str:
-    """First delivery, then the unit, which prepares its run user and home
-    itself; returns the unit's name."""
-    record = opened.record
+async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+                     service: TransientService, checkin: str | None = None, homes: list[str] | None = None,
+                     keep: tuple[tuple[int, str], ...] = ()) -> None:
+    """STARTING, the node's own preparation where the run has no network (D34), the unit, STARTED."""
+    stem = service.name.removesuffix(".service")
+    record_dir.mark(Mark.STARTING, {"unit": service.name, "at": time.time()}, stem)
+    cut_here(context.config.name, "starting", opened.hash)
+    if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
+        prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep))
+    await watch_cpu(context, systemd, opened, stem)
+    started = await systemd.start_once(service)
+    cut_here(context.config.name, "started", opened.hash)
+    record_dir.mark(Mark.STARTED, {"unit": service.name, "at": time.time()}, stem)
+    what = f"check-in {checkin}" if checkin else opened.record.user
+    context.log(f"started {service.name} for {what}" + ("" if started else " (it was already running)"),
+                record=opened.hash)
+
+
+async def start_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+                        page: RunnerPage) -> str:
+    """The session's unit, which prepares its run user and home itself; returns the unit's name."""
     service = session_service(context.config, context.server_code, opened, page, record_dir,
                               egress_filter(context, opened))
-    if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
-        prepare_run(preparation(context.config, record_dir, opened, service.name.removesuffix(".service"),
-                                homes=page.homes, keep=page.kept()))
-    record_dir.deliver(record_delivery(opened.hash, record.objective))  # C3: its first delivery
-    # D6: the mark says it started, so a unit found gone later means lost.
-    record_dir.mark("started", {"unit": service.name, "at": time.time()})
-    await watch_cpu(context, systemd, opened, service.name.removesuffix(".service"))
-    await systemd.start(service)
-    context.log(f"started {service.name} for {record.user}", record=opened.hash)
+    await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept())
     return service.name
 
 
-async def stop_session(context: NodeContext, systemd, record_dir: RecordDir, by: str, stop_hash: str) -> bool:
-    """Stop the run's unit; its end writes `stopped` (D4). False if it was not running."""
-    opened, _ = record_dir.load()
+async def stop_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> None:
+    """Ask systemd to stop the run's unit; its end is answered from its stop step's record (D4)."""
     name = unit_name(context.server_code, opened.hash)
-    state = await systemd.state(name)
-    if state is None or state.active_state not in ("active", "activating", "reloading"):
-        return False
-    record_dir.mark("stop", {"by": by, "stop": stop_hash})  # read by the stop step
     await systemd.stop(name)
-    context.log(f"stopping {name}: stop {stop_hash[:12]} by {by}", record=opened.hash)
-    return True
+    context.log(f"stopping {name}", record=opened.hash)

@@ -4,12 +4,17 @@
 
 systemd starts it when Fossil's hook or a run's stop step connects to the
 node's socket, or when the repository file changes (ocx-node@NAME.path).
-It runs passes while pokes or changes of the repository keep coming, then
-one last pass, and exits: the node keeps no process per run, and none at
-all while nothing happens. While it runs it watches the repository file
-itself, since its path unit does not fire for a unit already running; a
-poke that comes as it exits stays queued on the socket, and systemd
-starts it again.
+It runs passes while pokes or changes of the repository keep coming, or
+while a step that failed is due to be tried again (tend.py), then one last
+pass, and exits: the node keeps no process per run, and none at all while
+nothing happens. While it runs it watches the repository file itself, and
+has the directory `awake` (paths.awake_path, made by systemd before its
+process starts) so that ocx-wake@NAME starts no process for each read of
+the repository meanwhile (issue 12: the trigger coalesced); it removes it
+before its last look, so a change that comes after starts ocx-wake, whose
+poke waits on the socket and makes systemd start the service again. A pass that fails as a whole is tried
+again a few times, then the service exits cleanly: the next event starts
+it (never a restart loop; killed, systemd restarts it, Restart=on-failure).
 """
 from __future__ import annotations
 
@@ -17,14 +22,21 @@ import asyncio
 import os
 import select
 import socket
+import sys
+import traceback
+from pathlib import Path
 
 from .. import config as node_config
-from .context import NodeContext
+from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
-from .intake import run_pass
+from ..paths import awake_path
+from .context import NodeContext
+from .intake import PassReport, run_pass
 
 SD_LISTEN_FDS_START = 3
 IDLE_SECONDS = 5.0  # a burst of pushes is one service run, not one per push
+FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
+CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
 
 
 def listening_socket() -> socket.socket | None:
@@ -54,33 +66,79 @@ def drain(listener: socket.socket) -> int:
         count += 1
 
 
-async def serve(name: str, idle: float = IDLE_SECONDS) -> int:
+class Awake:
+    """The directory that says the service runs its passes (its RuntimeDirectory=), when systemd made it."""
+
+    def __init__(self, node: str):
+        self.path = Path(awake_path(node))
+        self.managed = self.path.is_dir()  # run by hand, the service leaves it alone
+
+    def set(self) -> None:
+        if self.managed:
+            self.path.mkdir(mode=0o755, exist_ok=True)
+
+    def clear(self) -> None:
+        if self.managed:
+            try:
+                self.path.rmdir()
+            except FileNotFoundError:
+                pass
+
+
+async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassReport, int]:
+    try:
+        return await run_pass(context, systemd), 0
+    except Exception as error:  # each record's own trouble is tended on its own; this is the pass's
+        context.log(f"pass failed: {describe(error)}\n{traceback.format_exc()}", priority=3)
+        return PassReport(retry_in=2.0 ** failures), failures + 1
+
+
+async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
+    """Passes until idle; how many, or None when it could not start."""
     from ...systemd.manager import Systemd
 
-    context = NodeContext.load(node_config.load(name))
     listener = listening_socket()
-    changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
-    passes, last = 0, False
-    async with await Systemd.connect() as systemd:
+    try:
+        context = NodeContext.load(node_config.load(name))
+        changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
+        systemd = await Systemd.connect()
+    except Exception as error:
+        # Read the pokes that started it, or systemd starts it again for them at once, for ever.
+        if listener is not None:
+            drain(listener)
+        print(f"ocx node serve {name}: cannot start: {describe(error)}", file=sys.stderr, flush=True)
+        return None
+    awake = Awake(name)
+    awake.set()
+    passes, last, failures = 0, False, 0
+    async with systemd:
         while True:
             if listener is not None:
                 drain(listener)
             drain_events(changes)
-            report = await run_pass(context, systemd)
+            report, failures = await one_pass(context, systemd, failures)
             passes += 1
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions",
                         priority=6 if report.actions else 7)
-            if listener is None:
+            if listener is None or failures >= FAILED_PASSES:
+                awake.clear()
                 return passes
             if last:
                 # Anything that came during the last pass is read before exiting;
-                # what comes after this look finds the path unit free to fire.
+                # what comes after this look starts ocx-wake, or finds the socket.
+                awake.clear()
                 ready, _, _ = select.select([listener, changes], [], [], 0)
                 if not ready:
                     return passes
-            ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], idle)
-            last = not ready  # idle: one more pass, so nothing that came meanwhile waits
+                awake.set()
+            wait = idle if report.retry_in is None else min(idle, max(0.2, report.retry_in))
+            ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], wait)
+            # Idle, with nothing to try again: one more pass, so nothing that came meanwhile waits.
+            last = not ready and report.retry_in is None
 
 
 def serve_forever(name: str) -> int:
-    return asyncio.run(serve(name))
+    passes = asyncio.run(serve(name))
+    if passes is None:
+        sys.exit(CANNOT_START)
+    return passes

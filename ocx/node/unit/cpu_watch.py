@@ -63,10 +63,11 @@ def watch_units(python: str, node: str, record: str, stem: str, seconds: float, 
 
 async def arm(systemd, python: str, node: str, record: str, stem: str, seconds: float, rate: float,
               round_: int = 1, after: float | None = None) -> str:
-    """Start round ROUND (the first: at the budget over the rate); returns the timer's name."""
+    """Start round ROUND (the first: at the budget over the rate); returns the timer's name.
+    The first round replaces one an attempt cut off before its run started left (D5)."""
     wait = earliest(int(seconds * USEC), rate) if after is None else after
     timer, service = watch_units(python, node, record, stem, seconds, rate, round_, wait)
-    await systemd.start_timer(timer, service)
+    await systemd.start_timer(timer, service, replace=round_ == 1)
     return timer.name
 
 

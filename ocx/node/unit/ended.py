@@ -13,31 +13,25 @@ ocx.systemd's cgroup reader, no pydantic, no HTTP.
 """
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 from ...systemd import stoppost
 from ...systemd.system_state import stopping
+from .. import marks
 from ..paths import STATE_ROOT
+from ..states import Mark
 from ..wake import poke
 
 
-def ended_file(record_dir: str, stem: str) -> str:
-    return os.path.join(record_dir, f"ended-{stem}.json")
-
-
 def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict:
-    record_dir = os.path.join(STATE_ROOT, node, "records", record)
+    record_dir = Path(STATE_ROOT) / node / "records" / record
     report = stoppost.collect(env)
     body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
-    path = ended_file(record_dir, stem)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w") as out:
-        json.dump(body, out)
-    os.replace(temporary, path)
+    if record_dir.is_dir():  # else its record was answered and its directory removed (cleanup.py)
+        marks.write(record_dir, Mark.ENDED, body, stem)
     return body
 
 
@@ -47,7 +41,10 @@ def main(argv: list[str]) -> int:
         print("usage: python -m ocx.node.unit.ended NODE RECORD STEM", file=sys.stderr)
         return 2
     node, record, stem = argv
-    record_end(node, record, stem)
+    try:
+        record_end(node, record, stem)
+    except Exception as error:  # the node answers from systemd's own record of the end (tend.py)
+        print(f"ocx ended: {error}", file=sys.stderr)
     poke(node, f"ended {stem}")  # on failure the boot-time check answers it later (D6)
     return 0
 

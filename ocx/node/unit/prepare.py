@@ -13,13 +13,14 @@ Either way it gives the run user exactly D19's letters and a new random
 password that only this process sees, clones over HTTP as that user, and
 checks out (exactly CHECKIN, for a `command` run). Its last act is the
 `prepared-STEM` mark; on failure it writes `unprepared-STEM` with the reason
-(never the password) and exits 1, and the node answers the record refused.
+(never the password) and whether it was a fault of the node's own (its
+server restarting, say: the node then starts the run again, within the
+record's wall), and exits 1; otherwise the node answers the record refused.
 Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -30,6 +31,9 @@ from ...fossil import admin
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...fossil.sync import CallerClone
+from .. import marks
+from ..faults import describe, is_node_fault
+from ..states import Mark
 from . import bounded, runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -128,20 +132,13 @@ def make_home(step: Preparation, password: str) -> Path:
 
 
 def prepare_run(step: Preparation) -> None:
-    step.marks.joinpath(f"unprepared-{step.stem}.json").unlink(missing_ok=True)
     started = time.time()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     password = ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home)
     make_home(step, password)
     del password  # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
-    _mark(step, "prepared", {"at": time.time(), "seconds": round(time.time() - started, 3)})
-
-
-def _mark(step: Preparation, name: str, body: dict) -> None:
-    path = step.marks / f"{name}-{step.stem}.json"
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    temporary.write_text(json.dumps(body) + "\n")
-    os.replace(temporary, path)
+    marks.write(step.marks, Mark.PREPARED, {"at": time.time(), "seconds": round(time.time() - started, 3)},
+                step.stem)
 
 
 def parse(argv: list[str]) -> Preparation:
@@ -164,8 +161,9 @@ def main(argv: list[str]) -> int:
     step = parse(argv)
     try:
         prepare_run(step)
-    except Exception as failure:  # the node answers it: refused, with this reason
-        _mark(step, "unprepared", {"at": time.time(), "why": f"{type(failure).__name__}: {failure}"})
+    except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
+        marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
+                                                  "fault": is_node_fault(failure)}, step.stem)
         print(f"ocx prepare: {failure}", file=sys.stderr)
         return 1
     return 0

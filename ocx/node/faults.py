@@ -1,0 +1,46 @@
+"""Whose fault a failure is: the node's own, or the record's (issue 13, C4).
+
+The node's own faults pass: its Fossil server down or restarting, a busy
+repository, a D-Bus call that timed out, a full disk. A record is never
+answered `refused` for one: the step is tried again within the record's
+wall (states.Failure), and only then is the record answered `lost`.
+`refused` stays for what the node cannot hold. Anything else that fails
+the same way states.MAX_ATTEMPTS times is taken as the record's own.
+Each layer says which of its own errors pass (fossil/faults.py, systemd/bus.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import errno
+import urllib.error
+
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EAGAIN, errno.EMFILE, errno.ENFILE,
+                errno.ENOMEM}
+
+
+def is_node_fault(error: BaseException | None) -> bool:
+    """Whether ERROR (or what caused it) is a fault of the node's own that may pass."""
+    from ..fossil import faults as fossil_faults
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, (ConnectionError, TimeoutError, asyncio.TimeoutError, urllib.error.URLError, EOFError)):
+            return True
+        if isinstance(error, OSError) and error.errno in _DISK_ERRNOS:
+            return True
+        said = fossil_faults.passes(error)
+        if said is None and type(error).__name__ == "BusError":  # the bus module loads only where D-Bus is used
+            from ..systemd.bus import passes as bus_passes
+
+            said = bus_passes(error)
+        if said is not None:
+            return said
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def describe(error: BaseException) -> str:
+    """One line naming what failed, for a note or the journal (never a password: errors do not carry one)."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]

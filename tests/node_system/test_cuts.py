@@ -1,0 +1,86 @@
+"""Every step of the node cut off, and found again (issue 13, states.py).
+
+At each named point (ocx/node/cut.py) the node's service kills itself with
+SIGKILL once, for the record under test; systemd restarts it
+(Restart=on-failure) and its next pass must finish the record: answered
+exactly once by the node user, the run user's letters withdrawn, the unit
+gone, the workspace removed. The test holds the node's lock while it posts
+the record and asks for the cut, so the node meets the point for this
+record and no other.
+"""
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ocx.node.cut import CUT_ROOT
+from ocx.node.records import node_lock
+from ocx.protocol import Outcome
+
+from .harness import journal, systemctl, wait_for
+from .test_command_runs import Developer, ci_record, ci_verdicts, wait_open
+
+pytestmark = pytest.mark.systemd
+
+
+def restarts(node, since: float) -> int:
+    """systemd's restarts of the node's service after a kill (NRestarts is reset by a plain start)."""
+    out = subprocess.run(["journalctl", "--since", f"@{since:.3f}", "-u", f"ocx-node@{node.name}.service", "-o", "cat",
+                          "--no-pager"], capture_output=True, text=True).stdout
+    return sum(1 for line in out.splitlines() if "Scheduled restart job" in line)
+
+
+def cut(node, point: str, record: str) -> None:
+    Path(CUT_ROOT).mkdir(mode=0o700, exist_ok=True)
+    (Path(CUT_ROOT) / node.name).write_text(f"{point} {record}\n")
+
+
+def gone(node, record: str) -> bool:
+    records = node.config.state_dir / "records"
+    homes = Path("/var/lib/private/ocx-runs")
+    stem = node.unit(record).removesuffix(".service")
+    return (not (records / record).exists() and not any(p.name.startswith(".removing-") for p in records.iterdir())
+            and not any(p.name.startswith(stem) for p in homes.iterdir()))
+
+
+@pytest.mark.parametrize("point", ["receipt", "starting", "started", "answering", "responded", "withdrawn", "removing"])
+def test_a_session_cut_off_at_each_step_is_answered_once(node, point):
+    since = time.time()
+    fields = node.record(objective="exit 0")
+    with node_lock(node.config):  # the node's pass waits for the cut to be asked
+        record = node.post(fields)
+        cut(node, point, record)
+    response = node.response(record, timeout=90)
+    assert response.outcome is Outcome.exited and response.note.startswith("exit 0")
+    wait_for(lambda: not (Path(CUT_ROOT) / node.name).exists(), 30, what=f"the cut at {point}")
+    wait_for(lambda: restarts(node, since) == 1, 30, what="systemd restarting the node")
+    wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")
+    assert len(node.responses(record)) == 1
+    assert node.capabilities(fields["user"]) == ""  # C5: withdrawn
+    assert not systemctl("list-units", "--all", "--no-legend", node.unit(record)).strip()
+    starts = [line for line in journal(node.unit(record)).splitlines() if line.startswith("Started ")]
+    assert len(starts) == 1, starts  # D5: one run, whatever was cut (systemd's own account)
+
+
+@pytest.mark.parametrize("point", ["judging", "tagged"])
+def test_a_check_in_run_cut_off_while_judged_gets_one_verdict(node, point):
+    branch = f"cut-{point}"
+    record = node.post(ci_record(node, branch))
+    wait_open(node, record)
+    developer = Developer(node, branch)
+    since = time.time()
+    with node_lock(node.config):
+        checkin = developer.commit("pass")
+        cut(node, point, record)
+    wait_for(lambda: ci_verdicts(node, checkin), 90, 0.5, "its verdict")
+    wait_for(lambda: not (Path(CUT_ROOT) / node.name).exists(), 30, what=f"the cut at {point}")
+    wait_for(lambda: restarts(node, since) == 1, 30, what="systemd restarting the node")
+    stem = f"ocx-{node.server_code[:12]}-{record[:12]}-{checkin[:12]}"
+    wait_for(lambda: (node.config.state_dir / "records" / record / f"verdict-{stem}.json").exists(), 60, 0.2,
+             "the run judged")
+    verdicts = [t for t in ci_verdicts(node, checkin) if t.sender.login == node.config.node_user]
+    assert len(verdicts) == 1 and verdicts[0].value.startswith("pass: all 3 checks passed"), verdicts
+    node.stop(record)
+    assert node.response(record).outcome is Outcome.stopped
+    wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")  # issue 12: no disk kept per run
