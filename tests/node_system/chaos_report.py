@@ -133,8 +133,11 @@ def quiet_starts(node) -> list[str]:
     def idle() -> bool:
         return systemctl("is-active", f"ocx-node@{node.name}.service").strip() != "active"
     for _ in range(10):  # the hook's last run (its backoffice's lease) may wake the node once more
-        wait_for(lambda: hook_caught_up(node), 120, 0.5, "Fossil's hook to catch up")
-        wait_for(idle, 120, 0.5, "the node's service to go idle")
+        try:
+            wait_for(lambda: hook_caught_up(node), 120, 0.5, "Fossil's hook to catch up")
+            wait_for(idle, 120, 0.5, "the node's service to go idle")
+        except AssertionError as never:
+            return [str(never)]
         settling = time.time()
         time.sleep(3)
         if idle() and hook_caught_up(node) and not journal_since(settling, f"ocx-node@{node.name}.service"):

@@ -61,9 +61,7 @@ def run_homes(server_code: str, record_hash: str, root: Path = PRIVATE_RUNS) -> 
 def remove_workspace(context, record_dir: RecordDir) -> int:
     homes = run_homes(context.server_code, record_dir.hash)
     for home in homes:
-        link = RunHome(home.name).inside  # the link systemd makes to it, if any
-        if link.is_symlink():
-            link.unlink()
+        remove_tree(RunHome(home.name).inside)  # the link systemd makes to it (removed, never followed)
         remove_tree(home)
     aside = record_dir.path.with_name(BEING_REMOVED + record_dir.path.name)
     remove_tree(aside)

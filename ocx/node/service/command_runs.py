@@ -256,10 +256,8 @@ def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem
             cut_here(context.config.name, "tagged", opened.hash)
     record_dir.mark(Mark.JUDGED, {"value": value, "tag": tag}, stem)
     tending.succeeded(record_dir, step)
-    link = home.inside
-    if link.is_symlink():
-        link.unlink()
     try:
+        bounded.remove_tree(home.inside)  # the link systemd makes to it (removed, never followed)
         bounded.remove_tree(home.on_host)  # a fresh checkout for every run (D16), whatever the run made of it (D41)
     except OSError as error:
         context.log(f"could not remove {home.on_host}: {error}", record=opened.hash, priority=4)
