@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ocx.node.records import node_lock
+from ocx.node.records import RecordDir, node_lock
 from ocx.protocol import Outcome
 
 from .harness import journal, ocx, systemctl, wait_for
@@ -93,3 +93,35 @@ def test_withdrawing_the_letters_of_a_user_never_made_is_done(node):
 
 def record_journal(record: str) -> str:
     return subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"], capture_output=True, text=True).stdout
+
+
+def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_record(tmp_path):
+    """Issue 13: the end is read from systemd while it still holds the unit (a failed run unit is kept
+    until its record is answered, sessions.KEPT_WHEN_FAILED)."""
+    import asyncio
+
+    from ocx.node.service.finish import end_facts, end_from_systemd
+    from ocx.node.service.outcome import decide_outcome
+    from ocx.node.states import Mark
+    from ocx.protocol.messages import Budget
+    from ocx.systemd.manager import Systemd
+
+    stem = f"ocx-endtest-{int(time.time() * 1000) % 10**9}"
+    subprocess.run(["systemd-run", f"--unit={stem}", "-p", "CollectMode=inactive", "/bin/sh", "-c", "exit 3"],
+                   check=True, capture_output=True)
+    wait_for(lambda: systemctl("is-failed", f"{stem}.service").strip() == "failed", 30, what="the unit failed")
+    record_dir = RecordDir(tmp_path)
+    record_dir.mark(Mark.STARTING, {"at": time.time()}, stem)
+    record_dir.mark(Mark.STARTED, {"at": time.time()}, stem)
+
+    async def read() -> dict | None:
+        async with await Systemd.connect() as systemd:
+            return await end_from_systemd(systemd, record_dir, stem)
+    try:
+        ended = asyncio.run(read())
+    finally:
+        systemctl("reset-failed", f"{stem}.service")
+    assert ended is not None and (ended["result"], ended["code"], ended["status"]) == ("exit-code", "exited", "3")
+    assert record_dir.marked(Mark.ENDED, stem)["from"] == "systemd"
+    outcome, note = decide_outcome(end_facts(ended, record_dir), Budget(wall="1m"))
+    assert (outcome, note.split(" after")[0]) == (Outcome.exited, "exit 3")

@@ -39,9 +39,8 @@ from .finish import end_facts, end_from_systemd, ended_before_this_boot
 from .outcome import decide_outcome
 from .runs import egress_filter, start_unit
 from .sandbox import run_hardening
-from .sessions import (STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step, prepared_in_unit, preparation,
-                       python_module,
-                       stop_step)
+from .sessions import (KEPT_WHEN_FAILED, STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step,
+                       prepared_in_unit, preparation, python_module, stop_step)
 
 LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
 
@@ -114,6 +113,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
         standard_output="journal",
         standard_error="journal",
         add_ref=False,
+        collect_mode=KEPT_WHEN_FAILED,  # forgotten once judged (tend_record)
         timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )
 
@@ -174,6 +174,11 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         break
     for checkin, stem in unjudged:
         judge(tending, record_dir, opened, checkin, stem)
+        if record_dir.run_state(stem) is R.JUDGED and units.held(f"{stem}.service") is not None:
+            try:  # a failed run's unit is kept until judged (KEPT_WHEN_FAILED); judged, it is forgotten
+                await tending.systemd.reset_failed(f"{stem}.service")
+            except Exception:
+                pass
 
 
 def cut_off(ended: dict, record_dir: RecordDir) -> bool:

@@ -28,6 +28,12 @@ PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec co
 STOP_TIMEOUT_SECONDS = 90
 
 
+# A unit that failed stays in systemd's memory, with its Result and exit status, until the node
+# has answered its record (cleanup.py resets it): systemd's own record of the end, should the
+# stop step have kept none (service/finish.py, issue 13). One that ended well is collected at once.
+KEPT_WHEN_FAILED = "inactive"
+
+
 def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str]:
     """D15, exactly: nothing inherited from whoever started the node. The
     feeder hands the program only these names, none of systemd's own."""
@@ -124,5 +130,6 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         standard_output="journal",
         standard_error="journal",
         add_ref=False,
+        collect_mode=KEPT_WHEN_FAILED,
         timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )

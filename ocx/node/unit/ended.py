@@ -13,6 +13,7 @@ ocx.systemd's cgroup reader, no pydantic, no HTTP.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import asdict
