@@ -113,6 +113,7 @@ def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_recor
     record_dir = RecordDir(tmp_path)
     record_dir.mark(Mark.STARTING, {"at": time.time()}, stem)
     record_dir.mark(Mark.STARTED, {"at": time.time()}, stem)
+    record_dir.mark(Mark.PREPARED, {"at": time.time()}, stem)  # as the unit's preparation leaves it
 
     async def read() -> dict | None:
         async with await Systemd.connect() as systemd:
