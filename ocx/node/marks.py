@@ -39,7 +39,8 @@ def present(directory: Path) -> tuple[frozenset[Mark], dict[str, frozenset[Mark]
         names = os.listdir(directory)
     except FileNotFoundError:
         return frozenset(), {}
-    own, runs = set(), {}
+    own: set[Mark] = set()
+    runs: dict[str, set[Mark]] = {}
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue

@@ -178,10 +178,12 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
 
 
 def _target(came: d.Arrival, action: d.Action) -> Target | None:
-    if isinstance(action, (d.Admit, d.Refuse)):
-        wall = action.record.budget.wall_seconds if isinstance(action, d.Admit) else 0
-        return Target(action.record_hash, _place_kind(came), came.place or "", came.received, wall)
-    return None
+    return _record_target(came, action) if isinstance(action, (d.Admit, d.Refuse)) else None
+
+
+def _record_target(came: d.Arrival, action: d.Admit | d.Refuse) -> Target:
+    wall = action.record.budget.wall_seconds if isinstance(action, d.Admit) else 0
+    return Target(action.record_hash, _place_kind(came), came.place or "", came.received, wall)
 
 
 async def hold_enforcement(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
@@ -263,7 +265,7 @@ async def act(context: NodeContext, repository: Repository, came: d.Arrival, act
 def admit(context: NodeContext, repository: Repository, came: d.Arrival, action: d.Admit) -> None:
     """Saved if it can run here, else refused; its run is started by tend.py."""
     record_dir = RecordDir.of(context.config, action.record_hash)
-    target = _target(came, action)
+    target = _record_target(came, action)
     if answer_in_place(repository, target.place_kind, action.place, action.record_hash, node=context.server_code,
                        node_user=context.config.node_user, received=came.received,
                        wall_seconds=action.record.budget.wall_seconds):
