@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from ...systemd.timers import TransientTimer
 from ...systemd.units import TransientService
+from ..marks import write_atomically
 from ..paths import STATE_ROOT
 
 RUNNING = ("active", "activating", "reloading")
@@ -72,12 +73,8 @@ async def arm(systemd, python: str, node: str, record: str, stem: str, seconds: 
 
 
 def _mark(node: str, record: str, stem: str, body: dict) -> None:
-    directory = os.path.join(STATE_ROOT, node, "records", record)
-    path = os.path.join(directory, f"cpu-{stem}.json")
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w") as out:
-        json.dump(body, out)
-    os.replace(temporary, path)
+    """A note beside the record's marks, not one of its states (states.py): no change of the table."""
+    write_atomically(Path(STATE_ROOT) / node / "records" / record / f"cpu-{stem}.json", json.dumps(body))
 
 
 async def check(node: str, record: str, stem: str, seconds: float, rate: float, round_: int) -> str:
