@@ -14,7 +14,7 @@ import os
 import signal
 
 CUT_ROOT = "/run/ocx-cut"
-POINTS = ("receipt", "starting", "started", "answering", "responded", "withdrawn", "removing", "judging",
+POINTS = ("receipt", "starting", "watched", "started", "answering", "responded", "withdrawn", "removing", "judging",
           "tagged")
 
 

@@ -63,6 +63,26 @@ def test_a_session_cut_off_at_each_step_is_answered_once(node, point):
     assert len(starts) == 1, starts  # D5: one run, whatever was cut (systemd's own account)
 
 
+def test_a_session_cut_off_after_its_cpu_watch_was_armed_still_ends_at_its_cpu_budget(node):
+    """The watch's first timer is there, its run not yet: the start asked again replaces the
+    timer (D5) and the run is held to its cpu budget from outside it (D17)."""
+    since = time.time()
+    fields = node.record(objective="burn cpu", budget={"wall": "3m", "cpu": 3})
+    with node_lock(node.config):
+        record = node.post(fields)
+        cut(node, "watched", record)
+    response = node.response(record, timeout=200)
+    assert (response.outcome, response.note) == (Outcome.budget, "cpu 3s reached")
+    wait_for(lambda: restarts(node, since) == 1, 30, what="systemd restarting the node")
+    wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")
+    assert len(node.responses(record)) == 1
+    assert node.capabilities(fields["user"]) == ""  # C5: withdrawn
+    stem = node.unit(record).removesuffix(".service")
+    assert not systemctl("list-units", "--all", "--no-legend", f"{stem}*").strip()  # no timer of its watch left
+    starts = [line for line in journal(node.unit(record)).splitlines() if line.startswith("Started ")]
+    assert len(starts) == 1, starts
+
+
 @pytest.mark.parametrize("point", ["judging", "tagged"])
 def test_a_check_in_run_cut_off_while_judged_gets_one_verdict(node, point):
     branch = f"cut-{point}"

@@ -57,6 +57,7 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
     if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
         prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep))
     await watch_cpu(context, systemd, opened, stem)
+    cut_here(context.config.name, "watched", opened.hash)  # its timer waits: asked again, it is replaced
     started = await systemd.start_once(service)
     cut_here(context.config.name, "started", opened.hash)
     record_dir.mark(Mark.STARTED, {"unit": service.name, "at": time.time()}, stem)
