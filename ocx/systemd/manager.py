@@ -46,6 +46,8 @@ class ListedUnit:
     sub_state: str
     description: str
     job: str = ""                    # the type of a job queued for it ("start", "stop"), or ""
+    # "not-found": a name only referred to (a timer's StopPropagatedFrom, say), never made
+    load_state: str = "loaded"
 
 
 class Run:
@@ -243,7 +245,7 @@ class Systemd:
         by name; a transient unit that ended and was collected is not among them."""
         listed = await self.bus.list_units_by_patterns(patterns)
         return sorted((ListedUnit(name=u[0], active_state=u[3], sub_state=u[4], description=u[1],
-                                  job=u[8] if u[7] else "") for u in listed),
+                                  job=u[8] if u[7] else "", load_state=u[2]) for u in listed),
                       key=lambda unit: unit.name)
 
     async def cpu_usec(self, name: str) -> int | None:

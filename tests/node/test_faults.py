@@ -39,3 +39,16 @@ def test_what_the_record_asks_is_not():
 def test_a_failure_is_named_in_one_line():
     assert describe(FossilError(["clone", "x"], 1, "", "cannot connect\nsecond line")) == \
         "FossilError: fossil clone x ... exited 1: cannot connect"
+
+
+def test_a_unit_name_only_referred_to_is_not_held_as_a_run():
+    """A run's cpu timer names its unit before the run starts (StopPropagatedFrom): systemd loads
+    that name as a stub. Taken for the run, it was answered from an end it never had (refused)."""
+    from ocx.node.service.tend import Units
+    from ocx.systemd.manager import ListedUnit
+
+    stub = ListedUnit("ocx-a-b.service", "inactive", "dead", "", load_state="not-found")
+    ran = ListedUnit("ocx-a-c.service", "failed", "failed", "OCX record c")
+    units = Units({u.name: u for u in (stub, ran)})
+    assert units.held(stub.name) is None and not units.live(stub.name)
+    assert units.held(ran.name) is ran

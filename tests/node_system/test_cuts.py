@@ -72,7 +72,9 @@ def test_a_session_cut_off_after_its_cpu_watch_was_armed_still_ends_at_its_cpu_b
         record = node.post(fields)
         cut(node, "watched", record)
     response = node.response(record, timeout=200)
-    assert (response.outcome, response.note) == (Outcome.budget, "cpu 3s reached")
+    told = subprocess.run(["journalctl", f"OCX_RECORD={record}", "-o", "cat", "--no-pager"], capture_output=True,
+                          text=True).stdout + journal(node.unit(record).replace(".service", "-cpu-*.service"))
+    assert (response.outcome, response.note) == (Outcome.budget, "cpu 3s reached"), told
     wait_for(lambda: restarts(node, since) == 1, 30, what="systemd restarting the node")
     wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")
     assert len(node.responses(record)) == 1

@@ -73,7 +73,10 @@ class Units:
         return unit is not None and (unit.active_state in RUNNING or bool(unit.job))
 
     def held(self, name: str) -> ListedUnit | None:
-        return self.by_name.get(name)
+        """The unit, if systemd made it: a run's cpu timer names its unit before the run starts
+        (StopPropagatedFrom), which loads that name as a stub that never ran and ended nothing."""
+        unit = self.by_name.get(name)
+        return unit if unit is not None and unit.load_state == "loaded" else None
 
     def of_record(self, server_code: str, record_hash: str) -> list[ListedUnit]:
         stem = unit_stem(server_code, record_hash)

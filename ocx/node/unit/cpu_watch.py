@@ -91,6 +91,7 @@ async def check(node: str, record: str, stem: str, seconds: float, rate: float, 
         limit = int(seconds * USEC)
         if used >= limit:
             await systemd.kill(unit, signal.SIGKILL)  # every process: a spent budget ends the run (D17)
+            print(f"{stem}: cpu_usec {used} of {limit}: killed", flush=True)  # kept in the journal past the answer
             try:
                 _mark(node, record, stem, {"at": time.time(), "cpu_usec": used, "round": round_})
             except OSError:
