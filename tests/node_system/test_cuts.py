@@ -36,6 +36,26 @@ def cut(node, point: str, record: str) -> None:
     (Path(CUT_ROOT) / node.name).write_text(f"{point} {record}\n")
 
 
+def told(node, record: str, since: float) -> str:
+    """What the node and the record's units said since SINCE, and its marks: the account of a failure."""
+    lines = subprocess.run(["journalctl", "--since", f"@{since:.3f}", "-o", "short-precise", "--no-pager",
+                            "-u", f"ocx-node@{node.name}.service", "-u", f"ocx-node-*@{node.name}.*",
+                            "-u", f"ocx-{node.server_code[:12]}-{record[:12]}*"],
+                           capture_output=True, text=True).stdout.splitlines()
+    records = node.config.state_dir / "records" / record
+    marks = sorted(p.name for p in records.iterdir()) if records.is_dir() else "no directory"
+    cut_asked = (Path(CUT_ROOT) / node.name).exists()
+    return "\n".join([*lines[-150:], f"marks: {marks}", f"cut still asked: {cut_asked}"])
+
+
+def waited(node, record: str, since: float, check, timeout: float, what: str):
+    """wait_for, with the node's account in the failure."""
+    try:
+        return wait_for(check, timeout, 0.5, what)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{told(node, record, since)}") from None
+
+
 def gone(node, record: str) -> bool:
     records = node.config.state_dir / "records"
     homes = Path("/var/lib/private/ocx-runs")
@@ -95,7 +115,7 @@ def test_a_check_in_run_cut_off_while_judged_gets_one_verdict(node, point):
     with node_lock(node.config):
         checkin = developer.commit("pass")
         cut(node, point, record)
-    wait_for(lambda: ci_verdicts(node, checkin), 90, 0.5, "its verdict")
+    waited(node, record, since, lambda: ci_verdicts(node, checkin), 90, "its verdict")
     wait_for(lambda: not (Path(CUT_ROOT) / node.name).exists(), 30, what=f"the cut at {point}")
     wait_for(lambda: restarts(node, since) == 1, 30, what="systemd restarting the node")
     stem = f"ocx-{node.server_code[:12]}-{record[:12]}-{checkin[:12]}"
