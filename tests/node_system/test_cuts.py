@@ -111,6 +111,10 @@ def test_a_check_in_run_cut_off_while_judged_gets_one_verdict(node, point):
     record = node.post(ci_record(node, branch))
     wait_open(node, record)
     developer = Developer(node, branch)
+    # A check-in judged first: the node's own clone is there, and behind the next check-in when the
+    # cut pass is taken again (it once read the check-in's tags from that clone, and gave up).
+    first = developer.commit("pass")
+    wait_for(lambda: ci_verdicts(node, first), 90, 0.5, "the first check-in's verdict")
     since = time.time()
     with node_lock(node.config):
         checkin = developer.commit("pass")

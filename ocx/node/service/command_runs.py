@@ -24,6 +24,7 @@ import json
 import time
 from pathlib import Path
 
+from ...fossil.errors import UnknownArtifact
 from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
@@ -279,7 +280,13 @@ def write_verdict(context: NodeContext, checkin: str, value: str, again: bool) -
                 if tag.op == "+" and tag.value == value and tag.sender.login == node_user:
                     return tag.artifact
         with Repository(clone.path) as local:
-            for tag in local.tag_history(checkin, [VerdictTag.ci.value]):
+            try:
+                written = local.tag_history(checkin, [VerdictTag.ci.value])
+            except UnknownArtifact:
+                # The clone is behind: it has not pulled the check-in yet, so it holds no tag of it
+                # either (it pulls before it tags). Seen when a pass was cut off before tagging.
+                written = []
+            for tag in written:
                 if tag.op == "+" and tag.value == value:
                     clone.push()
                     return tag.artifact
