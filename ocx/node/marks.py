@@ -13,20 +13,12 @@ import os
 import time
 from pathlib import Path
 
+from ..files import write_atomically  # one way to write a file whole (issue 18 item 4)
 from .states import (RECORD_MARKS, RESET, RUN_MARKS, Failure, Mark, RecordState, RunState, after_record,
                      after_run, record_state, run_state)
 
 FAILURES = "failures.json"  # the record's failed steps and how often (states.Failure)
 _BY_NAME = {mark.value: mark for mark in Mark}
-
-
-def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
-    """Readers see the old file or the new one, never half of it."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(temporary, path)
 
 
 def file_name(mark: Mark, stem: str | None = None) -> str:

@@ -29,7 +29,6 @@ THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
 
 
-
 @contextmanager
 def node_lock(config: NodeConfig):
     """One actor on a node's records at a time: the hook's pass, the check, a tool (D5)."""
