@@ -6,7 +6,6 @@ a small CI script committed with them, whose behaviour each check-in sets.
 """
 import json
 import secrets
-import time
 
 import pytest
 
@@ -126,12 +125,15 @@ def test_a_stop_ends_the_run_in_progress_and_no_later_checkin_runs(node):
     unit = checkin_unit(node, record, hanging)
     wait_for(lambda: systemctl("is-active", unit).strip() == "active", 60, 0.2, "the hanging run active")
     later = developer.commit("pass")
-    time.sleep(1.0)
+    record_dir = node.config.state_dir / "records" / record
+    wait_for(lambda: any((record_dir / "checkins").glob(f"*-{later}.json")), 60, 0.2, "the later check-in queued")
     assert systemctl("is-active", unit).strip() == "active"  # D18: the later one waits its turn
+    assert not systemctl("list-units", "--all", "--no-legend", checkin_unit(node, record, later)).strip()
     node.stop(record)
     response = node.response(record)
     assert response.outcome.value == "stopped" and "stopped by admin" in response.note
     assert systemctl("is-active", unit).strip() in ("inactive", "failed", "unknown")
-    time.sleep(2.0)
+    # The node is done with the record once it removes its directory (cleanup.py): no later run by then, or ever.
+    wait_for(lambda: not record_dir.exists(), 60, 0.2, "the answered record's directory removed")
     assert not systemctl("list-units", "--all", "--no-legend", checkin_unit(node, record, later)).strip()
     assert not ci_verdicts(node, hanging) and not ci_verdicts(node, later)
