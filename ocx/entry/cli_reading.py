@@ -24,28 +24,37 @@ def register(app: typer.Typer) -> None:
     app.command("activity")(activity)
 
 
+def readers_app() -> typer.Typer:
+    """The readers alone, as `ocx` shows them: started without the tools' models (entry/launch.py)."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    register(app)
+    return app
+
+
 def _fail(command: str, why: str, code: int = 1) -> None:
     typer.echo(f"ocx {command}: {why}", err=True)
     raise typer.Exit(code)
 
 
-def where(command: str, repository: str | None, at_node: str | None):
-    """(the repository file, its node's configuration or None)."""
-    from ..node import config as node_config
+def where(command: str, repository: str | None, at_node: str | None) -> tuple[str, str]:
+    """(the repository file, its node's user: D20's usual one when no node is
+    configured for it). The configuration is read as its file holds it: a
+    reader's start-up is part of what it costs (issue 15)."""
+    from ..node.paths import DEFAULT_NODE_USER, configured_nodes, plain_config
     from .hook import node_of
 
     try:
         if at_node:
-            config = node_config.load(at_node)
-            return config.repository, config
+            config = plain_config(at_node)
+            return config["repository"], config.get("node_user", DEFAULT_NODE_USER)
         if repository:
             name = node_of(repository)
-            return repository, node_config.load(name) if name else None
-        configured = node_config.configured_nodes()
+            return repository, plain_config(name).get("node_user", DEFAULT_NODE_USER) if name else DEFAULT_NODE_USER
+        configured = configured_nodes()
         if len(configured) == 1:
-            config = node_config.load(configured[0])
-            return config.repository, config
-    except (OSError, ValueError) as error:
+            config = plain_config(configured[0])
+            return config["repository"], config.get("node_user", DEFAULT_NODE_USER)
+    except (OSError, ValueError, KeyError) as error:
         _fail(command, f"cannot read the node's configuration: {error}")
     _fail(command, "say which repository: --repository FILE (-R), or --at-node NAME on the node's host", 2)
 
@@ -85,7 +94,7 @@ def verdicts(checkin: str = typer.Argument(..., metavar="CHECKIN", help="A check
             typer.echo(json.dumps(checkin_verdicts_json(repo, full)))
             return
         found = repo.checkin(full)
-        standing = read_verdicts(repo, full)
+        standing = read_verdicts(repo, full, found)
     typer.echo(f"check-in {full} on {found.branch or '(no branch)'}: sent by {found.sender.login}, "
                f"user {found.user} (its verdicts count only from others, V2)")
     if not standing:
@@ -98,17 +107,20 @@ def verdicts(checkin: str = typer.Argument(..., metavar="CHECKIN", help="A check
 
 
 def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's name."),
-          repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON) -> None:
-    """The check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
+          repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
+          newest: int = typer.Option(50, "--newest", min=0, help="Show only the newest N check-ins (0: all).")) -> None:
+    """The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
     from ..reading.verdicts import queue as read_queue, queue_json
 
     path, _ = where("queue", repository, at_node)
     with _open("queue", path) as repo:
-        entries = read_queue(repo, branch)
+        entries = read_queue(repo, branch, newest or None)
+        total = repo.branch_size(branch) if newest and len(entries) == newest else len(entries)
     if as_json:
-        typer.echo(json.dumps(queue_json(branch, entries)))
+        typer.echo(json.dumps(queue_json(branch, entries, total)))
         return
-    typer.echo(f"branch {branch}: {len(entries)} check-in{'' if len(entries) == 1 else 's'}, oldest first")
+    shown = f"the newest {len(entries)} of {total}" if total > len(entries) else f"{total}"
+    typer.echo(f"branch {branch}: {shown} check-in{'' if total == 1 else 's'}, oldest first")
     for entry in entries:
         typer.echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
         if not entry.counted:
@@ -121,10 +133,8 @@ def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT
              latest: int = typer.Option(10, "--latest", help="How many of the latest responses to show.")) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
     from ..node.service.activity import activity as read_activity, activity_json
-    from ..node.config import NodeConfig
 
-    path, config = where("activity", repository, at_node)
-    node_user = config.node_user if config else NodeConfig.model_fields["node_user"].default  # D20's usual one
+    path, node_user = where("activity", repository, at_node)
     try:
         found = read_activity(path, node_user, latest)
     except Exception as error:  # missing, unreadable, or not a repository: say so, no trace

@@ -1,18 +1,35 @@
-"""The `ocx` program: Fossil's hook goes straight to its light path (D5).
+"""The `ocx` program: what must start fast goes straight to its own light path.
 
-`ocx hook` is started by Fossil for every batch of receipts; its start-up
-is its whole cost, so it never imports Typer or pydantic.
+`ocx hook` is started by Fossil for every batch of receipts, and `ocx node
+serve` by systemd on a quiet node when a record arrives: their start-up is
+part of what a person waits for (D5, issue 15), so neither imports Typer or
+the tools' models. The readers (`verdicts`, `queue`, `activity`) are a
+Typer app of their own, without the six tools' models; everything else is
+the whole command line.
 """
 from __future__ import annotations
 
 import sys
 
+READERS = ("verdicts", "queue", "activity")
+
 
 def main() -> None:
-    if len(sys.argv) >= 2 and sys.argv[1] == "hook":
+    argv = sys.argv[1:]
+    if argv[:1] == ["hook"]:
         from .hook import main as hook_main
 
-        sys.exit(hook_main(sys.argv[2:]))
+        sys.exit(hook_main(argv[1:]))
+    if argv[:2] == ["node", "serve"] and len(argv) == 3 and not argv[2].startswith("-"):
+        from ..node.service.serve import serve_forever
+
+        serve_forever(argv[2])
+        sys.exit(0)
+    if argv[:1] and argv[0] in READERS:
+        from .cli_reading import readers_app
+
+        readers_app()(prog_name="ocx")
+        return
     from .cli import main as cli_main
 
     cli_main()

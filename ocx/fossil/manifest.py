@@ -12,6 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 _ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
@@ -33,11 +34,12 @@ def escape(text: str) -> str:
 
 def unescape(text: str) -> str:
     """Fossil's defossilize: `\\s` → space, `\\n` → newline, `\\\\` → `\\`."""
+    if "\\" not in text:
+        return text  # most arguments: nothing escaped
     return _ESCAPED.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
 
 
-@dataclass(frozen=True)
-class Card:
+class Card(NamedTuple):  # a tuple: a pass builds hundreds of thousands
     letter: str
     args: tuple[str, ...]  # raw, still escaped: unescape the ones that may be
 
@@ -130,17 +132,18 @@ def parse(data: bytes) -> Artifact:
     data = strip_signature(data)
     cards: list[Card] = []
     wiki: str | None = None
-    pos = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
+    pos, size_of_data = 0, len(data)
+    find, append = data.find, cards.append
+    while pos < size_of_data:
+        end = find(b"\n", pos)
         if end < 0:
             raise ManifestError("artifact does not end with a newline")
-        line = data[pos:end].decode("utf-8", errors="strict") if end > pos else ""
+        letter = data[pos]
+        if not 65 <= letter <= 90 or (end > pos + 1 and data[pos + 1] != 32):  # A..Z, then a space
+            raise ManifestError(f"not a card: {data[pos:min(end, pos + 40)].decode('utf-8', 'replace')!r}")
+        args = tuple(data[pos + 2:end].decode("utf-8", errors="strict").split(" ")) if end > pos + 2 else ()
         pos = end + 1
-        if len(line) < 1 or not ("A" <= line[0] <= "Z") or (len(line) > 1 and line[1] != " "):
-            raise ManifestError(f"not a card: {line[:40]!r}")
-        letter, args = line[0], tuple(line[2:].split(" ")) if len(line) > 2 else ()
-        if letter == "W":
+        if letter == 87:  # W: its text follows, by byte count
             if len(args) != 1 or not args[0].isdigit():
                 raise ManifestError("W card without a byte count")
             size = int(args[0])
@@ -148,7 +151,7 @@ def parse(data: bytes) -> Artifact:
                 raise ManifestError("W card text not followed by a newline")
             wiki = data[pos : pos + size].decode("utf-8", errors="replace")
             pos += size + 1
-        cards.append(Card(letter, args))
+        append(Card(chr(letter), args))
     if not cards or cards[-1].letter != "Z" or not cards[-1].args:
         raise ManifestError("artifact has no final Z card")
     # The Z card is the MD5 of everything before it, as Fossil checks.

@@ -3,97 +3,155 @@ tag histories and wiki pages, each with its sender (F2, D21).
 
 A mixin of `Repository` (repository.py), which owns the connection; these
 methods only run its queries and parse its artifacts. Structure comes from
-Fossil's own derived tables (forumpost, ticketchng, tagxref, event); text and
-claims from the artifact's cards.
+Fossil's own derived tables (forumpost, ticketchng, tagxref, event, plink),
+read with one query per kind; text and claims from the cards of the posts and
+changes asked for, which are short. A check-in's manifest is never decoded:
+Fossil stores old ones as long delta chains, and its tables hold all a
+reader needs (issue 15).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ocx.fossil.errors import WrongKind
-from ocx.fossil.records import Checkin, Post, TagChange, TicketChange, WikiVersion
+from ocx.fossil.errors import RepositoryError, WrongKind
+from ocx.fossil.manifest import parse
+from ocx.fossil.records import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
+from ocx.fossil.storage import hash_matches
+from ocx.fossil.tag_reads import artifact_bytes
 from ocx.fossil.times import card_date, julian_to_datetime
-
-_SYMBOLIC = "sym-"
 COMMENT_FIELDS = ("icomment", "comment")  # web form's, and the CLI's `+comment`
+
+
+# One row per post: its bytes, its thread, its place in it, and its receipt (F2).
+_POST_ROWS = (
+    "SELECT b.uuid, b.rid, b.content, d.srcid, rb.uuid, ib.uuid, pb.uuid, fp.fmtime,"
+    " fp.fpid IN (SELECT rid FROM private), u.login, r.ipaddr, r.mtime, r.rcvid"
+    " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid LEFT JOIN delta d ON d.rid=b.rid"
+    " LEFT JOIN blob rb ON rb.rid=fp.froot LEFT JOIN blob ib ON ib.rid=fp.firt LEFT JOIN blob pb ON pb.rid=fp.fprev"
+    " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid")
+_CHANGE_ROWS = (
+    "SELECT b.uuid, b.rid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid"
+    " FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid LEFT JOIN delta d ON d.rid=b.rid"
+    " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid")
+_CHECKIN_ROWS = (
+    "SELECT b.uuid, b.rid, e.type, e.user, e.comment, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime,"
+    " r.rcvid, (SELECT x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
+    "  WHERE t.tagname='branch' AND x.rid=b.rid AND x.tagtype>0)"
+    " FROM blob b LEFT JOIN event e ON e.objid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
+    " LEFT JOIN user u ON u.uid=r.uid")
+
+
+def _sender(login, ipaddr, mtime, rcvid) -> Sender:
+    return Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
+
+
+def _among(column: str, logins: Iterable[str] | None) -> tuple[str, tuple]:
+    """A WHERE clause keeping rows whose sender is one of LOGINS (all, for None)."""
+    if logins is None:
+        return "1", ()
+    chosen = tuple(logins)
+    return f"{column} IN ({','.join('?' * len(chosen))})" if chosen else "0", chosen
 
 
 class WorkReads:
     # -- forum (D12, D9, D28) -----------------------------------------------
 
     def post(self, hash_: str) -> Post:
-        row = self._one(
-            "SELECT fp.fpid, fp.froot, fp.firt, fp.fprev, fp.fmtime,"
-            " fp.fpid IN (SELECT rid FROM private)"
-            " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid WHERE b.uuid=?",
-            (hash_,),
-        ) if self._has_table("forumpost") else None
-        if row is None:
+        found = self._posts("b.uuid=?", (hash_,)) if self._has_table("forumpost") else []
+        if not found:
             raise WrongKind(f"{hash_}: not a forum post")
-        return self._post(hash_, *row[1:])
+        return found[0]
 
     def thread(self, root: str) -> list[Post]:
         """Every post of the thread whose root (or any post) is ROOT, in the
         order this repository received them."""
-        root_rid = self._one(
-            "SELECT froot FROM forumpost WHERE fpid=?", (self._rid(self.post(root).root),)
-        )[0]
-        return [
-            self._post(hash_, *rest)
-            for hash_, *rest in self._rows(
-                "SELECT b.uuid, fp.froot, fp.firt, fp.fprev, fp.fmtime,"
-                " fp.fpid IN (SELECT rid FROM private)"
-                " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid"
-                " WHERE fp.froot=? ORDER BY fp.fpid",
-                (root_rid,),
-            )
-        ]
+        root_rid = self._rid(self.post(root).root)
+        return self._posts("fp.froot=?", (root_rid,), "fp.fpid")
 
-    def forum_posts(self) -> list[Post]:
-        """Every forum post of every thread, in the order this repository received them."""
+    def forum_posts(self, senders: Iterable[str] | None = None) -> list[Post]:
+        """Every forum post of every thread (or only those SENDERS sent), in
+        the order this repository received them. Only the posts asked for
+        are decoded: a reader of messages asks for the senders who may send one."""
         if not self._has_table("forumpost"):
             return []
-        return [self._post(hash_, *rest) for hash_, *rest in self._rows(
-            "SELECT b.uuid, fp.froot, fp.firt, fp.fprev, fp.fmtime, fp.fpid IN (SELECT rid FROM private)"
-            " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid ORDER BY b.rcvid, fp.fpid")]
+        where, params = _among("u.login", senders)
+        return self._posts(where, params, "b.rcvid, fp.fpid")
 
-    def _post(self, hash_, froot, firt, fprev, fmtime, private) -> Post:
-        card = self.parsed(hash_)
-        return Post(
-            hash=hash_,
-            root=self._hash_of(froot) or hash_,
-            in_reply_to=self._hash_of(firt),
-            edit_of=self._hash_of(fprev),
-            pending_moderation=bool(private),
-            sender=self.sender(hash_),
-            user=card.user,
-            title=card.text("H"),
-            body=card.wiki or "",
-            mimetype=card.text("N"),
-            time=julian_to_datetime(fmtime),
-        )
+    def post_heads_received(self, after: int, upto: int) -> dict[str, PostHead]:
+        """The forum posts of receipts AFTER < rcvid <= UPTO, by hash: their
+        place in their thread, from one query, with no content read (a pass
+        reads a post's text only where it can matter)."""
+        if not self._has_table("forumpost"):
+            return {}
+        return {hash_: PostHead(hash_, root or hash_, edit_of) for hash_, root, edit_of in self._rows(
+            "SELECT b.uuid, rb.uuid, pb.uuid FROM forumpost fp JOIN blob b ON b.rid=fp.fpid"
+            " LEFT JOIN blob rb ON rb.rid=fp.froot LEFT JOIN blob pb ON pb.rid=fp.fprev"
+            " WHERE b.rcvid>? AND b.rcvid<=?", (after, upto))}
+
+    def posts_received(self, after: int, upto: int, senders: Iterable[str]) -> dict[str, Post]:
+        """The forum posts of receipts AFTER < rcvid <= UPTO that SENDERS sent, by hash, from one query."""
+        if not self._has_table("forumpost"):
+            return {}
+        where, params = _among("u.login", senders)
+        return {post.hash: post for post in self._posts(f"b.rcvid>? AND b.rcvid<=? AND {where}",
+                                                        (after, upto, *params))}
+
+    def change_tickets_received(self, after: int, upto: int) -> dict[str, str]:
+        """The ticket (its K card's id) of each ticket change of receipts AFTER < rcvid <= UPTO."""
+        if not self._has_table("ticketchng"):
+            return {}
+        return dict(self._rows(
+            "SELECT b.uuid, t.tkt_uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid"
+            " JOIN ticket t ON t.tkt_id=c.tkt_id WHERE b.rcvid>? AND b.rcvid<=?", (after, upto)))
+
+    def _posts(self, where: str, params: tuple, order: str = "fp.fpid") -> list[Post]:
+        posts = []
+        for hash_, rid, stored, source, root, in_reply_to, edit_of, fmtime, private, *sent in self._rows(
+                f"{_POST_ROWS} WHERE {where} ORDER BY {order}", params):
+            card = parse(self._checked(hash_, rid, stored, source))
+            posts.append(Post(
+                hash=hash_, root=root or hash_, in_reply_to=in_reply_to, edit_of=edit_of,
+                pending_moderation=bool(private), sender=_sender(*sent), user=card.user, title=card.text("H"),
+                body=card.wiki or "", mimetype=card.text("N"), time=julian_to_datetime(fmtime)))
+        return posts
+
+    def _checked(self, hash_: str, rid: int, stored: bytes | None, source: int | None) -> bytes:
+        data = artifact_bytes(self._db, rid, stored, source)
+        if not hash_matches(hash_, data):
+            raise RepositoryError(f"{hash_}: stored content does not match its hash")
+        return data
 
     # -- tickets (D12) ----------------------------------------------------------
 
     def ticket_changes(self, ticket: str) -> list[TicketChange]:
         """Every change of TICKET (its full id, or 10+ leading digits), in the
         order this repository received them."""
-        rows = self._rows(
-            "SELECT b.uuid FROM ticketchng c JOIN ticket t ON t.tkt_id=c.tkt_id"
-            " JOIN blob b ON b.rid=c.tkt_rid WHERE t.tkt_uuid>=? AND t.tkt_uuid<?"
-            " ORDER BY c.tkt_rid",
-            (ticket, ticket + "g"),
-        ) if self._has_table("ticketchng") else []
-        return [self.ticket_change(hash_) for (hash_,) in rows]
+        if not self._has_table("ticketchng"):
+            return []
+        return self._ticket_changes("c.tkt_id IN (SELECT tkt_id FROM ticket WHERE tkt_uuid>=? AND tkt_uuid<?)",
+                                    (ticket, ticket + "g"), "c.tkt_rid")
 
-    def all_ticket_changes(self) -> list[TicketChange]:
-        """Every change of every ticket, in the order this repository received them."""
-        rows = self._rows("SELECT b.uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid ORDER BY b.rcvid, c.tkt_rid"
-                          ) if self._has_table("ticketchng") else []
-        return [self.ticket_change(hash_) for (hash_,) in rows]
+    def all_ticket_changes(self, senders: Iterable[str] | None = None) -> list[TicketChange]:
+        """Every change of every ticket (or only those SENDERS sent), in the
+        order this repository received them."""
+        if not self._has_table("ticketchng"):
+            return []
+        where, params = _among("u.login", senders)
+        return self._ticket_changes(where, params, "b.rcvid, c.tkt_rid")
 
     def ticket_change(self, hash_: str) -> TicketChange:
-        card = self.parsed(hash_)
+        found = self._ticket_changes("b.uuid=?", (hash_,)) if self._has_table("ticketchng") else []
+        if not found:  # not crosslinked as one: read its cards, which say
+            found = [self._ticket_change(hash_, parse(self.artifact(hash_)), self.sender(hash_))]
+        return found[0]
+
+    def _ticket_changes(self, where: str, params: tuple, order: str = "c.tkt_rid") -> list[TicketChange]:
+        return [self._ticket_change(hash_, parse(self._checked(hash_, rid, stored, source)), _sender(*sent))
+                for hash_, rid, stored, source, *sent in self._rows(
+                    f"{_CHANGE_ROWS} WHERE {where} ORDER BY {order}", params)]
+
+    @staticmethod
+    def _ticket_change(hash_: str, card, sender: Sender) -> TicketChange:
         ticket = card.text("K")
         if ticket is None:
             raise WrongKind(f"{hash_}: not a ticket change")
@@ -102,7 +160,7 @@ class WorkReads:
         return TicketChange(
             hash=hash_,
             ticket=ticket,
-            sender=self.sender(hash_),
+            sender=sender,
             user=card.user,
             fields=fields,
             comment=comment.value if comment else None,
@@ -110,26 +168,39 @@ class WorkReads:
             time=card_date(card.date),
         )
 
-    # -- check-ins and their tags (V1, V2, D25) ---------------------------------
+    # -- check-ins (V1, V2, D25): Fossil's own tables, never the manifest -------
 
     def checkin(self, hash_: str) -> Checkin:
-        if self.event_type(hash_) != "ci":
-            raise WrongKind(f"{hash_}: not a check-in")
-        card = self.parsed(hash_)
-        branch = self._one(
-            "SELECT x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
-            " WHERE t.tagname='branch' AND x.rid=? AND x.tagtype>0",
-            (self._rid(hash_),),
-        )
-        return Checkin(
-            hash=hash_,
-            branch=branch[0] if branch else None,
-            user=card.user,
-            sender=self.sender(hash_),
-            comment=card.comment or "",
-            parents=card.parents,
-            time=card_date(card.date),
-        )
+        """A check-in as Fossil's tables hold it: its branch (tagxref), the
+        user and comment written in it and its time (event: the U, C and D
+        cards as Fossil read them), its parents (plink) and its sender."""
+        return self.checkins([hash_])[hash_]
+
+    def checkins(self, hashes: Iterable[str]) -> dict[str, Checkin]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, Checkin] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            for hash_, rid, kind, user, comment, mtime, *sent, branch in self._rows(
+                    f"{_CHECKIN_ROWS} WHERE b.uuid IN ({','.join('?' * len(chunk))})", tuple(chunk)):
+                if kind != "ci":
+                    continue
+                parents = tuple(p for (p,) in self._rows(
+                    "SELECT b.uuid FROM plink p JOIN blob b ON b.rid=p.pid WHERE p.cid=?"
+                    " ORDER BY p.isprim DESC, p.pid", (rid,)))
+                found[hash_] = Checkin(hash=hash_, branch=branch, user=user, sender=_sender(*sent),
+                                       comment=comment or "", parents=parents, time=julian_to_datetime(mtime))
+        missing = [h for h in wanted if h not in found]
+        if missing:
+            raise WrongKind(f"{missing[0]}: not a check-in")
+        return found
+
+    def branches_received(self, after: int, upto: int) -> dict[str, str | None]:
+        """The branch of each check-in of receipts AFTER < rcvid <= UPTO (one query)."""
+        return dict(self._rows(
+            "SELECT b.uuid, (SELECT x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
+            "  WHERE t.tagname='branch' AND x.rid=b.rid AND x.tagtype>0)"
+            " FROM blob b JOIN event e ON e.objid=b.rid WHERE e.type='ci' AND b.rcvid>? AND b.rcvid<=?", (after, upto)))
 
     def symbols_passed_on(self, hash_: str) -> frozenset[str]:
         """The `sym-` tags CHECKIN passes on to its children (propagating,
@@ -138,43 +209,20 @@ class WorkReads:
             "SELECT t.tagname FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
             " WHERE x.rid=? AND x.tagtype=2 AND t.tagname GLOB 'sym-*'", (self._rid(hash_),)))
 
-    def branch_checkins(self, branch: str) -> list[str]:
-        """The check-ins whose branch is BRANCH (its `branch` tag), oldest first."""
-        return [hash_ for (hash_,) in self._rows(
+    def branch_checkins(self, branch: str, newest: int | None = None) -> list[str]:
+        """The check-ins whose branch is BRANCH (its `branch` tag), oldest
+        first; only the NEWEST so many when given."""
+        order, limit = ("DESC", f" LIMIT {int(newest)}") if newest else ("", "")
+        found = [hash_ for (hash_,) in self._rows(
             "SELECT b.uuid FROM tagxref x JOIN tag t ON t.tagid=x.tagid JOIN blob b ON b.rid=x.rid"
             " JOIN event e ON e.objid=x.rid WHERE t.tagname='branch' AND x.value=? AND x.tagtype>0"
-            " AND e.type='ci' ORDER BY e.mtime, b.rid", (branch,))]
+            f" AND e.type='ci' ORDER BY e.mtime {order}, b.rid {order}{limit}", (branch,))]
+        return found[::-1] if newest else found
 
-    def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
-        """EVERY change ever made to a tag on CHECKIN, not only the one Fossil
-        shows (tagxref keeps one row, chosen by D card time): the check-in's
-        own T cards (target `*`), then the T cards of every tag-change artifact
-        (event `g`) that target it, in the order this repository received them.
-        Reads every `g` artifact: the cost grows with the repository's tags."""
-        return self.tag_histories([checkin], names)[checkin]
-
-    def tag_histories(self, checkins: Iterable[str], names: Iterable[str] | None = None) -> dict[str, list[TagChange]]:
-        """`tag_history` of each of CHECKINS, reading every `g` artifact once
-        for all of them (a queue asks for a whole branch)."""
-        wanted = None if names is None else frozenset(names)
-        histories: dict[str, list[TagChange]] = {checkin: [] for checkin in checkins}
-        # (artifact, the target its T cards use): a check-in's own cards say `*`.
-        sources = [(checkin, "*") for checkin in histories]
-        sources += [(hash_, None) for (hash_,) in self._rows(
-            "SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='g' ORDER BY b.rcvid, b.rid")]
-        for artifact, own_target in sources:
-            card = self.parsed(artifact)
-            for tag in card.tags:
-                name = tag.name.removeprefix(_SYMBOLIC)
-                target = artifact if own_target else tag.target
-                if tag.target != (own_target or target) or target not in histories:
-                    continue
-                if wanted is not None and name not in wanted:
-                    continue
-                histories[target].append(TagChange(
-                    artifact=artifact, target=target, name=name, op=tag.op, value=tag.value,
-                    sender=self.sender(artifact), user=card.user, time=card_date(card.date)))
-        return histories
+    def branch_size(self, branch: str) -> int:
+        return self._one(
+            "SELECT count(*) FROM tagxref x JOIN tag t ON t.tagid=x.tagid JOIN event e ON e.objid=x.rid"
+            " WHERE t.tagname='branch' AND x.value=? AND x.tagtype>0 AND e.type='ci'", (branch,))[0]
 
     # -- wiki (D14) ---------------------------------------------------------------
 

@@ -64,6 +64,15 @@ class Post:
 
 
 @dataclass(frozen=True)
+class PostHead:
+    """A post's place in its thread, from Fossil's tables, without its cards read."""
+
+    hash: str
+    root: str
+    edit_of: str | None
+
+
+@dataclass(frozen=True)
 class TicketChange:
     hash: str
     ticket: str  # the K card: the ticket's id

@@ -27,7 +27,7 @@ class NodeConfig(BaseModel):
     name: str  # the instance name of the node's units, e.g. ocx-node@NAME.service
     repository: str  # the served repository file (D29)
     url: str  # the Fossil server's base URL; runs clone from it (D16)
-    node_user: str = "ocx-node"  # D20
+    node_user: str = paths.DEFAULT_NODE_USER  # D20
     server_account: str = "fossil"  # the Unix account the Fossil server runs as (D27)
     cpu_quota: float = 1.0  # D17: the node's own per-run CPU rate, in CPUs
     python: str = "/opt/ocx/venv/bin/python"  # runs OCX's steps inside units
@@ -74,7 +74,7 @@ def load_file(config_file: Path | str) -> NodeConfig:
 def configured_nodes(config_dir: Path | None = None) -> list[str]:
     """The names of the nodes set up on this host: a command that is not told
     which node uses the one there is (readers, attach)."""
-    return sorted(p.stem for p in (config_dir or CONFIG_DIR).glob("*.json"))
+    return paths.configured_nodes(str(config_dir or CONFIG_DIR))
 
 
 def load(name: str) -> NodeConfig:

@@ -31,3 +31,27 @@ def awake_path(node: str) -> str:
     the service's RuntimeDirectory=: systemd makes it before the service's
     process starts, and removes it when the service stops, killed too."""
     return f"{AWAKE_ROOT}/{node}"
+
+
+DEFAULT_NODE_USER = "ocx-node"  # D20's usual login (config.NodeConfig's default)
+
+
+def configured_nodes(config_dir: str = CONFIG_DIR) -> list[str]:
+    """The names of the nodes set up on this host (/etc/ocx/NAME.json): a
+    command that is not told which node uses the one there is (readers, attach)."""
+    import os
+
+    try:
+        return sorted(name[:-5] for name in os.listdir(config_dir) if name.endswith(".json"))
+    except OSError:
+        return []
+
+
+def plain_config(name: str, config_dir: str = CONFIG_DIR) -> dict:
+    """A node's configuration as its file holds it, unvalidated: for the light
+    steps (the readers), which need only where its repository is and its
+    node user, and not pydantic's start-up (config.load validates)."""
+    import json
+
+    with open(f"{config_dir}/{name}.json") as handle:
+        return json.load(handle)

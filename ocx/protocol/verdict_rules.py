@@ -1,9 +1,12 @@
 """Reading verdicts (V2, D25): which of a check-in's verdicts count, and why not. Pure.
 
 From every tag change of `audited` and `ci` on a check-in, with its sender
-(F2), each sender's latest change per tag is that sender's verdict: a
-verdict another sender replaced in Fossil's current tag still counts for
-its own sender, and only the sender's own cancel withdraws it. It counts
+(F2), each sender's latest verdict on the check-in, whichever of the two
+tags it is on, is that sender's verdict (D25: one per sender per check-in;
+it is shown with its tag). A verdict another sender replaced in Fossil's
+current tag still counts for its own sender; only the sender's own cancel
+of the tag their verdict is on withdraws it (a cancel of the other tag
+withdraws nothing they hold). It counts
 when its value is a V1 verdict, its sender neither sent the check-in nor is
 the user written in it, and a record it names holds the check-in's branch
 in its `checkins`.
@@ -53,12 +56,18 @@ class ReadVerdict:
         return self.verdict.against if self.verdict else None
 
 
-def latest_by_sender(events: Iterable[TagEvent]) -> dict[tuple[str, str], TagEvent]:
-    """Each sender's last change of each verdict tag (later events win)."""
-    latest: dict[tuple[str, str], TagEvent] = {}
+def latest_by_sender(events: Iterable[TagEvent]) -> dict[str, TagEvent]:
+    """Each sender's standing verdict on the check-in, from its changes in the
+    order received (D25): a later verdict on either tag replaces an earlier
+    one; a cancel withdraws it when it cancels the tag the verdict is on."""
+    latest: dict[str, TagEvent] = {}
     for event in events:
-        if event.name in VERDICT_TAGS:
-            latest[(event.name, event.sender)] = event
+        if event.name not in VERDICT_TAGS:
+            continue
+        if event.op != "-":
+            latest[event.sender] = event
+        elif event.sender in latest and latest[event.sender].name == event.name:
+            del latest[event.sender]  # its sender withdrew it
     return latest
 
 
@@ -69,13 +78,11 @@ def read_verdicts(checkin: CheckinFacts, events: Iterable[TagEvent],
     `record_checkins(hash)` gives the `checkins` of the record with that full
     hash, or None when the repository holds no such record."""
     found = []
-    for (tag, sender), event in latest_by_sender(events).items():
-        if event.op == "-":
-            continue  # its sender withdrew it
+    for sender, event in latest_by_sender(events).items():
         value = event.value or ""
         verdict = parse_verdict(value)
         counts, why = _judge(checkin, sender, verdict, record_checkins)
-        found.append(ReadVerdict(tag, sender, value, verdict, counts, why, event.artifact))
+        found.append(ReadVerdict(event.name, sender, value, verdict, counts, why, event.artifact))
     return found
 
 

@@ -21,7 +21,6 @@ from functools import lru_cache
 from ..fossil.errors import RepositoryError
 from ..fossil.records import Checkin, TagChange
 from ..fossil.repository import Repository
-from ..protocol.messages import Record, message_in
 from ..protocol.verdict import Judgement
 from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, read_verdicts
 
@@ -65,6 +64,8 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
     repository holds no such record; each record read once per call."""
     @lru_cache(maxsize=None)
     def lookup(record_hash: str) -> tuple[str, ...] | None:
+        from ..protocol.messages import Record, message_in  # pydantic's start-up only when a verdict names a record
+
         try:
             record = message_in(record_text(repository, record_hash) or "")
         except Exception:  # not there: no verdict counts against it
@@ -74,9 +75,9 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
     return lookup
 
 
-def verdicts(repository: Repository, checkin: str) -> list[ReadVerdict]:
-    """Every sender's standing verdict on CHECKIN (a full hash), counted or not."""
-    found = repository.checkin(checkin)
+def verdicts(repository: Repository, checkin: str, found: Checkin | None = None) -> list[ReadVerdict]:
+    """Every sender's standing verdict on CHECKIN (a full hash), counted or not (D25: one per sender)."""
+    found = found or repository.checkin(checkin)
     return read_verdicts(_facts(found), _events(repository.tag_history(checkin, VERDICT_TAGS)),
                          record_checkins(repository))
 
@@ -100,15 +101,18 @@ class QueueEntry:
     counted: list[ReadVerdict]
 
 
-def queue(repository: Repository, branch: str) -> list[QueueEntry]:
-    """The check-ins of BRANCH, oldest first, each with its counted verdicts
-    (D33; an empty list: none counts). The tag history is read once for all."""
-    checkins = repository.branch_checkins(branch)
+def queue(repository: Repository, branch: str, newest: int | None = None) -> list[QueueEntry]:
+    """The check-ins of BRANCH (only its NEWEST so many, when given), oldest
+    first, each with its counted verdicts (D33; an empty list: none counts).
+    Reads only what it shows: the check-ins from Fossil's tables, and the
+    tag changes that touch them (fossil/tag_reads.py)."""
+    checkins = repository.branch_checkins(branch, newest)
+    facts = repository.checkins(checkins)
     histories = repository.tag_histories(checkins, VERDICT_TAGS)
     lookup = record_checkins(repository)
     entries = []
     for checkin in checkins:
-        found = repository.checkin(checkin)
+        found = facts[checkin]
         standing = read_verdicts(_facts(found), _events(histories[checkin]), lookup)
         entries.append(QueueEntry(checkin, found.comment, found.sender.login or "", found.user, counted(standing)))
     return entries
@@ -127,11 +131,11 @@ def verdict_json(verdict: ReadVerdict) -> dict:
 def checkin_verdicts_json(repository: Repository, checkin: str) -> dict:
     found = repository.checkin(checkin)
     return {"checkin": found.hash, "branch": found.branch, "sender": found.sender.login, "user": found.user,
-            "comment": found.comment, "verdicts": [verdict_json(v) for v in verdicts(repository, checkin)]}
+            "comment": found.comment, "verdicts": [verdict_json(v) for v in verdicts(repository, checkin, found)]}
 
 
-def queue_json(branch: str, entries: list[QueueEntry]) -> dict:
-    return {"branch": branch, "checkins": [
+def queue_json(branch: str, entries: list[QueueEntry], total: int | None = None) -> dict:
+    return {"branch": branch, "total": len(entries) if total is None else total, "checkins": [
         {"checkin": e.checkin, "comment": e.comment, "sender": e.sender, "user": e.user,
          "counted": [verdict_json(v) for v in e.counted]} for e in entries]}
 

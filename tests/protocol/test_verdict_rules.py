@@ -65,10 +65,22 @@ def test_a_value_that_is_not_a_verdict_is_shown_and_not_counted():
     assert not got.counts and got.verdict is None and got.value == "looks good"
 
 
-def test_audited_and_ci_are_kept_apart_and_other_tags_ignored():
+def test_one_verdict_per_sender_whichever_tag_it_is_on_and_other_tags_ignored():
+    # D25: alice's later `ci` verdict replaces her `audited` one; shown with its tag.
     got = read(add("alice", "pass: a (against PLAN.md)"), add("alice", "fail: b (against PLAN.md)", "ci"),
                TagEvent("branch", "+", "dev", "alice"))
-    assert set(got) == {("audited", "alice"), ("ci", "alice")}
+    assert set(got) == {("ci", "alice")} and got[("ci", "alice")].value == "fail: b (against PLAN.md)"
+    back = read(add("alice", "fail: b (against PLAN.md)", "ci"), add("alice", "pass: a (against PLAN.md)"))
+    assert set(back) == {("audited", "alice")}
+
+
+def test_a_cancel_withdraws_only_the_verdict_on_the_tag_it_cancels():
+    on_ci = add("alice", "pass: a (against PLAN.md)", "ci")
+    assert read(on_ci, TagEvent("ci", "-", None, "alice")) == {}
+    # Her cancel of `audited`, which holds no verdict of hers, leaves her `ci` one standing.
+    assert read(on_ci, TagEvent("audited", "-", None, "alice"))[("ci", "alice")].counts
+    # A later verdict replaced the earlier one: cancelling the earlier tag brings nothing back.
+    assert read(on_ci, add("alice", "fail: b (against PLAN.md)"), TagEvent("audited", "-", None, "alice")) == {}
 
 
 senders = st.sampled_from(["alice", "bob", "carol", "dave"])
@@ -78,10 +90,16 @@ events = st.lists(st.builds(TagEvent, st.sampled_from(["audited", "ci", "branch"
 
 
 @given(events)
-def test_at_most_one_verdict_per_sender_and_tag_and_never_the_checkins_sender(history):
+def test_at_most_one_verdict_per_sender_its_latest_and_never_the_checkins_sender(history):
+    history = [TagEvent(e.name, e.op, e.value, e.sender, e.user, f"artifact-{i}") for i, e in enumerate(history)]
     verdicts = read_verdicts(CHECKIN, history, RECORDS.get)
-    keys = [(v.tag, v.sender) for v in verdicts]
-    assert len(keys) == len(set(keys))
+    senders_seen = [v.sender for v in verdicts]
+    assert len(senders_seen) == len(set(senders_seen))  # D25: one per sender per check-in
     assert all(v.sender != "carol" for v in counted(verdicts))
     latest = latest_by_sender(history)
-    assert all(latest[(v.tag, v.sender)].op != "-" for v in verdicts)
+    assert all(latest[v.sender].op != "-" and latest[v.sender].name == v.tag for v in verdicts)
+    for verdict in verdicts:  # the sender's last verdict-tag add, and no later cancel of that tag
+        theirs = [e for e in history if e.sender == verdict.sender and e.name in ("audited", "ci")]
+        last_add = max(i for i, e in enumerate(theirs) if e.op != "-")
+        assert theirs[last_add].artifact == verdict.artifact and theirs[last_add].name == verdict.tag
+        assert not any(e.op == "-" and e.name == verdict.tag for e in theirs[last_add + 1:])

@@ -29,7 +29,7 @@ def test_each_sender_is_counted_or_not_as_v2_says(judged) -> None:
         ("audited", "erin"): True,
         ("audited", "frank"): True,  # his tag's U card names carol; its sender is frank
         ("audited", "alice"): False,  # her U card says ivan; she sent the check-in
-        ("ci", "alice"): False,
+        # her earlier `ci` verdict is gone: D25 keeps one per sender per check-in, her latest
         ("ci", "carol"): False,  # the user written in the check-in
         ("ci", "grace"): True,  # against a record listing dev
         ("ci", "henry"): False,  # against a record listing only trunk
@@ -108,7 +108,7 @@ def test_ocx_verdicts_reads_readably(judged) -> None:
     assert "counts  audited bob: pass: reads well (against PLAN.md)" in out
     assert "no      ci      carol: pass: my own work (against PLAN.md)" in out
     assert "carol is the user written in the check-in" in out
-    assert out.strip().endswith("5 of 10 count")
+    assert out.strip().endswith("5 of 9 count")
 
 
 def test_ocx_verdicts_names_checkin_when_it_is_unknown_or_not_a_checkin(judged) -> None:
@@ -124,7 +124,7 @@ def test_ocx_queue_json_and_readable(judged) -> None:
     done = ocx("queue", "dev", "-R", str(judged.path), "--json")
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
-    assert answer["branch"] == "dev"
+    assert answer["branch"] == "dev" and answer["total"] == 3
     assert [(c["checkin"], len(c["counted"])) for c in answer["checkins"]] == [
         (judged.judged, 5), (judged.plain, 0), (judged.later, 1)]
     assert all(v["counts"] for c in answer["checkins"] for v in c["counted"])
@@ -133,4 +133,8 @@ def test_ocx_queue_json_and_readable(judged) -> None:
     assert f"  {judged.plain[:12]}  by bob: plain.txt by bob\n      no counted verdict" in readable
     assert "audited pass by erin, against PLAN.md: fine" in readable
     empty = json.loads(ocx("queue", "no-such-branch", "-R", str(judged.path), "--json").stdout)
-    assert empty == {"branch": "no-such-branch", "checkins": []}
+    assert empty == {"branch": "no-such-branch", "total": 0, "checkins": []}
+    newest = json.loads(ocx("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2").stdout)
+    assert [c["checkin"] for c in newest["checkins"]] == [judged.plain, judged.later] and newest["total"] == 3
+    assert ocx("queue", "dev", "-R", str(judged.path), "--newest", "2").stdout.startswith(
+        "branch dev: the newest 2 of 3 check-ins, oldest first")

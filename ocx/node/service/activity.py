@@ -64,13 +64,14 @@ class Activity:
     systemd: str | None = None  # why systemd could not be read, when it could not
 
 
-def node_messages(repository: Repository, server_code: str) -> list[Placed]:
-    """Every valid message for SERVER_CODE in posts and ticket changes, in the order received."""
+def node_messages(repository: Repository, server_code: str, senders: frozenset[str] | None = None) -> list[Placed]:
+    """Every valid message for SERVER_CODE in posts and ticket changes (only
+    those SENDERS sent, when given), in the order received."""
     found = []
-    for post in repository.forum_posts():
+    for post in repository.forum_posts(senders):
         if post.edit_of is None and not post.pending_moderation:
             found.append((post.hash, post.body, THREAD, post.root, post.sender))
-    for change in repository.all_ticket_changes():
+    for change in repository.all_ticket_changes(senders):
         found.append((change.hash, change.comment or "", TICKET, change.ticket, change.sender))
     messages = []
     for hash_, text, kind, place, sender in found:
@@ -81,10 +82,10 @@ def node_messages(repository: Repository, server_code: str) -> list[Placed]:
     return sorted(messages, key=lambda placed: placed.rcvid)
 
 
-def _answers(response: Placed, record: Placed, node_user: str, repository: Repository) -> bool:
+def _answers(response: Placed, record: Placed, node_user: str, admins: frozenset[str]) -> bool:
     return (isinstance(response.message, Response) and response.place == record.place
             and answers_record(response.message, record.hash, response.sender, node_user=node_user,
-                               holds_admin=repository.holds_admin, received=_seconds(response.received),
+                               holds_admin=admins.__contains__, received=_seconds(response.received),
                                record_received=_seconds(record.received),
                                wall_seconds=record.message.budget.wall_seconds
                                if isinstance(record.message, Record) else 0))
@@ -95,14 +96,23 @@ def _seconds(when: datetime | None) -> float:
 
 
 def read_activity(repository: Repository, node_user: str, latest: int = LATEST) -> Activity:
-    """The repository's part: open records (no units yet) and the latest LATEST answers."""
+    """The repository's part: open records (no units yet) and the latest LATEST answers.
+
+    Only what a sender entitled to it wrote can be this node's record (an
+    admin or setup login, C1) or its answer (the node user, or an admin's
+    `lost`, C4, D31), so only their posts and changes are read: the cost is
+    theirs, not the forum's."""
     server_code = repository.server_code
-    messages = node_messages(repository, server_code)
-    records = [m for m in messages if isinstance(m.message, Record) and repository.holds_admin(m.sender)]
-    responses = [m for m in messages if isinstance(m.message, Response)]
+    admins = repository.admins()
+    messages = node_messages(repository, server_code, admins | {node_user})
+    records = [m for m in messages if isinstance(m.message, Record) and m.sender in admins]
+    responses: dict[str, list[Placed]] = {}
+    for placed in messages:
+        if isinstance(placed.message, Response):
+            responses.setdefault(placed.message.answers, []).append(placed)
     answers: dict[str, Placed] = {}
     for record in records:
-        answer = next((r for r in responses if _answers(r, record, node_user, repository)), None)
+        answer = next((r for r in responses.get(record.hash, []) if _answers(r, record, node_user, admins)), None)
         if answer is not None:
             answers[record.hash] = answer
     open_records = [OpenRecord(r) for r in records if r.hash not in answers]
