@@ -18,6 +18,7 @@ from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, Unkno
 from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.records import ReceivedArtifact, Receipt, Sender, User
+from ocx.fossil.tag_reads import TagReads
 from ocx.fossil.storage import content, hash_matches
 from ocx.fossil.times import julian_to_datetime
 
@@ -26,7 +27,7 @@ _HEX = frozenset("0123456789abcdef")
 MIN_PREFIX = 10  # D11
 
 
-class Repository(WorkReads):
+class Repository(WorkReads, TagReads):
     """A read-only view of one repository file. Use as a context manager, or
     call close(). Every method reads the file as it is now."""
 
@@ -159,32 +160,46 @@ class Repository(WorkReads):
         row = self._one("SELECT max(rcvid) FROM rcvfrom")
         return int(row[0]) if row and row[0] is not None else 0
 
-    def receipts_since(self, rcvid: int) -> list[Receipt]:
-        """Every receipt after RCVID, oldest first, with what each stored."""
-        return self._receipts("r.rcvid>?", rcvid)
+    def receipts_since(self, rcvid: int, *, kinds: tuple[str, ...] | None = None,
+                       untyped_after: float | None = None) -> list[Receipt]:
+        """Every receipt after RCVID, oldest first, with what each stored.
+        Two queries whatever their number (`blob.rcvid` has no index: one
+        scan for all, never one per receipt). Receipts first: Fossil commits
+        a receipt with its blobs, so each one listed has all of its own.
+
+        With KINDS (event types), only those artifacts are listed, and those
+        with no event row yet in receipts received after UNTYPED_AFTER (Unix
+        seconds: Fossil may still be crosslinking them); a receipt with
+        nothing listed is left out. A pass reads years of receipts so."""
+        return self._receipts(rcvid, None, kinds, untyped_after)
 
     def receipt(self, rcvid: int) -> Receipt | None:
         """Receipt RCVID, read again (a node's retry of one it could not handle, issue 13)."""
-        found = self._receipts("r.rcvid=?", rcvid)
+        found = self._receipts(rcvid - 1, rcvid)
         return found[0] if found else None
 
-    def _receipts(self, where: str, rcvid: int) -> list[Receipt]:
-        receipts = []
-        for number, login, ipaddr, mtime in self._rows(
-            "SELECT r.rcvid, u.login, r.ipaddr, r.mtime FROM rcvfrom r"
-            f" LEFT JOIN user u ON u.uid=r.uid WHERE {where} ORDER BY r.rcvid",
-            (rcvid,),
-        ):
-            stored = tuple(
-                ReceivedArtifact(hash_, kind, bool(private))
-                for hash_, kind, private in self._rows(
-                    "SELECT b.uuid, e.type, b.rid IN (SELECT rid FROM private) FROM blob b"
-                    " LEFT JOIN event e ON e.objid=b.rid WHERE b.rcvid=? ORDER BY b.rid",
-                    (number,),
-                )
-            )
-            receipts.append(Receipt(number, login, ipaddr, julian_to_datetime(mtime), stored))
-        return receipts
+    def _receipts(self, after: int, upto: int | None, kinds: tuple[str, ...] | None = None,
+                  untyped_after: float | None = None) -> list[Receipt]:
+        receipts = self._rows("SELECT r.rcvid, u.login, r.ipaddr, r.mtime FROM rcvfrom r LEFT JOIN user u"
+                              " ON u.uid=r.uid WHERE r.rcvid>? AND r.rcvid<=? ORDER BY r.rcvid",
+                              (after, upto if upto is not None else 2**62))
+        if not receipts:
+            return []
+        where = ""
+        params: tuple[object, ...] = ()
+        if kinds is not None:
+            cutoff = (untyped_after or 0.0) / 86400.0 + 2440587.5  # Julian days (times.py)
+            where = (f" AND (e.type IN ({','.join('?' * len(kinds))}) OR (e.type IS NULL AND b.rcvid IN"
+                     " (SELECT rcvid FROM rcvfrom WHERE rcvid>? AND mtime>=?)))")
+            params = (*kinds, after, cutoff)
+        stored: dict[int, list[ReceivedArtifact]] = {}
+        for number, hash_, kind, private in self._rows(
+                "SELECT b.rcvid, b.uuid, e.type, b.rid IN (SELECT rid FROM private) FROM blob b"
+                " LEFT JOIN event e ON e.objid=b.rid WHERE b.rcvid>? AND b.rcvid<=?" + where +
+                " ORDER BY b.rcvid, b.rid", (after, receipts[-1][0], *params)):
+            stored.setdefault(number, []).append(ReceivedArtifact(hash_, kind, bool(private)))
+        return [Receipt(number, login, ipaddr, julian_to_datetime(mtime), tuple(stored.get(number, ())))
+                for number, login, ipaddr, mtime in receipts if kinds is None or number in stored]
 
     # -- users and capabilities -------------------------------------------------
 
@@ -206,6 +221,20 @@ class Repository(WorkReads):
         if login not in rows:
             raise UnknownUser(login)
         return capabilities.effective_capabilities(login, rows)
+
+    def capabilities_now(self):
+        """LOGIN → its effective letters, from one read of the user table: a
+        pass asks it for the sender of every artifact it reads. A login not
+        there (deleted since) holds nothing."""
+        rows = {u.login: u.capabilities for u in self.users()}
+        known: dict[str | None, frozenset[str]] = {}
+
+        def of(login: str | None) -> frozenset[str]:
+            if login not in known:
+                known[login] = (capabilities.effective_capabilities(login, rows) if login in rows
+                                else frozenset())
+            return known[login]
+        return of
 
     def admins(self) -> frozenset[str]:
         """Every login holding admin or setup now (C1), from one read of the

@@ -131,6 +131,20 @@ def decide(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     return _conversation(arrival, facts) or [Ignore("not a message for this node, and no open record hears it here")]
 
 
+def may_act(arrival: Arrival, facts: NodeFacts) -> bool:
+    """Whether `decide` could act on ARRIVAL whatever its text says. A post or
+    a ticket change acts only as a message its sender may send (a record or
+    a stop from an admin or setup sender, a response from the node user or
+    an admin's `lost`: C1, C4, D31) or as a delivery in an open record's
+    place (C3): from anyone else, elsewhere, decide ignores it, so a reader
+    need not read its text (a pass after a lost mark reads years of forum)."""
+    if arrival.kind not in (POST, CHANGE):
+        return True
+    if holds_admin(arrival.sender_capabilities) or arrival.sender == facts.node_user:
+        return True
+    return any(opened.place == arrival.place for opened in facts.open_records)
+
+
 def _message(arrival: Arrival, found: dict[str, Any], facts: NodeFacts) -> Action:
     kind = found.get("kind")
     entitled = holds_admin(arrival.sender_capabilities)

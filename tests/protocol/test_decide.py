@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -155,3 +156,34 @@ def test_a_delivery_is_one_json_line_d13():
 
 def test_check_ins_that_arrived_before_the_record_are_not_given():
     assert isinstance(only(decide(arrival(kind=CHECKIN, branch="dev", sender="ann", text="", rcvid=4), OPEN)), Ignore)
+
+
+# -- may_act: what a reader may leave unread (issue 15) --------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from ocx.protocol.decide import may_act  # noqa: E402
+
+SENDERS = st.sampled_from(["pat", "ocx-node", "mallory", "ann", None])
+CAPABILITIES = st.sampled_from([frozenset(), frozenset("i4"), ADMIN, frozenset("s")])
+TEXTS = st.one_of(st.text(max_size=60), st.sampled_from([
+    body(record()), body(stop(stops=HASH)), body(response(answers=HASH)), body(response(answers=CI_HASH)),
+    body({**response(answers=HASH), "outcome": "lost"}), body(record(budget={"wall": "2 hours"})), "Looks good?"]))
+
+
+@given(kind=st.sampled_from([POST, CHANGE]), sender=SENDERS, capabilities=CAPABILITIES, text=TEXTS,
+       place=st.sampled_from([THREAD, TICKET, "6" * 40]), facts=st.sampled_from([EMPTY, OPEN]),
+       received=st.sampled_from([0.0, 1000.0 + 7200]), rcvid=st.integers(0, 20))
+def test_what_may_not_act_is_ignored_whatever_its_text(kind, sender, capabilities, text, place, facts, received, rcvid):
+    came = Arrival(hash=POST_HASH, kind=kind, sender=sender, sender_capabilities=capabilities, text=text, place=place,
+                   received=received, rcvid=rcvid)
+    if not may_act(replace(came, text=""), facts):
+        assert all(isinstance(action, Ignore) for action in decide(came, facts))
+
+
+def test_may_act_names_who_and_where():
+    assert may_act(arrival(sender="ann", sender_capabilities=frozenset("i4"), place=THREAD), OPEN)  # its place
+    assert not may_act(arrival(sender="ann", sender_capabilities=frozenset("i4"), place="6" * 40), OPEN)
+    assert may_act(arrival(sender="ann", sender_capabilities=ADMIN, place="6" * 40), EMPTY)  # may send a record
+    assert may_act(arrival(sender="ocx-node", sender_capabilities=frozenset(), place="6" * 40), EMPTY)  # a response
+    assert may_act(arrival(kind=CHECKIN, sender="ann", sender_capabilities=frozenset(), branch="dev"), EMPTY)

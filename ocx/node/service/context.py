@@ -5,17 +5,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ...fossil.repository import Repository
 from ...fossil.sync import CallerClone
-from ...fossil.web import WebSession
 from ..config import NodeConfig
+
+if TYPE_CHECKING:  # imported when first used: a quiet node's pass that starts a run needs no HTTP client
+    from ...fossil.web import WebSession
 
 
 @dataclass
 class NodeContext:
     config: NodeConfig
     server_code: str
-    _web: WebSession | None = field(default=None, repr=False)
+    _web: "WebSession | None" = field(default=None, repr=False)
 
     @classmethod
     def load(cls, config: NodeConfig) -> "NodeContext":
@@ -27,9 +31,11 @@ class NodeContext:
         """HOME for the node's own `fossil` runs (its ~/.fossil lives there)."""
         return self.config.state_dir / "home"
 
-    def web(self) -> WebSession:
+    def web(self) -> "WebSession":
         """The node user's web session, logged in on first use (D20)."""
         if self._web is None:
+            from ...fossil.web import WebSession
+
             self._web = WebSession(self.config.url, self.config.node_user, self.config.node_password())
         return self._web
 

@@ -32,7 +32,7 @@ from ..layout import unit_name
 from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
 from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
-from .arrivals import answer_in_place, arrival
+from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader, answer_in_place
 from .cleanup import remove_leftovers
 from .command_runs import enqueue
 from .context import NodeContext
@@ -88,26 +88,36 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
     mark, retry = read_mark(context)
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
-        failed = await handle(context, systemd, repository, receipt, report) if receipt else []
+        failed = (await handle(context, systemd, repository, receipt, report))[0] if receipt else []
         retry = _retried(context, retry, rcvid, receipt, failed, report)
         write_mark(context, mark, retry)
     while True:  # read again before stopping (D26)
-        receipts = repository.receipts_since(mark)
+        # Only what can be a message or a delivery (arrivals.py); a receipt of nothing else is passed by.
+        newest = repository.max_rcvid()
+        receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
+                                                         - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
         ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
+        # Read after the receipts: a login given admin before it sent a record is an admin here.
+        reading = PassReading(ReceiptReader(repository, ready))
         for receipt in ready:
-            failed = await handle(context, systemd, repository, receipt, report)
+            failed, acted = await handle(context, systemd, repository, receipt, report, reading)
             for stored in receipt.artifacts:
                 cut_here(context.config.name, "receipt", stored.hash)
-            mark = receipt.rcvid
             if failed:
-                retry = _retried(context, retry, mark, receipt, failed, report)
-            write_mark(context, mark, retry)
+                retry = _retried(context, retry, receipt.rcvid, receipt, failed, report)
+            if acted or failed:
+                write_mark(context, receipt.rcvid, retry)  # a crash after this reads no further back
             report.receipts += 1
+        # Everything before the first unsettled receipt was handled (or held nothing to handle).
+        upto = receipts[len(ready)].rcvid - 1 if len(ready) < len(receipts) else newest
+        if upto > mark:
+            write_mark(context, upto, retry)  # D2: a shortcut
         if len(ready) < len(receipts):
             context.log(f"receipt {receipts[len(ready)].rcvid} is still being crosslinked: waiting", priority=7)
-        if not ready or len(ready) < len(receipts):
+        if upto == mark or len(ready) < len(receipts):
             break
+        mark = upto
 
 
 @dataclass(frozen=True)
@@ -152,18 +162,38 @@ def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, 
     return retry
 
 
-async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport) -> list[Failed]:
-    """Every artifact of RECEIPT, each on its own; what failed."""
-    failed = []
-    current = facts(context)
+@dataclass
+class PassReading:
+    """What a pass reads once for every artifact, not once for each: every
+    login's letters, and the open records (read again after anything the
+    pass did, which may have opened or closed one)."""
+
+    reader: ReceiptReader
+    known: d.NodeFacts | None = None
+
+    def facts(self, context: NodeContext) -> d.NodeFacts:
+        if self.known is None:
+            self.known = facts(context)
+        return self.known
+
+
+async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport,
+                 reading: PassReading | None = None) -> tuple[list[Failed], bool]:
+    """Every artifact of RECEIPT, each on its own; what failed, and whether anything was done."""
+    reading = reading or PassReading(ReceiptReader(repository, [receipt]))
+    failed: list[Failed] = []
+    acted = False
     for stored in receipt.artifacts:
+        known = reading.facts(context)
         try:
-            came = arrival(repository, receipt, stored)
-            actions = d.decide(came, current)
+            came = reading.reader.arrival(receipt, stored, known)
+            actions = d.decide(came, known) if came is not None else []
         except Exception as error:  # one unreadable artifact stops nothing else
             context.log(f"cannot read {stored.hash}: {describe(error)}", record=stored.hash, priority=4)
             failed.append(Failed(stored.hash, error))
             continue
+        if came is None:
+            continue  # neither message nor delivery (arrivals.py)
         for action in actions:
             try:
                 await act(context, repository, came, action, report)
@@ -173,8 +203,8 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
                             record=target.hash if target else came.hash, priority=4)
                 failed.append(Failed(came.hash, error, target))
             if not isinstance(action, d.Ignore):
-                current = facts(context)
-    return failed
+                reading.known, acted = None, True
+    return failed, acted
 
 
 def _target(came: d.Arrival, action: d.Action) -> Target | None:
@@ -237,7 +267,8 @@ async def act(context: NodeContext, repository: Repository, came: d.Arrival, act
               report: PassReport) -> None:
     """What an arrival asks, kept as marks; tend.py takes each record's next step."""
     if isinstance(action, d.Ignore):
-        if came.kind in (d.POST, d.CHANGE):  # an operator can see why a post did nothing
+        # An operator can see why a post did nothing; not again for each old one a lost mark reads (D2).
+        if came.kind in (d.POST, d.CHANGE) and time.time() - came.received < QUIET_AFTER_SECONDS:
             context.log(f"ignored {came.kind} {came.hash[:12]} from {came.sender}: {action.why}", record=came.hash,
                         priority=7)
         return
