@@ -116,14 +116,16 @@ class CallerClone:
 
     # -- check-ins ----------------------------------------------------------------
 
-    def open_checkout(self, directory: Path | str, version: str | None = None) -> Path:
-        """A checkout of VERSION (a check-in's hash; the tip by default)."""
+    def open_checkout(self, directory: Path | str, version: str | None = None, *, settings: bool = True) -> Path:
+        """A checkout of VERSION (a check-in's hash; the tip by default).
+        Without SETTINGS, the clone already holds `mtime-changes off` (copies.py)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self._fossil("open", "--force", "--nosync", str(self.path), *([version] if version else []), cwd=directory)
-        # Fossil notices edits by mtime; a program edits faster than a second,
-        # and Fossil then refuses the commit (R card mismatch): hash instead.
-        self._fossil("settings", "mtime-changes", "off")
+        if settings:
+            # Fossil notices edits by mtime; a program edits faster than a second,
+            # and Fossil then refuses the commit (R card mismatch): hash instead.
+            self._fossil("settings", "mtime-changes", "off")
         return directory
 
     def commit(

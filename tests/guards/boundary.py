@@ -41,7 +41,8 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/unit/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "create", "open_checkout", "open", "fdopen", "copy_in", "stat", "_give"],
+        ["exists", "mkdir", "chmod", "copy_for_run", "pull_as", "remember_password", "open_checkout", "open",
+         "fdopen", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
     ("ocx/node/unit/prepare.py", "prepare_run"): dict.fromkeys(

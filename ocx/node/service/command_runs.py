@@ -30,6 +30,7 @@ from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
 from ...systemd.units import TransientService
+from .. import template
 from ..cut import cut_here
 from ..layout import SLICE, RunHome, unit_name, unit_stem
 from ..records import RecordDir, write_atomically
@@ -75,8 +76,8 @@ def queued(record_dir: RecordDir) -> list[str]:
 
 
 def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None) -> TransientService:
-    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17)."""
+                    egress_filter: str | None = None, pull: bool = False) -> TransientService:
+    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL: sessions.preparation's."""
     config, record = context.config, opened.record
     name = unit_name(context.server_code, opened.hash, checkin)
     home = RunHome(name.removesuffix(".service"))
@@ -85,7 +86,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
     argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
                          "--", *(record.command or []))
-    step = preparation(config, record_dir, opened, home.stem, checkin)
+    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull)
     return TransientService(
         name=name,
         description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
@@ -217,9 +218,16 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     step = f"start-{stem}"
     if tending.waiting(record_dir, step):
         return
+    try:  # the runs' clone holds the check-in, one pull for a whole push of them (template.py)
+        with Repository(context.config.repository) as repository:
+            received = repository.sender(checkin).rcvid or 0
+        pull = template.ensure(context.config, received, log=context.log)
+    except Exception as failure:  # its preparation then pulls it, or says what is missing
+        context.log(f"runs' clone: {failure}", record=opened.hash, priority=4)
+        pull = True
     try:
-        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened))
-        await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin)
+        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull)
+        await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
     except Exception as error:
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):

@@ -19,6 +19,7 @@ from ..records import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch
 from ..unit.prepare import prepare_run
+from .. import template
 from .context import NodeContext
 from .runner_pages import RunnerPage
 from .sessions import preparation, prepared_in_unit, session_service
@@ -49,13 +50,14 @@ async def watch_cpu(context: NodeContext, systemd, opened: OpenRecord, stem: str
 
 async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
                      service: TransientService, checkin: str | None = None, homes: list[str] | None = None,
-                     keep: tuple[tuple[int, str], ...] = ()) -> None:
-    """STARTING, the node's own preparation where the run has no network (D34), the unit, STARTED."""
+                     keep: tuple[tuple[int, str], ...] = (), pull: bool = False) -> None:
+    """STARTING, the node's own preparation where the run has no network (D34), the unit, STARTED.
+    PULL: sessions.preparation's."""
     stem = service.name.removesuffix(".service")
     record_dir.mark(Mark.STARTING, {"unit": service.name, "at": time.time()}, stem)
     cut_here(context.config.name, "starting", opened.hash)
     if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
-        prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep))
+        prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep, pull=pull))
     await watch_cpu(context, systemd, opened, stem)
     cut_here(context.config.name, "watched", opened.hash)  # its timer waits: asked again, it is replaced
     started = await systemd.start_once(service)
@@ -69,9 +71,11 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
 async def start_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
                         page: RunnerPage) -> str:
     """The session's unit, which prepares its run user and home itself; returns the unit's name."""
+    # The runs' clone holds what came before the record, pulled first if it lacks any of it (template.py).
+    pull = template.ensure(context.config, opened.rcvid, besides=opened.hash, log=context.log)
     service = session_service(context.config, context.server_code, opened, page, record_dir,
-                              egress_filter(context, opened))
-    await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept())
+                              egress_filter(context, opened), pull)
+    await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept(), pull=pull)
     return service.name
 
 

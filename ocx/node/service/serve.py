@@ -23,12 +23,14 @@ import os
 import select
 import socket
 import sys
+import time
 import traceback
 from pathlib import Path
 
 from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
+from .. import template
 from ..paths import awake_path
 from .context import NodeContext
 from .intake import PassReport, run_pass
@@ -116,10 +118,11 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             if listener is not None:
                 drain(listener)
             drain_events(changes)
+            began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
-            context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions",
-                        priority=6 if report.actions else 7)
+            context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
+                        f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
             if listener is None or failures >= FAILED_PASSES:
                 awake.clear()
                 return passes
@@ -129,12 +132,22 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
                 awake.clear()
                 ready, _, _ = select.select([listener, changes], [], [], 0)
                 if not ready:
+                    keep_template(context)
                     return passes
                 awake.set()
             wait = idle if report.retry_in is None else min(idle, max(0.2, report.retry_in))
             ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], wait)
             # Idle, with nothing to try again: one more pass, so nothing that came meanwhile waits.
             last = not ready and report.retry_in is None
+
+
+def keep_template(context: NodeContext) -> None:
+    """Idle, the node brings the runs' clone up to date (template.py), so the
+    next run on a quiet node starts without waiting for a pull."""
+    try:
+        template.current(context.config, log=context.log)
+    except Exception as error:  # the server is down, say: the next run's start tries again
+        context.log(f"runs' clone not brought up to date: {error}", priority=4)
 
 
 def serve_forever(name: str) -> int:

@@ -17,6 +17,7 @@ from ..records import RecordDir
 from ..unit.runner_homes import copy_path
 from .runner_pages import RunnerPage
 from .sandbox import run_hardening
+from ..template import lacks, template_path
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
@@ -61,11 +62,16 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
                 checkin: str | None = None, homes: list[str] | None = None,
-                keep: tuple[tuple[int, str], ...] = ()) -> Preparation:
+                keep: tuple[tuple[int, str], ...] = (), checkin_rcvid: int | None = None) -> Preparation:
+    """Whether the run's copy pulls first (template.lacks): a command run's
+    check-in (received as CHECKIN_RCVID) may be newer than the node's clone."""
     record = opened.record
+    template = template_path(config)
+    pull = (lacks(template, checkin_rcvid=checkin_rcvid) if checkin is not None
+            else lacks(template, record_received=opened.received))
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
-                       config.state_dir / "home", keep_password=not record.restrict.no_password, checkin=checkin,
-                       runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
+                       config.state_dir / "home", template, pull=pull, keep_password=not record.restrict.no_password,
+                       checkin=checkin, runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:

@@ -148,7 +148,22 @@ def init_node(options: InitOptions) -> InitReport:
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
     for unit, state, was_started in started:
         report.add(f"{unit} {state}".strip(), was_started)
+    _runs_clone(config, report)
     return report
+
+
+def _runs_clone(config: NodeConfig, report: InitReport) -> None:
+    """The node's clone for runs (node/template.py), made now, while nobody
+    else clones: two clones of a large repository at once can both fail."""
+    from .. import template
+
+    existed = template.template_path(config).exists()
+    try:
+        template.current(config, -1)
+    except Exception as error:  # the server not up yet, say: the first run makes it
+        report.add(f"the node's clone for runs: not made yet ({error})", False)
+        return
+    report.add(f"the node's clone for runs {template.template_path(config)}", not existed)
 
 
 def _repository(options: InitOptions, config: NodeConfig, server: accounts.Account,

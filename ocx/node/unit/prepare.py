@@ -1,7 +1,7 @@
 """A run's workspace, made before its program starts (C5, D16, D19, D34).
 
     python -I -m ocx.node.unit.prepare --repository R --url U --user LOGIN --home DIR
-        --marks RECORD_DIR --stem STEM [--no-password] [--checkin HASH]
+        --marks RECORD_DIR --stem STEM --template T [--pull] [--no-password] [--checkin HASH]
 
 Where the run has network, systemd runs this as the unit's privileged
 ExecStartPre (`+`: root, outside the sandbox, but inside the unit's network
@@ -10,8 +10,11 @@ only starts units. A run without network cannot reach the server from its
 unit, so the node calls `prepare_run` itself before the start (D34).
 
 Either way it gives the run user exactly D19's letters and a new random
-password that only this process sees, clones over HTTP as that user, and
-checks out (exactly CHECKIN, for a `command` run). Its last act is the
+password that only this process sees, makes the run's own clone from a copy
+of the clone the node keeps current (node/template.py, fossil/copies.py:
+a clone over HTTP per run cost 1.88 s of Fossil's CPU on click.fossil), and
+checks out (exactly CHECKIN, for a `command` run). Each step's duration goes
+to its standard output, which is the unit's journal. Its last act is the
 `prepared-STEM` mark; on failure it writes `unprepared-STEM` with the reason
 (never the password) and whether it was a fault of the node's own (its
 server restarting, say: the node then starts the run again, within the
@@ -24,13 +27,15 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...fossil import admin
+from ...fossil.copies import copy_for_run, pull_as, remember_password
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
-from ...fossil.sync import CallerClone
 from .. import marks
 from ..faults import describe, is_node_fault
 from ..states import Mark
@@ -59,6 +64,8 @@ class Preparation:
     marks: Path  # the record's directory in the node's state
     stem: str
     fossil_home: Path  # HOME of the node's own `fossil` runs (its ~/.fossil), never the run's
+    template: Path  # the clone the node keeps current, which the run's is copied from (node/template.py)
+    pull: bool = False  # its copy lacks what it was given: it pulls first, as the run user (template.lacks)
     keep_password: bool = True
     checkin: str | None = None
     runner_homes: tuple[str, ...] = ()  # the page's homes, each copied into the run (runner_homes.py)
@@ -70,7 +77,8 @@ class Preparation:
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
                 "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
-                "--fossil-home", str(self.fossil_home)]
+                "--fossil-home", str(self.fossil_home), "--template", str(self.template)]
+        args += ["--pull"] if self.pull else []
         args += [] if self.keep_password else ["--no-password"]
         args += [a for home in self.runner_homes for a in ("--runner-home", home)]
         args += [a for index, name in self.keep for a in ("--keep", f"{index}:{name}")]
@@ -106,10 +114,27 @@ def _give(root: Path, uid: int, gid: int) -> None:
                     os.lchown(entry.path, uid, gid)
 
 
-def make_home(step: Preparation, password: str) -> Path:
-    """The clone over HTTP as the run user and its checkout (D16). A
-    `no_password` run's clone keeps no password (C6): it writes through the
-    node's tools instead."""
+class Steps:
+    """Each step's duration, printed as it ends: ExecStartPre's output is the unit's journal."""
+
+    def __init__(self) -> None:
+        self.began = self.last = time.monotonic()
+
+    def done(self, what: str) -> None:
+        now = time.monotonic()
+        print(f"prepare: {what}: {(now - self.last) * 1000:.0f} ms", flush=True)
+        self.last = now
+
+    def total(self) -> float:
+        return time.monotonic() - self.began
+
+
+def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None) -> Path:
+    """The run's own clone, copied from the node's and made the run user's,
+    and its checkout (D16); PASSWORD gives the run user's, once it is set
+    (prepare_run sets it meanwhile). A `no_password` run's clone keeps no
+    password (C6): it writes through the node's tools instead."""
+    steps = steps or Steps()
     root = step.home
     if root.exists():  # a home left by a crashed attempt, or by a run cut off (D18): the run's own shapes (D41)
         bounded.empty_directory(root)
@@ -117,41 +142,63 @@ def make_home(step: Preparation, password: str) -> Path:
         root.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(root.parent.parent, 0o700)  # /var/lib/private, as systemd keeps it
         root.mkdir(mode=0o700)
-    clone = CallerClone.create(root / CLONE, step.url, step.user, password, home=root,
-                               save_password=step.keep_password,
-                               autosync="on" if step.keep_password and step.network else "off")
-    checkout = clone.open_checkout(root / CHECKOUT, step.checkin)
+    clone = copy_for_run(step.template, root / CLONE, step.url, step.user, home=root,
+                         autosync="on" if step.keep_password and step.network else "off")
+    steps.done(f"its clone, copied from the node's ({(root / CLONE).stat().st_size >> 20} MB) and made {step.user}'s")
+    if step.pull:
+        # The node's clone lacks what this run was given (a check-in that just came, or a node busy for
+        # long): the run's own pulls it over HTTP as the run user, as a clone of its own would.
+        pull_as(clone, step.url, password())
+        steps.done(f"pulled what the node's clone lacked, as {step.user}")
+    checkout = clone.open_checkout(root / CHECKOUT, step.checkin, settings=False)
+    steps.done(f"checkout of {step.checkin or 'the tip'}")
+    secret = password()
     if step.keep_password:  # issue 5, see PASSWORD_FILE
+        remember_password(clone, step.url, secret)
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
-            out.write(password + "\n")
-    runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time(), step.keep)
+            out.write(secret + "\n")
+        steps.done("its password kept in its clone, at Fossil's prompt")
+    del secret
+    if step.runner_homes:
+        runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time(), step.keep)
+        steps.done("the runner's homes copied in")
     owner = root.stat()
     if owner.st_uid != os.getuid():  # in the unit: systemd made the directory the run user's
         _give(root, owner.st_uid, owner.st_gid)
+        steps.done("given to the run's user")
     return checkout
 
 
 def prepare_run(step: Preparation) -> None:
-    started = time.time()
+    """The run user on the served repository and the run's home, made side by
+    side: neither waits for the other until the password is needed."""
+    started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    password = ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home)
-    make_home(step, password)
-    del password  # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
+    with ThreadPoolExecutor(1) as pool:
+        user = pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home)
+        user.add_done_callback(lambda _: print(
+            f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
+            f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True))
+        make_home(step, user.result, steps)
+    # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
+    print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
     marks.write(step.marks, Mark.PREPARED, {"at": time.time(), "seconds": round(time.time() - started, 3)},
                 step.stem)
 
 
 def parse(argv: list[str]) -> Preparation:
     parser = argparse.ArgumentParser(prog="python -m ocx.node.unit.prepare")
-    for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home"):
+    for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template"):
         parser.add_argument(f"--{name}", required=True)
     parser.add_argument("--no-password", action="store_true")
+    parser.add_argument("--pull", action="store_true")
     parser.add_argument("--checkin")
     parser.add_argument("--runner-home", action="append", default=[])
     parser.add_argument("--keep", action="append", default=[])
     args = parser.parse_args(argv)
     return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
-                       Path(args.fossil_home), keep_password=not args.no_password, checkin=args.checkin,
+                       Path(args.fossil_home), Path(args.template), args.pull, keep_password=not args.no_password,
+                       checkin=args.checkin,
                        runner_homes=tuple(args.runner_home),
                        keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep))
 

@@ -1,0 +1,117 @@
+"""A clone the node keeps current, and each run's own copy of it (D16, C5, C6; issue 15).
+
+A clone over HTTP costs Fossil's client a rebuild of every artifact it
+receives: 1.88 s of CPU for click.fossil's 3,335 check-ins, 48 s for a burst
+of 30. So the node keeps one clone, made over HTTP as its node user, and
+pulls it as that user when receipts arrive. It holds what a run user would
+clone: both read everything public and nothing private (neither holds `x`,
+D19, D20), and it keeps no password (Fossil is told not to remember it).
+
+A pull never writes the file runs copy: it pulls into a copy and renames it
+into place, so every version of the template is a finished file that never
+changes, and a copy taken at any moment is whole.
+
+Each run's copy is made its own by Fossil itself, before the run can read
+it: a new server-code (C1: a copy would share one), the clone's own login
+row made the run user's (its U cards, as a clone's first user; setup in
+the clone only, as Fossil gives a clone's maker), the server's URL naming
+the run user, autosync as asked, and, when the run may hold its password,
+that password saved by Fossil's own prompt on a terminal only OCX holds
+(program.run_fossil_with_password: never in argv, D41).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
+from ocx.fossil.sync import CallerClone, login_url
+
+
+def _sql(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def make_template(path: Path, base_url: str, login: str, password: str, *, home: Path) -> None:
+    """Clone BASE_URL over HTTP as LOGIN into PATH, remembering no password."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.new")
+    partial.unlink(missing_ok=True)
+    try:
+        run_fossil_with_password(["clone", login_url(base_url, login), str(partial)], password, home=home,
+                                 remember=False, user=login)
+        run_fossil(["settings", "autosync", "off", "-R", str(partial)], home=home, user=login)
+    except FossilError as exc:
+        partial.unlink(missing_ok=True)
+        raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)
+
+
+def refresh_template(path: Path, base_url: str, login: str, password: str, *, home: Path) -> None:
+    """Pull everything new into a copy of PATH as LOGIN, then put it in PATH's place."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.new")
+    shutil.copyfile(path, partial)
+    os.chmod(partial, 0o600)
+    try:
+        run_fossil_with_password(["pull", login_url(base_url, login), "-R", str(partial)], password, home=home,
+                                 remember=False, user=login)
+    except FossilError as exc:
+        partial.unlink(missing_ok=True)
+        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+    os.replace(partial, path)
+
+
+def copy_for_run(template: Path, path: Path, base_url: str, login: str, password: str | None = None, *,
+                 home: Path, autosync: str) -> CallerClone:
+    """The run's own clone at PATH, from a copy of TEMPLATE (module doc). With
+    PASSWORD None it keeps none (C6 `no_password`), or is given it later
+    (`remember_password`)."""
+    with open(template, "rb") as source:  # this version of the template, whatever is renamed meanwhile
+        with open(path, "wb") as target:
+            os.fchmod(target.fileno(), 0o600)
+            size, done = os.fstat(source.fileno()).st_size, 0
+            while done < size:  # in the kernel, no byte through Python
+                sent = os.sendfile(target.fileno(), source.fileno(), done, size - done)
+                if sent == 0:
+                    raise FossilError(["copy", str(template)], 0, "", "the node's clone ended early")
+                done += sent
+    script = "\n".join([
+        "PRAGMA secure_delete=ON;",  # nothing of the template's rows is left in free pages
+        "UPDATE config SET value=lower(hex(randomblob(20))), mtime=now() WHERE name='server-code';",
+        "DELETE FROM config WHERE name IN ('last-sync-pw', 'last-sync-url') OR name GLOB 'syncwith:*'"
+        " OR name GLOB 'syncfrom:*';",
+        # The clone's own first login (its maker's, uid 1 of a fresh clone) becomes the run user's.
+        f"UPDATE user SET login={_sql(login)}, pw={_sql(secrets.token_hex(16))}, cap='s', info='',"
+        " mtime=strftime('%s','now') WHERE uid=(SELECT min(uid) FROM user WHERE cap GLOB '*s*');",
+        "REPLACE INTO config(name, value, mtime) VALUES"
+        f" ('autosync', {_sql(autosync)}, now()), ('mtime-changes', 'off', now()),"
+        f" ('last-sync-url', {_sql(login_url(base_url, login))}, now());",
+        "SELECT count(*) FROM user WHERE login=" + _sql(login) + ";", ""])
+    done = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
+    if done.stdout.split()[-1:] != ["1"]:
+        raise FossilError(["sql", "-R", str(path)], 0, done.stdout, "the copy's own login was not made the run user's")
+    clone = CallerClone(path, login, home)
+    if password is not None:
+        remember_password(clone, base_url, password)
+    return clone
+
+
+def pull_as(clone: CallerClone, base_url: str, password: str) -> None:
+    """Pull what CLONE lacks from BASE_URL as its login, remembering nothing."""
+    try:
+        run_fossil_with_password(["pull", login_url(base_url, clone.login), "-R", str(clone.path)], password,
+                                 home=clone.home, remember=False, user=clone.login)
+    except FossilError as exc:
+        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+
+
+def remember_password(clone: CallerClone, base_url: str, password: str) -> None:
+    """CLONE keeps its login's PASSWORD for sync, obscured, as Fossil keeps it
+    when asked at its own prompt (never in argv, D41)."""
+    try:
+        run_fossil_with_password(["remote", login_url(base_url, clone.login), "-R", str(clone.path)], password,
+                                 home=clone.home, remember=True, user=clone.login)
+    except FossilError as exc:
+        raise FossilError(["remote", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None

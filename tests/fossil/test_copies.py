@@ -1,0 +1,86 @@
+"""The node's clone for runs and each run's copy of it (fossil/copies.py): a
+copy is the run's own clone, as a clone over HTTP as the run user would be
+(D16, C5, C6), and holds no secret of the node's."""
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from ocx.fossil.copies import copy_for_run, make_template, refresh_template
+from ocx.fossil.program import FossilError
+from ocx.fossil.repository import Repository
+
+pytestmark = pytest.mark.fossil
+
+
+def config_of(path, name):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM config WHERE name=?", (name,)).fetchone()
+        return row[0] if row else None
+    finally:
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def template(served, tmp_path_factory):
+    # bob plays the node user here: he may clone (g from nobody) and push (i).
+    path = tmp_path_factory.mktemp("template") / "runs.fossil"
+    make_template(path, served.base_url, "bob", served.passwords["bob"], home=served.work / "home-template")
+    return path
+
+
+def test_a_copy_is_the_run_users_clone_and_holds_nothing_of_the_nodes(served, template, tmp_path) -> None:
+    checkin = served.commit("alice", "for-the-copy.txt", "copied\n")
+    refresh_template(template, served.base_url, "bob", served.passwords["bob"], home=served.work / "home-template")
+    clone = copy_for_run(template, tmp_path / "repo.fossil", served.base_url, "alice", served.passwords["alice"],
+                         home=tmp_path, autosync="on")
+    with Repository(template) as kept, Repository(clone.path) as copy, served.repository() as server:
+        assert copy.project_code == server.project_code
+        assert len({copy.server_code, kept.server_code, server.server_code}) == 3  # C1: its own
+        assert [u.login for u in copy.users() if "s" in u.capabilities] == ["alice"]
+        assert "bob" not in {u.login for u in copy.users()}
+        assert copy.checkin(checkin).hash == checkin  # what was pulled, there
+    assert config_of(template, "last-sync-pw") is None  # the node's clone remembers no password
+    assert config_of(clone.path, "last-sync-url").rstrip("/") == served.base_url.replace("//", "//alice@")
+    assert config_of(clone.path, "last-sync-pw")  # the run's own, kept by Fossil's prompt
+    data = clone.path.read_bytes()
+    assert served.passwords["bob"].encode() not in data and served.passwords["alice"].encode() not in data
+    # It works as the run's clone: a check-in made in it reaches the server from alice.
+    checkout = clone.open_checkout(tmp_path / "checkout", checkin, settings=False)
+    (checkout / "by-the-run.txt").write_text("mine\n")
+    mine = clone.commit(checkout, "from a copy")
+    with served.repository() as server:
+        assert server.sender(mine).login == "alice" and server.checkin(mine).user == "alice"
+        assert server.checkin(mine).parents == (checkin,)
+
+
+def test_a_no_password_copy_keeps_none_and_cannot_push(served, template, tmp_path) -> None:
+    clone = copy_for_run(template, tmp_path / "repo.fossil", served.base_url, "alice", None, home=tmp_path,
+                         autosync="off")
+    assert config_of(clone.path, "last-sync-pw") is None and config_of(clone.path, "autosync") == "off"
+    checkout = clone.open_checkout(tmp_path / "checkout", settings=False)
+    (checkout / "no-password.txt").write_text("x\n")
+    clone.commit(checkout, "held back", push=False)
+    with pytest.raises(FossilError):
+        clone.push()  # C6: it writes only through the node's tools
+
+
+def test_a_copy_taken_while_the_template_is_pulled_is_whole(served, template, tmp_path) -> None:
+    for n in range(3):
+        served.commit("alice", f"during-{n}.txt", f"{n}\n")
+    pulling = threading.Thread(target=refresh_template, args=(template, served.base_url, "bob",
+                                                              served.passwords["bob"]),
+                               kwargs={"home": served.work / "home-template"})
+    pulling.start()
+    copies = []
+    while pulling.is_alive() or not copies:
+        copies.append(copy_for_run(template, tmp_path / f"c{len(copies)}.fossil", served.base_url, "alice", None,
+                                   home=tmp_path, autosync="off"))
+    pulling.join()
+    for clone in copies:  # each is one version of the template, never half of one
+        db = sqlite3.connect(f"file:{clone.path}?mode=ro", uri=True)
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        db.close()
