@@ -1,9 +1,13 @@
-"""The node benchmark: `python bench/run.py [RECORDS]` from the repository's root.
+"""The node benchmark, one command: `python bench/run.py [RECORDS]` from the repository's root.
 
-It starts the systemd test container (as the tests do), sets a node up in
-it with `ocx node init`, and runs bench/inside.py there. It prints figures
-and asserts nothing; see docs/node.md for what they measure.
+On the real repository: ../shared/data/click.fossil with 20,000 forum
+posts and 10,000 `audited`/`ci` verdicts sent on top by bench/history.py
+(made once, about 9 minutes, and kept in /var/cache/ocx-bench). It starts
+the systemd test container (as the tests do) with that file, and runs
+bench/inside_real.py there: a node adopts a copy of it and every figure of
+docs/node.md is printed. It asserts nothing.
 """
+import hashlib
 import os
 import sys
 import time
@@ -15,23 +19,37 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 from tests.container.systemd_container import SystemdContainer, build_image, engine  # noqa: E402
 
-DRIVE = ["/opt/ocx/venv/bin/python", "/src/tests/node_system/drive.py"]
+CACHE = Path("/var/cache/ocx-bench")
+INSIDE = "/bench-data"
 
 
-def main(records: str = "100") -> None:
+def history() -> Path:
+    """The history file for this version of bench/history.py, made if missing."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import history as maker
+
+    key = hashlib.sha256(Path(maker.__file__).read_bytes() + maker.CLICK.read_bytes()).hexdigest()[:12]
+    path = CACHE / f"click-history-{key}.fossil"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        print(f"making {path} (once) ...", flush=True)
+        maker.make(path)
+        print(f"made in {time.monotonic() - began:.0f} s", flush=True)
+    return path
+
+
+def main(records: str = "100", *parts: str) -> None:
+    """PARTS: only these parts of bench/inside_real.py (for working on one figure); all by default."""
+    data = history()
     engine()
-    container = SystemdContainer(build_image(), src=ROOT)
+    container = SystemdContainer(build_image(), src=ROOT, volumes={str(data.parent): INSIDE})
     container.start()
     try:
-        began = time.monotonic()
-        done = container.exec([*DRIVE, "init", "bench", "8484"])
-        assert done.exit_code == 0, done.output
-        print(f"node set up in {time.monotonic() - began:.1f} s")
-        # The command queue first: the sessions' part ends by stopping 200 runs, which the node then answers.
-        for part in (["inside_ci.py", "bench", "50"], ["inside_deliveries.py", "bench", "200"],
-                     ["inside.py", "bench", records]):
-            result = container.exec(["/opt/ocx/venv/bin/python", f"/src/bench/{part[0]}", *part[1:]])
-            print(result.output.decode() if isinstance(result.output, bytes) else result.output)
+        argv = ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_real.py", "bench", "8484",
+                f"{INSIDE}/{data.name}", records, *([",".join(parts)] if parts else [])]
+        result = container.exec(argv)
+        print(result.output)
     finally:
         container.stop()
 

@@ -54,8 +54,9 @@ class ExecResult:
 class SystemdContainer:
     def __init__(self, image: str, results: Path | None = None,
                  src: Path = REPO, boot_timeout: float = 60.0,
-                 ports: dict[int, int] | None = None):
+                 ports: dict[int, int] | None = None, volumes: dict[str, str] | None = None):
         self.image = image
+        self.volumes = volumes or {}  # host path -> container path, read-only (the benchmark's data)
         # container port -> host port, published on the host's 127.0.0.1 only
         self.ports = ports or {}
         self.results = results
@@ -83,6 +84,8 @@ class SystemdContainer:
         agents = Path(os.environ.get("OCX_AGENTS_DIR", "/var/cache/ocx-tests/agents"))
         if agents.is_dir():  # the CLIs the runner pages name, run in a real unit (tests/contrib)
             c = c.with_volume_mapping(str(agents), AGENTS_INSIDE, "ro")
+        for outside, inside in self.volumes.items():
+            c = c.with_volume_mapping(outside, inside, "ro")
         if self.results is not None:
             self.results.mkdir(parents=True, exist_ok=True)
             c = c.with_volume_mapping(str(self.results), "/results", "rw")

@@ -1,0 +1,261 @@
+"""The node benchmark inside the systemd container, on a real repository's history.
+
+    python bench/inside_real.py NAME PORT HISTORY [RECORDS]
+
+HISTORY is click.fossil with years of forum posts and verdicts on top
+(bench/history.py, beside it HISTORY.admin-password). The node adopts a
+copy (`ocx node init --repository`), and this prints, asserting nothing:
+its first pass; the readers on that history; one record on a quiet node
+from its receipt to its program's start, and a command record's check-in
+run the same; the hook; a unit's end to its response; deliveries; a CI
+queue; a burst of RECORDS session records; 2 x RECORDS runs at once and the
+node's memory; and last, a pass with the node's mark lost (D2) over all
+of it. "Program start" is what a person waits for: the program's own first
+line in its unit's journal (and systemd's ExecMainStartTimestamp, when
+the unit's main process started).
+"""
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import inside  # noqa: E402
+import inside_ci  # noqa: E402
+import inside_deliveries  # noqa: E402
+from inside import quantiles, receipt_time, timestamp  # noqa: E402
+from tests.node_system.harness import PYTHON, ocx, systemctl, wait_for  # noqa: E402
+
+REPOSITORY_ROOT = Path("/var/lib/ocx-fossil")
+
+
+def journal(unit: str, since: float | None = None) -> list[dict]:
+    argv = ["journalctl", "-u", unit, "-o", "json", "--no-pager"] + ([f"--since=@{since:.6f}"] if since else [])
+    out = subprocess.run(argv, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def first_line(unit: str, starts: str) -> float | None:
+    """When the program itself first printed (its line in the unit's journal)."""
+    for entry in journal(unit):
+        message = entry.get("MESSAGE")
+        if isinstance(message, str) and message.startswith(starts):
+            return int(entry["__REALTIME_TIMESTAMP"]) / 1e6
+    return None
+
+
+def node_idle(name: str, timeout: float = 600) -> None:
+    wait_for(lambda: systemctl("is-active", f"ocx-node@{name}.service").strip() != "active", timeout, 0.2,
+             "the node service idle")
+
+
+def pass_lines(name: str, since: float) -> list[str]:
+    return [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", since)
+            if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith("pass ")]
+
+
+def timed_first_pass(name: str, since: float, timeout: float) -> str:
+    """The node service's first pass after SINCE: its own line, and from the
+    service's start (its imports included) to that line."""
+    lines = wait_for(lambda: pass_lines(name, since), timeout, 0.5, "the node's first pass")
+    entries = [e for e in journal(f"ocx-node@{name}.service", since)
+               if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith("pass ")]
+    done = int(entries[0]["__REALTIME_TIMESTAMP"]) / 1e6
+    began = inside.timestamp(f"ocx-node@{name}.service", "ExecMainStartTimestamp")
+    from_start = f", {done - began:.2f} s from the service's start" if began and began <= done else ""
+    return f"{lines[0]}{from_start}"
+
+
+def adopt(name: str, port: str, history: Path) -> None:
+    from ocx.node.setup.account import ensure
+
+    server, _ = ensure("fossil", str(REPOSITORY_ROOT))
+    copy = REPOSITORY_ROOT / f"{name}.fossil"
+    shutil.copyfile(history, copy)  # never the file itself (shared/data/README.md)
+    shutil.chown(copy, server.name, server.name)
+    Path("/etc/ocx").mkdir(exist_ok=True)
+    secret = Path(f"/etc/ocx/{name}.admin-password")
+    secret.write_text(history.with_name(history.name + ".admin-password").read_text())
+    secret.chmod(0o600)
+    began = time.time()
+    ocx("node", "init", "--name", name, "--repository", str(copy), "--port", port, timeout=600)
+    print(f"adopted {history.name} ({copy.stat().st_size / 2**20:.0f} MB) with `ocx node init --repository` "
+          f"in {time.time() - began:.1f} s")
+    print(f"the node's first pass on it (mark absent, D2): {timed_first_pass(name, began, 3600)}", flush=True)
+    # Idle, the node pulls its clone for runs; a clone of 28 MB made meanwhile can fail on the server's
+    # write lock (Fossil 2.21 holds it for each request of a sync: docs/node.md). Let it finish first.
+    node_idle(name, 900)
+
+
+def readers(n, runs: int = 5) -> None:
+    with n.repository() as repository:
+        newest = repository.branch_checkins("main")[-1]
+    for argv in (["queue", "main"], ["verdicts", newest[:12]], ["activity"]):
+        times = []
+        for _ in range(runs):
+            began = time.monotonic()
+            done = subprocess.run([PYTHON, "-m", "ocx.entry.launch", *argv], capture_output=True, text=True)
+            times.append(time.monotonic() - began)
+        first = (done.stdout.splitlines() or [done.stderr.strip()[-200:]])[0]
+        print(f"`ocx {' '.join(argv)}`: median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+              f" (n={runs}; exit {done.returncode}; {first[:90]})", flush=True)
+
+
+def quiet_sessions(n, name: str, count: int = 5) -> None:
+    """One record at a time, each on a node whose service has exited."""
+    unit_starts, main_starts, lines = [], [], []
+    for _ in range(count):
+        node_idle(name)
+        record = n.post(n.record(objective="exit 0", budget={"wall": "5m"}))
+        unit = n.unit(record)
+        line = wait_for(lambda: first_line(unit, "delivery "), 120, 0.05, "the program's first line")
+        received = receipt_time(n, record)
+        lines.append(line - received)
+        main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
+        unit_starts.append((timestamp(unit, "InactiveExitTimestamp") or line) - received)
+        n.response(record, timeout=120)
+        steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
+    print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
+          f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
+    print("  the last one's preparation, as its unit's journal shows it: " + ("; ".join(steps) or "(no step lines)"),
+          flush=True)
+
+
+def quiet_checkins(n, name: str, count: int = 3) -> None:
+    """A command record's run of one check-in pushed on a quiet node."""
+    import secrets
+
+    branch = f"quiet-{secrets.token_hex(2)}"
+    user = f"ci-{secrets.token_hex(3)}"
+    record = n.post(n.record(runner="command", command=["python3", "-c", "print('ran')"], user=user,
+                             objective="bench", checkins=[branch], hears=[], budget={"wall": "1m"}))
+    records = n.config.state_dir / "records" / record
+    wait_for(lambda: (records / "record.json").exists(), 120, 0.2, "the record open")
+    developer = n.login(f"quiet-{secrets.token_hex(2)}", "gio")
+    clone = n.clone_of(developer)
+    checkout = clone.open_checkout(n.home / f"quiet-checkout-{branch}")
+    main_starts, lines = [], []
+    for i in range(count):
+        (checkout / "quiet.txt").write_text(str(i))
+        checkin = clone.commit(checkout, f"quiet {i}", branch=branch if i == 0 else None, push=False)
+        node_idle(name)
+        clone.push()
+        unit = f"ocx-{n.server_code[:12]}-{record[:12]}-{checkin[:12]}.service"
+        line = wait_for(lambda: first_line(unit, "ran"), 120, 0.05, "the check-in run's output")
+        received = receipt_time(n, checkin)
+        lines.append(line - received)
+        main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
+        wait_for(lambda: (records / f"verdict-{unit.removesuffix('.service')}.json").exists(), 120, 0.2, "its verdict")
+    print(f"a command record's check-in pushed on a quiet node, receipt to: ExecMainStart {quantiles(main_starts)}; "
+          f"the program's first line {quantiles(lines)}", flush=True)
+    n.stop(record)
+
+
+def post_all(n, count: int) -> list[str]:
+    """COUNT records through the web form, as fast as the server takes them. A
+    post the server refused for longer than the web client waits (HTTP 400,
+    "database is locked": a preparation held the repository's write lock) is
+    sent again, and counted: that is the server's limit, not a lost record."""
+    from ocx.fossil.web import WebError
+
+    began, records, refused = time.monotonic(), [], 0
+    while len(records) < count:
+        try:
+            records.append(n.post(n.record(objective="sleep 1200", budget={"wall": "30m"})))
+        except WebError:
+            refused += 1
+    print(f"posted {count} records in {time.monotonic() - began:.1f} s through the web form"
+          f"{f'; {refused} refused by the server as locked and posted again' if refused else ''}", flush=True)
+    return records
+
+
+def burst(n, count: int) -> list[str]:
+    first = post_all(n, count)
+    print(f"burst of {count}: receipt to unit start (InactiveExitTimestamp): "
+          f"{quantiles(inside.starts(n, first, 'InactiveExitTimestamp'))}")
+    print(f"burst of {count}: receipt to program start (ExecMainStartTimestamp): {quantiles(inside.starts(n, first))}")
+    lines = [wait_for(lambda r=r: first_line(n.unit(r), "delivery "), 600, 0.5, "a first line") - receipt_time(n, r)
+             for r in first]
+    print(f"burst of {count}: receipt to the program's first line: {quantiles(lines)}", flush=True)
+    return first
+
+
+def memory(n, name: str, count: int, first: list[str]) -> None:
+    node_idle(name, 120)
+    print(f"with {count} runs open and nothing arriving, the node service is "
+          f"{systemctl('is-active', f'ocx-node@{name}.service').strip()}: no OCX process per run")
+    second = post_all(n, count)
+    seen = []
+    for _ in range(20):
+        seen.append(inside.node_memory(name))
+        time.sleep(0.2)
+    inside.starts(n, second)
+    print(f"node service memory while starting runs {count + 1}..{2 * count}: {', '.join(sorted(set(seen)))}")
+    running = systemctl("list-units", "ocx-*", "--no-legend", "--state=active").count(".service")
+    print(f"units active at once: {running}", flush=True)
+    for record in first + second:
+        n.stop(record)
+
+
+def mark_lost(n, name: str) -> None:
+    """D2: the mark lost, the next pass reads every receipt again and acts on nothing old."""
+    def answers() -> int:  # the node user's posts, by SQL: the same on every version of OCX
+        import sqlite3
+        db = sqlite3.connect(f"file:{n.config.repository}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT count(*) FROM forumpost f JOIN blob b ON b.rid=f.fpid JOIN rcvfrom r"
+                              " ON r.rcvid=b.rcvid JOIN user u ON u.uid=r.uid WHERE u.login=?",
+                              (n.config.node_user,)).fetchone()[0]
+        finally:
+            db.close()
+    node_idle(name, 900)
+    before = answers()
+    (n.config.state_dir / "mark.json").unlink(missing_ok=True)
+    began = time.time()
+    ocx("node", "poke", name)
+    line = timed_first_pass(name, began, 3600)
+    node_idle(name, 900)
+    print(f"a pass with the mark lost (D2), over all of the above: {line}; "
+          f"node user's posts before {before}, after {answers()}", flush=True)
+
+
+PARTS = ("readers", "quiet", "hook", "ends", "deliveries", "ci", "burst", "lost")
+
+
+def main(name: str, port: str, history: str, count: str = "100", parts: str = ",".join(PARTS)) -> None:
+    """PARTS (comma-separated, all by default) chooses what runs after the adoption."""
+    from tests.node_system.drive import node
+
+    count, chosen = int(count), set(parts.split(","))
+    adopt(name, port, Path(history))
+    n = node(name)
+    n.runner_page(n.admin)
+    if "readers" in chosen:
+        readers(n)
+    if "quiet" in chosen:
+        quiet_sessions(n, name)
+        quiet_checkins(n, name)
+    if "hook" in chosen:
+        print(f"hook given 100 lines, start to exit: {quantiles(inside.hook_times(n))}")
+    if "ends" in chosen:
+        print(f"end of a unit to its response in the repository: {quantiles(inside.ends_to_responses(n, 20))}",
+              flush=True)
+    if "deliveries" in chosen:
+        inside_deliveries.main(name, "200")
+    if "ci" in chosen:
+        inside_ci.main(name, "50")
+    if "burst" in chosen:
+        first = burst(n, count)
+        memory(n, name, count, first)
+    if "lost" in chosen:
+        mark_lost(n, name)
+        readers(n)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
