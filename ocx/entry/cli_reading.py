@@ -9,7 +9,7 @@ configured on this host. Verdicts must be read where they were received
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import NoReturn, Optional
 
 import typer
 
@@ -31,7 +31,7 @@ def readers_app() -> typer.Typer:
     return app
 
 
-def _fail(command: str, why: str, code: int = 1) -> None:
+def _fail(command: str, why: str, code: int = 1) -> NoReturn:
     typer.echo(f"ocx {command}: {why}", err=True)
     raise typer.Exit(code)
 

@@ -89,9 +89,9 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
         f" ('autosync', {_sql(autosync)}, now()), ('mtime-changes', 'off', now()),"
         f" ('last-sync-url', {_sql(login_url(base_url, login))}, now());",
         "SELECT count(*) FROM user WHERE login=" + _sql(login) + ";", ""])
-    done = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
-    if done.stdout.split()[-1:] != ["1"]:
-        raise FossilError(["sql", "-R", str(path)], 0, done.stdout, "the copy's own login was not made the run user's")
+    made = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
+    if made.stdout.split()[-1:] != ["1"]:
+        raise FossilError(["sql", "-R", str(path)], 0, made.stdout, "the copy's own login was not made the run user's")
     clone = CallerClone(path, login, home)
     if password is not None:
         remember_password(clone, base_url, password)

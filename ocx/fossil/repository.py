@@ -10,6 +10,7 @@ fossil-facts.md). Artifact bytes are decoded in Python (storage.py), so no
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -222,7 +223,7 @@ class Repository(WorkReads, TagReads):
             raise UnknownUser(login)
         return capabilities.effective_capabilities(login, rows)
 
-    def capabilities_now(self):
+    def capabilities_now(self) -> Callable[[str | None], frozenset[str]]:
         """LOGIN → its effective letters, from one read of the user table: a
         pass asks it for the sender of every artifact it reads. A login not
         there (deleted since) holds nothing."""
@@ -231,7 +232,7 @@ class Repository(WorkReads, TagReads):
 
         def of(login: str | None) -> frozenset[str]:
             if login not in known:
-                known[login] = (capabilities.effective_capabilities(login, rows) if login in rows
+                known[login] = (capabilities.effective_capabilities(login, rows) if login is not None and login in rows
                                 else frozenset())
             return known[login]
         return of

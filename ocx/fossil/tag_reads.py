@@ -21,7 +21,9 @@ manifest, which old check-ins store as long delta chains.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.manifest import ManifestError, parse
 from ocx.fossil.records import Sender, TagChange
@@ -48,6 +50,15 @@ def artifact_bytes(connection, rid: int, stored: bytes | None, source: int | Non
 
 
 class TagReads:
+    if TYPE_CHECKING:  # what the mixin uses of `Repository` (repository.py)
+        _db: sqlite3.Connection
+
+        def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
+
+        def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None: ...
+
+        def sender(self, hash_: str) -> Sender: ...
+
     def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
         """EVERY change made to a tag on CHECKIN, not only the one Fossil shows:
         the check-in's own T cards (target `*`), then the T cards of every
@@ -89,16 +100,18 @@ class TagReads:
                 if not hash_matches(hash_, data):
                     continue  # damaged: Fossil would not have crosslinked it either
                 card = parse(data)
-                tags = card.tags
+                tags, when = card.tags, card_date(card.date)
             except (StorageError, ManifestError, UnicodeDecodeError, ValueError):
                 continue
+            if when is None:
+                continue  # a control artifact has a D card, or Fossil would not have crosslinked it
             sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
             for tag in tags:
                 name = tag.name.removeprefix(SYMBOLIC)
                 if tag.target in histories and (wanted is None or name in wanted):
                     found.append(TagChange(artifact=hash_, target=tag.target, name=name, op=tag.op,
                                            value=tag.value, sender=sender, user=card.user,
-                                           time=card_date(card.date)))
+                                           time=when))
         return found
 
     def _own_tags(self, checkin: str, wanted) -> list[TagChange]:

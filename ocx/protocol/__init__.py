@@ -6,6 +6,17 @@ a run's preparation and the readers their start-up even when they only
 find a message's fence or read a verdict (issue 15).
 """
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the checker sees the names themselves; Python loads them when used
+    from .errors import FieldError as FieldError
+    from .finder import Envelope as Envelope, envelope as envelope, find_message as find_message
+    from .messages import (Budget as Budget, Message as Message, Outcome as Outcome, Record as Record,
+                           Response as Response, Restrict as Restrict, Sandbox as Sandbox, Stop as Stop,
+                           parse_message as parse_message)
+    from .render import render_message as render_message
+    from .verdict import (Judgement as Judgement, Verdict as Verdict, VerdictTag as VerdictTag,
+                          format_verdict as format_verdict, parse_verdict as parse_verdict)
 
 _HOMES = {
     "FieldError": "errors",
@@ -21,7 +32,7 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{_HOMES[name]}", __name__), name)

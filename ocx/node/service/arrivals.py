@@ -43,9 +43,10 @@ class ReceiptReader:
 
     def _batch(self, kind: str) -> dict:
         if kind not in self._read:
-            read = {POST: self.repository.post_heads_received, CHANGE: self.repository.change_tickets_received,
-                    CHECKIN: self.repository.branches_received}[kind]
-            self._read[kind] = read(*self.span)
+            readers: dict[str, Callable[[int, int], dict]] = {
+                POST: self.repository.post_heads_received, CHANGE: self.repository.change_tickets_received,
+                CHECKIN: self.repository.branches_received}
+            self._read[kind] = readers[kind](*self.span)
         return self._read[kind]
 
     def _entitled_posts(self, facts: NodeFacts | None) -> dict:
