@@ -32,7 +32,9 @@ class ProcessScan:
 
     def __init__(self):
         self.blobs: set[bytes] = set()
-        self.clones: list[str] = []  # fossil clones seen naming a login: a preparation in progress
+        # Fossil processes of a preparation handing a run user's password over (issue 15: the
+        # run's clone is a copy; its password is set on the server and kept at Fossil's prompt).
+        self.preparing: list[str] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._scan, daemon=True)
         self.thread.start()
@@ -47,13 +49,20 @@ class ProcessScan:
                     except OSError:
                         continue
                     self.blobs.add(data)
-                    if part == "cmdline" and data.startswith(b"fossil\0clone\0") and b"@127.0.0.1" in data:
-                        self.clones.append(data.replace(b"\0", b" ").decode(errors="replace"))
+                    if part == "cmdline" and _handles_a_password(data):
+                        self.preparing.append(data.replace(b"\0", b" ").decode(errors="replace"))
 
     def finish(self) -> set[bytes]:
         self.stop.set()
         self.thread.join(10)
         return self.blobs
+
+
+def _handles_a_password(cmdline: bytes) -> bool:
+    """A run's clone made, pulled or given its password at Fossil's prompt as its
+    login, or the run user's password set on the served repository."""
+    return ((cmdline.startswith((b"fossil\0clone\0", b"fossil\0pull\0", b"fossil\0remote\0"))
+             and b"@127.0.0.1" in cmdline) or cmdline.startswith(b"fossil\0user\0password\0"))
 
 
 IN_RUN_SCAN = '''import re, time
@@ -79,9 +88,10 @@ def secret_forms(password: str, login: str, project: str) -> list[bytes]:
 
 
 def test_no_password_is_readable_in_proc_while_runs_prepare_as_root_sees_it_or_from_inside_a_run(node):
-    """Hole 3: every preparation clones over HTTP as its run user; root scans
-    every process's cmdline and environ meanwhile (and must see a clone), and
-    so does a run; no run's password, nor its sync secret, is ever there."""
+    """Hole 3: every preparation sets its run user's password and keeps it in the
+    run's clone at Fossil's prompt; root scans every process's cmdline and
+    environ meanwhile (and must see such a step), and so does a run; no run's
+    password, nor its sync secret, is ever there."""
     scanner_name = runner(node, "procscan", "import json\n" + IN_RUN_SCAN)
     inside = session(node, scanner_name, objective="scan", budget={"wall": "2m"})
     wait_for(lambda: systemctl("is-active", node.unit(inside)).strip() == "active", 60, 0.2, "the in-run scanner")
@@ -89,13 +99,13 @@ def test_no_password_is_readable_in_proc_while_runs_prepare_as_root_sees_it_or_f
     records = []
     try:
         deadline = time.monotonic() + 120
-        while not scan.clones and time.monotonic() < deadline:  # until root has seen a preparation clone
+        while not scan.preparing and time.monotonic() < deadline:  # until root has seen a preparation's step
             records += [session(node, "testrun", objective="sleep 60") for _ in range(3)]
             wait_for(lambda: all(systemctl("is-active", node.unit(r)).strip() == "active" for r in records), 120, 0.2,
                      "the runs started")
     finally:
         blobs = scan.finish()
-    assert scan.clones, "root never saw a preparation's clone: the scan proved nothing"
+    assert scan.preparing, "root never saw a preparation hand a password over: the scan proved nothing"
     (RunHome(unit_stem(node.server_code, inside)).on_host / "stop").write_text("")
     wait_for(lambda: "inrun " in journal(node.unit(inside)), 60, 0.5, "the in-run scan's report")
     report = json.loads(next(l for l in journal(node.unit(inside)).splitlines() if l.startswith("inrun "))[6:])
@@ -108,7 +118,7 @@ def test_no_password_is_readable_in_proc_while_runs_prepare_as_root_sees_it_or_f
         forms += secret_forms(password, opened.record.user, project)
     forms += secret_forms(node.config.node_password(), node.config.node_user, project)
     leaks = [form for form in forms for blob in blobs if form in blob]
-    assert not leaks, f"{len(leaks)} secret(s) readable in /proc while {len(scan.clones)} clone(s) ran"
+    assert not leaks, f"{len(leaks)} secret(s) readable in /proc while {len(scan.preparing)} preparation step(s) ran"
     assert not {f.decode() for f in forms} & set(report["tokens"]), "a run read a password in /proc"
     for record in [*records, inside]:
         node.stop(record)
