@@ -161,6 +161,19 @@ class Repository(WorkReads, TagReads):
         row = self._one("SELECT max(rcvid) FROM rcvfrom")
         return int(row[0]) if row and row[0] is not None else 0
 
+    def newest_receipt_besides(self, after: int, upto: int, hash_: str) -> int | None:
+        """The newest receipt after AFTER, up to UPTO, that stored anything but
+        HASH; None if none did (one scan: `blob.rcvid` has no index)."""
+        row = self._one("SELECT max(rcvid) FROM blob WHERE rcvid>? AND rcvid<=? AND uuid<>?", (after, upto, hash_))
+        return int(row[0]) if row and row[0] is not None else None
+
+    def public_stored(self, after: int, upto: int) -> list[str]:
+        """The artifacts received after AFTER up to UPTO that a clone gets:
+        with content, not private (one scan)."""
+        return [row[0] for row in self._rows(
+            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)",
+            (after, upto))]
+
     def receipts_since(self, rcvid: int, *, kinds: tuple[str, ...] | None = None,
                        untyped_after: float | None = None) -> list[Receipt]:
         """Every receipt after RCVID, oldest first, with what each stored.

@@ -3,16 +3,18 @@
 Each run's preparation copies it (fossil/copies.py) instead of cloning over
 HTTP. `ocx node init` makes it, while nobody else clones: Fossil's server
 holds its write lock for each whole request of a sync, so two clones of a
-large repository at once can both fail ("database is locked"). It is no
-state (D2): lost, the next start of a run clones it again. Beside it,
-`runs.json` says up to which receipt it holds everything, and when it was
-pulled. The node pulls it when it goes idle, and before it starts a run
-whose copy would lack what the run was given (`ensure`): a command run's
-check-in; for a session, what was received more than a minute before its
-record. So a burst of sessions makes at most one pull a minute, not one a
-run, each of which would hold the server's write lock while posts wait.
-Should that pull fail, the run's preparation pulls as the run user.
-Standard library and ocx.fossil only: the preparation reads the mark.
+large repository at once can both fail ("database is locked"). It is no state (D2): lost, the
+next start of a run clones it again. Beside it, `runs.json` says up to
+which receipt it holds everything. The node pulls it when it goes idle,
+and before it starts a run whose copy would lack what the run was given
+(`ensure`): for a command run, its check-in's receipt; for a session,
+everything received up to its record but the record itself (so on a quiet
+node, pulled when it went idle, a record alone makes no pull). A pull
+brings everything there is, so a burst of records makes one pull a pass,
+not one a run, each of which would hold the server's write lock while
+posts wait. Should that pull fail, the run's preparation pulls as the run
+user (`Preparation.pull`). Standard library and ocx.fossil only: the
+preparation reads the mark.
 """
 from __future__ import annotations
 
@@ -31,40 +33,41 @@ if TYPE_CHECKING:
 TEMPLATE, MARK = "runs.fossil", "runs.json"  # the mark beside it: unit/prepare.py reads it too
 
 
-FRESH_SECONDS = 60.0  # a session's clone lacks nothing received more than this before its record
-
-
 def template_path(config: "NodeConfig") -> Path:
     return config.state_dir / TEMPLATE
 
 
-def held(template: Path) -> tuple[int, float]:
-    """(the receipt the node's clone holds everything up to, when it was pulled); (-1, 0) unknown."""
+def held(template: Path) -> int:
+    """The receipt the node's clone holds everything up to; -1 unknown."""
     try:
-        mark = json.loads(template.with_name(MARK).read_text())
-        return int(mark["rcvid"]), float(mark.get("at", 0.0))
+        return int(json.loads(template.with_name(MARK).read_text())["rcvid"])
     except (OSError, ValueError, KeyError, TypeError):
-        return -1, 0.0
+        return -1
 
 
-def lacks(template: Path, *, checkin_rcvid: int | None = None, record_received: float | None = None) -> bool:
-    """Whether a run's copy must pull before its checkout: a command run's
-    check-in came after the node's clone was pulled; a session's record came
-    more than FRESH_SECONDS after it (a burst, or a node busy for long)."""
-    rcvid, at = held(template)
-    if checkin_rcvid is not None:
-        return rcvid < checkin_rcvid
-    return record_received is not None and at < record_received - FRESH_SECONDS
+def lacks(template: Path, needed: int) -> bool:
+    """Whether a run's copy must pull before its checkout: the node's clone
+    holds receipts only up to before NEEDED (`ensure`)."""
+    return held(template) < needed
 
 
-def ensure(config: "NodeConfig", *, checkin_rcvid: int | None = None, record_received: float | None = None,
-           log=None) -> Path:
-    """The template, made if missing, and pulled first when a run's copy of
-    it would lack what the run was given (`lacks`)."""
+def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log=None) -> bool:
+    """The template, made if missing, and pulled first unless it holds every
+    receipt up to NEEDED that stored anything but BESIDES (a session's record:
+    its run needs what came before it, and hears of the record itself by
+    delivery). True if a run's copy of it must still pull (the pull failed)."""
     path = current(config, -1, log)
-    if lacks(path, checkin_rcvid=checkin_rcvid, record_received=record_received):
-        current(config, None, log)
-    return path
+    rcvid = held(path)
+    if rcvid >= needed:
+        return False
+    if besides is not None:
+        with Repository(config.repository) as repository:
+            newest = repository.newest_receipt_besides(rcvid, needed, besides)
+        if newest is None:
+            return False
+        needed = newest
+    current(config, needed, log)
+    return lacks(path, needed)
 
 
 def _write_mark(config: "NodeConfig", rcvid: int, at: float) -> None:
@@ -81,28 +84,41 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
     path = template_path(config)
     if needed == -1 and path.exists():
         return path
-    pulled_at = time.time()  # it will hold everything received before this
+    pulled_at = time.time()  # when: for people reading runs.json
     with Repository(config.repository) as repository:
         newest = repository.max_rcvid()
     wanted = newest if needed is None else min(needed, newest)
-    if path.exists() and held(path)[0] >= wanted:
+    if path.exists() and held(path) >= wanted:
         return path
-    began, existed = time.monotonic(), path.exists()
+    began, existed, before = time.monotonic(), path.exists(), held(path)
     home = config.state_dir / "home"
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         if existed:
             refresh_template(path, config.url, config.node_user, config.node_password(), home=home)
+            _check_pulled(config, path, before, newest)
         else:
             make_template(path, config.url, config.node_user, config.node_password(), home=home)
     except Exception as error:
         if not path.exists():
             raise
         if log:
-            log(f"runs' clone not pulled ({error}); runs start from receipt {held(path)[0]}", priority=4)
+            log(f"runs' clone not pulled ({error}); runs start from receipt {held(path)}", priority=4)
         return path
     _write_mark(config, newest, pulled_at)
     if log:
         log(f"runs' clone {'pulled' if existed else 'made'} through receipt {newest} "
             f"in {time.monotonic() - began:.3f} s", priority=7)
     return path
+
+
+def _check_pulled(config: "NodeConfig", path: Path, after: int, upto: int) -> None:
+    """Fossil 2.21's pull exits 0 when it cannot reach the server (seen: "cannot
+    connect to host"), so the mark moves only once the clone holds every
+    public artifact received after AFTER up to UPTO."""
+    with Repository(config.repository) as served:
+        wanted = served.public_stored(after, upto)
+    with Repository(path) as kept:
+        missing = len(wanted) - len(kept.holding(wanted))
+    if missing:
+        raise RuntimeError(f"{missing} artifacts received up to receipt {upto} not pulled")

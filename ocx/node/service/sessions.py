@@ -17,7 +17,7 @@ from ..records import RecordDir
 from ..unit.runner_homes import copy_path
 from .runner_pages import RunnerPage
 from .sandbox import run_hardening
-from ..template import lacks, template_path
+from ..template import template_path
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)
@@ -62,16 +62,14 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
                 checkin: str | None = None, homes: list[str] | None = None,
-                keep: tuple[tuple[int, str], ...] = (), checkin_rcvid: int | None = None) -> Preparation:
-    """Whether the run's copy pulls first (template.lacks): a command run's
-    check-in (received as CHECKIN_RCVID) may be newer than the node's clone."""
+                keep: tuple[tuple[int, str], ...] = (), pull: bool = False) -> Preparation:
+    """PULL: the run's copy pulls first, as the run user, since the node's
+    clone could not be brought up to what the run was given (template.ensure)."""
     record = opened.record
-    template = template_path(config)
-    pull = (lacks(template, checkin_rcvid=checkin_rcvid) if checkin is not None
-            else lacks(template, record_received=opened.received))
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
-                       config.state_dir / "home", template, pull=pull, keep_password=not record.restrict.no_password,
-                       checkin=checkin, runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
+                       config.state_dir / "home", template_path(config), pull=pull,
+                       keep_password=not record.restrict.no_password, checkin=checkin,
+                       runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
@@ -85,8 +83,8 @@ def prepared_in_unit(opened: OpenRecord) -> bool:
 
 
 def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
-                    record_dir: RecordDir, egress_filter: str | None = None) -> TransientService:
-    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py)."""
+                    record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False) -> TransientService:
+    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL: `preparation`'s."""
     record = opened.record
     name = unit_name(server_code, opened.hash)
     home = RunHome(name.removesuffix(".service"))
@@ -129,7 +127,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
                       if record.restrict.no_password or not sandbox.network else [])],
         exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes,
-                                                                   keep=page.kept()))]
+                                                                   keep=page.kept(), pull=pull))]
         if prepared_in_unit(opened) else [],
         timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],
