@@ -1,7 +1,9 @@
 """A run's clone is copied from the one the node keeps current, and is the run's
 own all the same (D16, C5, issue 15): its own server-code and login, its
 user's password kept in it, pushing as that user; the preparation's steps
-are in the unit's journal."""
+are in the unit's journal; the run's home goes once the run is answered."""
+import os
+
 import pytest
 
 from ocx.fossil.repository import Repository
@@ -45,3 +47,6 @@ def test_a_runs_clone_is_its_own_and_pushes_as_its_user(node):
     assert any(line.startswith("prepare: done in ") for line in steps), steps
     node.stop(record)
     node.response(record)
+    # Its workspace goes once it is answered (issue 15: a copy of the history each), and systemd's link to it.
+    wait_for(lambda: not home.exists(), 60, what="the answered run's home removed (cleanup.py)")
+    assert not os.path.lexists(RunHome(unit.removesuffix(".service")).inside)
