@@ -106,9 +106,32 @@ def readers(n, runs: int = 5) -> None:
               f" (n={runs}; exit {done.returncode}; {first[:90]})", flush=True)
 
 
+STEPS = ("receipt to the node service's start (path unit, fork)", "its start to its pass (Python, imports)",
+         "the pass to the run's unit start", "unit start to its preparation done (python -I, the steps)",
+         "preparation done to ExecMainStart", "ExecMainStart to the program's first line (feeder, program)")
+
+
+def steps_of(name: str, unit: str, received: float, line: float) -> list[float] | None:
+    """Where a quiet record's time goes, STEPS in order, from the journals and
+    systemd's timestamps; None when the node service was already running."""
+    def at(entry: dict) -> float:
+        return int(entry["__REALTIME_TIMESTAMP"]) / 1e6
+
+    node = [e for e in journal(f"ocx-node@{name}.service", received - 0.001) if isinstance(e.get("MESSAGE"), str)]
+    started = next((at(e) for e in node if e["MESSAGE"].startswith("Started ")), None)
+    passed = next((e for e in node if e["MESSAGE"].startswith("pass ")), None)
+    prepared = first_line(unit, "prepare: done in ")
+    unit_start, main_start = timestamp(unit, "InactiveExitTimestamp"), timestamp(unit, "ExecMainStartTimestamp")
+    if None in (started, passed, prepared, unit_start, main_start):
+        return None
+    pass_began = at(passed) - float(passed["MESSAGE"].rsplit(" in ", 1)[1].split()[0])
+    marks = [received, started, pass_began, unit_start, prepared, main_start, line]
+    return [b - a for a, b in zip(marks, marks[1:])]
+
+
 def quiet_sessions(n, name: str, count: int = 5) -> None:
     """One record at a time, each on a node whose service has exited."""
-    unit_starts, main_starts, lines = [], [], []
+    unit_starts, main_starts, lines, broken_down = [], [], [], []
     for _ in range(count):
         node_idle(name)
         record = n.post(n.record(objective="exit 0", budget={"wall": "5m"}))
@@ -118,10 +141,16 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         lines.append(line - received)
         main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
         unit_starts.append((timestamp(unit, "InactiveExitTimestamp") or line) - received)
-        n.response(record, timeout=120)
+        broken_down.append(steps_of(name, unit, received, line))
         steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
+        n.response(record, timeout=120)
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
+    seen = [b for b in broken_down if b is not None]
+    if seen:
+        print(f"  where it goes (median of {len(seen)}; the node service was already up for {count - len(seen)}): "
+              + "; ".join(f"{what} {statistics.median(b[i] for b in seen) * 1000:.0f} ms"
+                          for i, what in enumerate(STEPS)))
     print("  the last one's preparation, as its unit's journal shows it: " + ("; ".join(steps) or "(no step lines)"),
           flush=True)
 
