@@ -222,8 +222,8 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         with Repository(context.config.repository) as repository:
             received = repository.sender(checkin).rcvid or 0
         pull = template.ensure(context.config, received, log=context.log)
-    except Exception as failure:  # its preparation then pulls it, or says what is missing
-        context.log(f"runs' clone: {failure}", record=opened.hash, priority=4)
+    except Exception as trouble:  # its preparation then pulls it, or says what is missing
+        context.log(f"runs' clone: {trouble}", record=opened.hash, priority=4)
         pull = True
     try:
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull)
