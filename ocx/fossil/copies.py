@@ -98,6 +98,18 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
     return clone
 
 
+def lacking(path: Path, served: Path | str, after: int, upto: int) -> int:
+    """How many public artifacts SERVED received after receipt AFTER up to UPTO
+    the clone at PATH lacks. Fossil 2.21's pull exits 0 when it cannot reach
+    the server ("cannot connect to host"): this says whether it pulled."""
+    from ocx.fossil.repository import Repository
+
+    with Repository(served) as repository:
+        wanted = repository.public_stored(after, upto)
+    with Repository(path) as clone:
+        return len(wanted) - len(clone.holding(wanted))
+
+
 def pull_as(clone: CallerClone, base_url: str, password: str) -> None:
     """Pull what CLONE lacks from BASE_URL as its login, remembering nothing."""
     try:

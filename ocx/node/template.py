@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fossil.copies import make_template, refresh_template
+from ..fossil.copies import lacking, make_template, refresh_template
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
@@ -113,12 +113,8 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
 
 
 def _check_pulled(config: "NodeConfig", path: Path, after: int, upto: int) -> None:
-    """Fossil 2.21's pull exits 0 when it cannot reach the server (seen: "cannot
-    connect to host"), so the mark moves only once the clone holds every
-    public artifact received after AFTER up to UPTO."""
-    with Repository(config.repository) as served:
-        wanted = served.public_stored(after, upto)
-    with Repository(path) as kept:
-        missing = len(wanted) - len(kept.holding(wanted))
+    """The mark moves only once the clone holds every public artifact received
+    after AFTER up to UPTO (copies.lacking: a pull may fail and exit 0)."""
+    missing = lacking(path, config.repository, after, upto)
     if missing:
         raise RuntimeError(f"{missing} artifacts received up to receipt {upto} not pulled")

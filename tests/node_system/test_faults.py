@@ -63,8 +63,14 @@ def test_the_fossil_server_down_when_a_run_ends(node):
 
 
 def test_a_preparation_the_server_cut_off_is_tried_again_never_refused(node):
-    """C4, issue 13: the node's own fault (its server down while a run's home is cloned) is no reason to refuse."""
+    """C4, issue 13: the node's own fault (its server down while a run's home is cloned) is no reason to refuse.
+    A run's clone is a copy of the node's (issue 15), which needs the server only to pull what came
+    since: a check-in pushed just before the record, which neither the node nor the run can then pull."""
+    clone = node.clone_of(node.admin)
+    checkout = clone.open_checkout(node.home / f"cut-off-{time.time_ns()}")
     with node_lock(node.config):  # the run is prepared once the server is down
+        (checkout / "before-the-record.txt").write_text("the run's clone needs this\n")
+        clone.commit(checkout, "pushed just before the record")
         record = node.post(node.record(objective="exit 0"))
         systemctl("stop", f"ocx-fossil@{node.name}.service")
     try:

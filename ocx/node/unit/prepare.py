@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...fossil import admin
-from ...fossil.copies import copy_for_run, pull_as, remember_password
+from ...fossil.copies import copy_for_run, lacking, pull_as, remember_password
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from .. import marks
 from ..faults import describe, is_node_fault
 from ..states import Mark
+from ..template import held
 from . import bounded, runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -146,9 +147,15 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
                          autosync="on" if step.keep_password and step.network else "off")
     steps.done(f"its clone, copied from the node's ({(root / CLONE).stat().st_size >> 20} MB) and made {step.user}'s")
     if step.pull:
-        # The node's clone lacks what this run was given (a check-in that just came, or a node busy for
-        # long): the run's own pulls it over HTTP as the run user, as a clone of its own would.
+        # The node could not bring its clone up to what this run was given (template.ensure): the
+        # run's own pulls it over HTTP as the run user, as a clone of its own would.
+        after = held(step.template)
+        with Repository(step.repository) as served:
+            upto = served.max_rcvid()
         pull_as(clone, step.url, password())
+        missing = lacking(clone.path, step.repository, after, upto)
+        if missing:  # the server did not answer (Fossil's pull says so and exits 0): the node's own fault
+            raise ConnectionError(f"its clone could not pull {missing} artifacts from {step.url}")
         steps.done(f"pulled what the node's clone lacked, as {step.user}")
     checkout = clone.open_checkout(root / CHECKOUT, step.checkin, settings=False)
     steps.done(f"checkout of {step.checkin or 'the tip'}")
