@@ -142,7 +142,12 @@ def wants_json(env: Mapping[str, str]) -> bool:
 
 
 def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict:
-    """The CLI's and MCP's door (tools/remote.py)."""
+    """The CLI's and MCP's door (tools/remote.py), and nodes elsewhere's (`node=OP`, web_nodes.py)."""
+    query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
+    if "node" in query:
+        from .web_nodes import answer
+
+        return answer(env, node, body)
     if env.get("REQUEST_METHOD") != "POST":
         return {"login": viewer(env), "capabilities": env.get("FOSSIL_CAPABILITIES", ""), "token": token(node, env)}
     from .web_tools import answer_call

@@ -68,6 +68,13 @@ def withdraw_capabilities(repository: Path | str, login: str, *, home: Path | st
     set_capabilities(repository, login, "", home=home)
 
 
+def set_contact(repository: Path | str, login: str, contact: str, *, home: Path | str) -> None:
+    """LOGIN's contact information (`user.info`): where the server's node
+    remembers what a login is to OCX (a node user's registration, the node a
+    run user works for; D36, D37). It is not synced to clones."""
+    run_fossil(["user", "contact", login, contact, "-R", str(repository)], home=home)
+
+
 def set_password(repository: Path | str, login: str, password: str, *, home: Path | str) -> None:
     run_fossil(
         ["user", "password", login, "-R", str(repository)],

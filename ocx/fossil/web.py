@@ -13,6 +13,7 @@ password goes on a command line (D41).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import http.cookiejar
 import json
 import re
@@ -85,19 +86,21 @@ class WebSession:
     # -- HTTP ---------------------------------------------------------------
 
     def _request(self, path: str, fields: dict[str, str] | None = None, *, body: bytes | None = None,
-                 content_type: str | None = None) -> Page:
+                 content_type: str | None = None, timeout: float | None = None) -> Page:
         data = urllib.parse.urlencode(fields).encode() if fields is not None else body
         headers = {"Referer": self.base_url + "/", **({"Content-Type": content_type} if content_type else {})}
         if self._cookie_header:
             headers["Cookie"] = self._cookie_header
         request = urllib.request.Request(self.base_url + path, data=data, headers=headers)
         try:
-            with self._opener.open(request, timeout=self.timeout) as answer:
+            with self._opener.open(request, timeout=timeout or self.timeout) as answer:
                 return Page(answer.status, answer.headers.get("Location"), answer.read())
         except urllib.error.HTTPError as answer:
             return Page(answer.code, answer.headers.get("Location"), answer.read())
         except urllib.error.URLError as exc:
             raise WebError(f"{self.base_url}{path}: {exc.reason}") from exc
+        except (OSError, http.client.HTTPException) as exc:  # a timeout, a connection cut mid-answer
+            raise WebError(f"{self.base_url}{path}: {type(exc).__name__}: {exc}") from exc
 
     def get(self, path: str) -> Page:
         return self._request(path)
@@ -143,11 +146,13 @@ class WebSession:
                 return digest
         raise WebError(f"/raw/{prefix} returned bytes whose hash does not begin with it")
 
-    def page_json(self, path: str, payload: dict | None = None) -> dict:
+    def page_json(self, path: str, payload: dict | None = None, *, timeout: float | None = None) -> dict:
         """An ext page that answers JSON (OCX's own, D30): GET it, or POST
-        PAYLOAD as JSON; its answer as data, WebError if it is none."""
+        PAYLOAD as JSON; its answer as data, WebError if it is none. TIMEOUT:
+        for an answer the page holds (a node elsewhere's wait, D38)."""
         body = json.dumps(payload).encode() if payload is not None else None
-        page = self._request(path, body=body, content_type="application/json" if body is not None else None)
+        page = self._request(path, body=body, content_type="application/json" if body is not None else None,
+                             timeout=timeout)
         try:
             answer = json.loads(page.body)
         except ValueError:

@@ -31,6 +31,12 @@ class NodeConfig(BaseModel):
     server_account: str = "fossil"  # the Unix account the Fossil server runs as (D27)
     cpu_quota: float = 1.0  # D17: the node's own per-run CPU rate, in CPUs
     python: str = "/opt/ocx/venv/bin/python"  # runs OCX's steps inside units
+    # D36: a node elsewhere works from a clone (`repository`) of the one served at `url`,
+    # learns senders from the server's node (D37) and is woken by its follower (D38).
+    elsewhere: bool = False
+    # The server's node only: its Fossil server listens on every address, not 127.0.0.1 alone,
+    # so nodes elsewhere (and people) reach it (Fossil 2.21 binds one or all).
+    public: bool = False
 
     @property
     def state_dir(self) -> Path:

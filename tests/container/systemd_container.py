@@ -45,6 +45,30 @@ def build_image() -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
+class Network:
+    """A Docker network of its own for the hosts of one test (issue 16):
+    each container on it has an address and is reached by its aliases."""
+
+    def __init__(self) -> None:
+        from testcontainers.core.network import Network as DockerNetwork
+
+        self.network = DockerNetwork().create()
+
+    def docker_network(self):
+        import docker
+
+        return docker.from_env().networks.get(self.network.id)
+
+    def remove(self) -> None:
+        self.network.remove()
+
+    def __enter__(self) -> "Network":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
 @dataclass
 class ExecResult:
     exit_code: int
@@ -54,9 +78,16 @@ class ExecResult:
 class SystemdContainer:
     def __init__(self, image: str, results: Path | None = None,
                  src: Path = REPO, boot_timeout: float = 60.0,
-                 ports: dict[int, int] | None = None, volumes: dict[str, str] | None = None):
+                 ports: dict[int, int] | None = None, volumes: dict[str, str] | None = None,
+                 network: "Network | None" = None, aliases: tuple[str, ...] = (),
+                 hostname: str = "ocx-test"):
         self.image = image
         self.volumes = volumes or {}  # host path -> container path, read-only (the benchmark's data)
+        # Hosts of one test (issue 16: a server and a build host) share a
+        # Docker network, each on its own address, each known by its ALIASES.
+        self.network = network
+        self.aliases = aliases
+        self.hostname = hostname
         # container port -> host port, published on the host's 127.0.0.1 only
         self.ports = ports or {}
         self.results = results
@@ -71,7 +102,7 @@ class SystemdContainer:
              .with_kwargs(cap_add=["ALL"], cap_drop=["SYS_RESOURCE"],
                           security_opt=["seccomp=unconfined"], cgroupns="private",
                           device_cgroup_rules=["a *:* rwm"], stop_signal="SIGRTMIN+3",
-                          hostname="ocx-test",
+                          hostname=self.hostname,
                           # ::1 and a link-local fe80:: address, as a host has them: the
                           # run's address filter is tested on both families (issue 12).
                           sysctls={"net.ipv6.conf.all.disable_ipv6": "0",
@@ -89,6 +120,8 @@ class SystemdContainer:
         if self.results is not None:
             self.results.mkdir(parents=True, exist_ok=True)
             c = c.with_volume_mapping(str(self.results), "/results", "rw")
+        if self.network is not None:
+            c = c.with_network(self.network.network).with_network_aliases(*self.aliases)
         for inside, outside in self.ports.items():
             # docker-py's (address, port) form; with_bind_ports takes no address.
             c.ports[f"{inside}/tcp"] = ("127.0.0.1", outside)
@@ -152,6 +185,20 @@ class SystemdContainer:
         self._c.get_wrapped_container().restart(timeout=20)
         self.wait_running()
         return time.monotonic() - t0
+
+    def address(self) -> str:
+        """Its address on its network (issue 16): what the other hosts reach it at."""
+        self._c.get_wrapped_container().reload()
+        networks = self._c.get_wrapped_container().attrs["NetworkSettings"]["Networks"]
+        return networks[self.network.network.name]["IPAddress"]
+
+    def disconnect(self) -> None:
+        """Cut it off its network, as a pulled cable (D39); its processes go on."""
+        self.network.docker_network().disconnect(self.id)
+
+    def connect(self) -> None:
+        """Back on its network, with its aliases and, when Docker can, its address."""
+        self.network.docker_network().connect(self.id, aliases=list(self.aliases))
 
     def logs(self) -> str:
         out, err = self._c.get_logs()

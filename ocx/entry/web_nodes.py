@@ -1,0 +1,125 @@
+"""The page's door for nodes elsewhere (D36-D39): `/ext/ocx?json&node=OP`.
+
+A node elsewhere logs in to the server's Fossil as its own node user (its
+password is root's on its host) and keeps the cookie; Fossil authenticates
+it and passes the page its login. Only a registered node user is answered
+(ocx/node/serving/registry.py), and only about itself; `register` only an
+admin's (or setup's) session. A change (grant, withdraw, register) is taken
+as every change of the page is: a POST with the viewer's token (D30, D43).
+Each answer is JSON: what the operation returns, or `{"refused": {"field",
+"why"}}`.
+
+    GET  receipts&since=N[&wait=S]   the receipts after N, held up to S (<= 60) seconds (D37, D38)
+    GET  answer&record=H             the record's answer in the served repository, if any (C4, D31, D39)
+    GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
+    GET  users&login=L...[&owners=1] logins' letters, the node each works for; the admins (D24, D37, D40)
+    POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
+    POST withdraw  {record, token}   its run user's letters taken back (C4)
+    POST register  {name, node_user, server_code, enforces, password, token}   an admin adds a node (D36)
+"""
+from __future__ import annotations
+
+import json
+import urllib.parse
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..fossil.repository import Repository
+from ..protocol.admission import holds_admin
+from ..protocol.errors import FieldError
+from .web import Node, refusal, viewer
+
+READS = ("receipts", "answer", "page", "users")
+CHANGES = ("grant", "withdraw", "register")
+
+
+def _refused(field: str, why: str) -> dict:
+    return {"refused": {"field": field, "why": why}}
+
+
+def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
+    from ..node.serving import registry
+
+    query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
+    op = (query.get("node") or [""])[-1]
+    served, config = env.get("FOSSIL_REPOSITORY"), node.config
+    if not served or config is None or getattr(config, "elsewhere", False):
+        return _refused("node", "this page serves no node's repository: nodes elsewhere ask the server's node")
+    if op not in READS + CHANGES:
+        return _refused("node", f"{op!r} is not one of {', '.join(READS + CHANGES)}")
+    call: dict[str, Any] = {}
+    if op in CHANGES:
+        if env.get("REQUEST_METHOD") != "POST":
+            return _refused("node", f"{op} is a change: POST it with the token")
+        try:
+            call = json.loads(body or "{}")
+        except ValueError:
+            return _refused("input", "a change is one JSON object")
+        if not isinstance(call, dict):
+            return _refused("input", "a change is one JSON object")
+        refused = refusal(env, node, str(call.get("token", "")))
+        if refused is not None:
+            return _refused("caller", refused)
+    home = registry.nodes_dir(served) / "home"
+    if op == "register":
+        return _register(env, served, config, call, home)
+    with Repository(served) as repository:
+        entry = registry.node_of_user(repository, viewer(env))
+        own = repository.server_code
+    if entry is None or not entry.server_code:
+        return _refused("caller", f"{viewer(env)} is not the node user of a registered node elsewhere (D36, D37)")
+    registry.hear(served, entry.node_user)
+    try:
+        return _node_op(op, query, call, served, entry, own, config, home)
+    except FieldError as error:
+        return _refused(error.field, error.why)
+
+
+def _one(query: Mapping[str, list[str]], name: str) -> str:
+    values = query.get(name) or [""]
+    return values[-1]
+
+
+def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:
+    from ..node.serving import grants, questions, receipts
+
+    if op == "receipts":
+        try:
+            since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
+        except ValueError:
+            raise FieldError("since", "since is a receipt's number and wait a number of seconds") from None
+        return receipts.wait_for_receipts(served, since, wait)
+    if op in ("grant", "withdraw"):
+        record = call.get("record")
+        if not isinstance(record, str) or len(record) not in (40, 64):
+            raise FieldError("record", "a record's full hash")
+        if op == "withdraw":
+            return {"user": grants.withdraw(served, entry, record, home=home)}
+        login, password = grants.grant(served, entry, record, own_server_code=own, own_node_user=config.node_user,
+                                       home=home)
+        return {"user": login, "password": password}
+    with Repository(served) as repository:
+        if op == "answer":
+            return questions.answer_of(repository, entry, _one(query, "record"))
+        if op == "page":
+            return questions.runner_page(repository, _one(query, "runner"))
+        return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")
+
+
+def _register(env: Mapping[str, str], served: str, config, call: dict, home: Path) -> dict:
+    from ..node.serving import registry
+
+    if not holds_admin(env.get("FOSSIL_CAPABILITIES", "")):
+        return _refused("caller", f"{viewer(env)} holds neither admin nor setup: only they add a node (D36)")
+    name, login, code = call.get("name"), call.get("node_user"), call.get("server_code")
+    enforces = call.get("enforces") or []
+    if not (isinstance(name, str) and name and isinstance(login, str) and login
+            and (code is None or isinstance(code, str)) and isinstance(enforces, list)):
+        return _refused("input", "register takes name, node_user, server_code (or null), enforces, password")
+    entry = registry.NodeEntry(name, login, code, tuple(str(e) for e in enforces))
+    try:
+        password = registry.register(served, entry, own_node_user=config.node_user,
+                                     new_password=bool(call.get("password")), home=home)
+    except FieldError as error:
+        return _refused(error.field, error.why)
+    return {"node_user": login, "password": password}

@@ -1,0 +1,92 @@
+"""A login's link to the server's node, through its page (D37): the node
+user's, for everything a node elsewhere asks; an admin's, to register one.
+
+Logged in once through Fossil's /login (the password never on a command
+line, D41) and kept by its cookie; a change carries the page's token for
+that session (D43), fetched once. A cookie Fossil no longer takes (its
+expiry, a new password) makes one new login.
+"""
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass, field
+
+from ...fossil.web import WebError, WebSession
+from ...protocol.errors import FieldError
+
+PAGE = "/ext/ocx"
+WAIT_SLACK = 30.0  # beyond the page's own wait, before a held request counts as lost
+
+
+class Refused(FieldError):
+    """The server's node refused the request, naming the field (D8's shape)."""
+
+
+@dataclass
+class ServerLink:
+    url: str
+    login: str
+    password: str = field(repr=False)
+    timeout: float = 30.0
+    _session: WebSession | None = field(default=None, repr=False)
+    _token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def of_node(cls, config) -> "ServerLink":
+        """CONFIG's node user (a node elsewhere's configuration), its password read from root's file."""
+        return cls(config.url, config.node_user, config.node_password())
+
+    def session(self) -> WebSession:
+        if self._session is None:
+            self._session = WebSession(self.url, self.login, self.password, timeout=self.timeout)
+            self._token = None
+        return self._session
+
+    def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
+        query = urllib.parse.urlencode([("json", ""), ("node", op), *params])
+        for attempt in (1, 2):
+            if payload is not None and self._token is None:
+                self._token = str(self.session().page_json(PAGE + "?json").get("token", ""))
+            body = None if payload is None else {**payload, "token": self._token}
+            answer = self.session().page_json(f"{PAGE}?{query}", body, timeout=timeout)
+            refused = answer.get("refused")
+            if isinstance(refused, dict) and refused.get("field") == "caller" and attempt == 1:
+                self._session = None  # its cookie lapsed, or the token is stale: log in again, once
+                continue
+            if isinstance(refused, dict):
+                raise Refused(str(refused.get("field", "")), str(refused.get("why", "")))
+            return answer
+        raise AssertionError("unreachable")
+
+    # -- what a node elsewhere asks (web_nodes.py) --------------------------------
+
+    def receipts(self, since: int, wait: float = 0.0) -> dict:
+        return self._call("receipts", [("since", str(since)), ("wait", str(wait))], None,
+                          timeout=wait + WAIT_SLACK if wait else None)
+
+    def answer(self, record: str) -> dict:
+        return self._call("answer", [("record", record)], None, None)
+
+    def runner_page(self, runner: str) -> dict | None:
+        return self._call("page", [("runner", runner)], None, None).get("page")
+
+    def users(self, logins: list[str], *, owners: bool = False) -> dict:
+        params = [("login", login) for login in logins] + ([("owners", "1")] if owners else [])
+        return self._call("users", params, None, None)
+
+    def grant(self, record: str) -> tuple[str, str]:
+        answer = self._call("grant", [], {"record": record}, None)
+        return str(answer["user"]), str(answer["password"])
+
+    def withdraw(self, record: str) -> str:
+        return str(self._call("withdraw", [], {"record": record}, None)["user"])
+
+    def register(self, name: str, node_user: str, server_code: str | None, enforces: list[str], *,
+                 password: bool) -> str | None:
+        """As an admin: make or update node NAME's node user; its new password when asked."""
+        answer = self._call("register", [], {"name": name, "node_user": node_user, "server_code": server_code,
+                                             "enforces": enforces, "password": password}, None)
+        return answer.get("password")
+
+
+__all__ = ["Refused", "ServerLink", "WebError"]

@@ -1,0 +1,59 @@
+"""What else only the server knows, asked by a node elsewhere (D37).
+
+Its clone holds every artifact but no sender and no user table, so the
+three things its node decides from senders or letters come from here: a
+record's answer (C4, D31: read from the served repository before every
+response, so each record is answered once, D39), a runner page as the
+newest version an admin or setup sent (D14), and logins' letters (their
+own, D40, and as Fossil gives them, D24) with the node each run user works
+for (D37).
+"""
+from __future__ import annotations
+
+from ...fossil.errors import UnknownUser
+from ...fossil.repository import Repository
+from ...protocol.errors import FieldError
+from ..service.arrivals import answer_in_place
+from . import ownership
+from .grants import nodes_known, placed_record
+from .registry import NodeEntry
+
+RUNNER_PAGE_PREFIX = "sandbox/"  # D14 (service/runner_pages.py)
+
+
+def answer_of(repository: Repository, node: NodeEntry, record_hash: str) -> dict:
+    """The answer RECORD_HASH has for NODE, if any: the node user's response,
+    or an admin's `lost` after the record's receipt plus its wall (D31)."""
+    try:
+        placed = placed_record(repository, record_hash)
+    except FieldError as error:
+        return {"record": None, "why": str(error), "answer": None}
+    found = answer_in_place(repository, placed.place_kind, placed.place, placed.hash, node=node.server_code or "",
+                            node_user=node.node_user, received=placed.received,
+                            wall_seconds=placed.record.budget.wall_seconds)
+    return {"record": {"sender": placed.sender, "received": placed.received, "place_kind": placed.place_kind,
+                       "place": placed.place},
+            "answer": None if found is None else {"outcome": found.outcome.value, "note": found.note}}
+
+
+def runner_page(repository: Repository, runner: str) -> dict:
+    version = repository.wiki_latest_by_admin(RUNNER_PAGE_PREFIX + runner)
+    return {"page": None if version is None else {"hash": version.hash, "content": version.content}}
+
+
+def users(repository: Repository, logins: list[str], own_server_code: str, *, owners: bool = False) -> dict:
+    """Each login's own letters, its letters as Fossil gives them (None: no
+    such login) and, with OWNERS, the node it works for (D37); and who holds
+    admin or setup now (D24)."""
+    known = nodes_known(repository, own_server_code)
+    found: dict[str, dict | None] = {}
+    for login in logins:
+        try:
+            letters = repository.user(login).capabilities
+        except UnknownUser:
+            found[login] = None
+            continue
+        found[login] = {"letters": letters,
+                        "capabilities": "".join(sorted(repository.effective_capabilities(login))),
+                        "works_for": ownership.works_for(repository, login, known) if owners else None}
+    return {"users": found, "admins": sorted(repository.admins())}

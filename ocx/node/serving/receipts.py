@@ -1,0 +1,82 @@
+"""The receipts a node elsewhere asks for, and the wait for them (D37, D38).
+
+A clone records everything it pulled as received from its own user
+(fossil-facts.md), so a node elsewhere learns who sent what only here: each
+receipt of the served repository after the one it names, in order, with its
+time, its sender (rcvfrom, F2) and the letters Fossil gives that sender
+now, and the hash, kind and privacy of everything it stored. The node acts
+on the artifacts themselves, read from its own clone after a pull.
+
+Asked to wait, the page holds the request until something arrives or at
+most WAIT_MOST seconds: it watches the repository file with inotify, which
+Fossil's every commit changes, and reads again at each change; it never
+wakes on a timer (D38). A receipt Fossil is still crosslinking is held
+back, as the node's own pass holds it (intake.settled), until it settles.
+"""
+from __future__ import annotations
+
+import os
+import select
+import time
+
+from ...fossil.records import Receipt
+from ...fossil.repository import Repository
+from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain, watch
+
+WAIT_MOST = 60.0  # D38: then the node renews its request
+LIMIT = 500  # receipts in one answer; `more` says when there are others after them
+SETTLE_SECONDS = 60.0  # as the node's own pass (intake.py)
+
+
+def settled(repository: Repository, receipt: Receipt) -> bool:
+    """Whether Fossil has finished crosslinking what RECEIPT stored."""
+    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
+        return True
+    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
+                   if stored.event_type is None)
+
+
+def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> dict:
+    """What `receipts since SINCE` answers: settled receipts, oldest first."""
+    found = repository.receipts_since(since)
+    listed: list[Receipt] = []
+    for receipt in found:
+        if len(listed) >= limit or not settled(repository, receipt):
+            break
+        listed.append(receipt)
+    senders: dict[str, str] = {}
+    for receipt in listed:
+        if receipt.sender is not None and receipt.sender not in senders:
+            senders[receipt.sender] = "".join(sorted(_capabilities(repository, receipt.sender)))
+    return {
+        "receipts": [{"rcvid": r.rcvid, "time": r.time.timestamp(), "sender": r.sender,
+                      "artifacts": [[a.hash, a.event_type, a.private] for a in r.artifacts]} for r in listed],
+        "capabilities": senders,  # each sender's letters as Fossil gives them now (C1)
+        "last": listed[-1].rcvid if listed else since,
+        "more": len(listed) < len(found),
+    }
+
+
+def _capabilities(repository: Repository, login: str) -> frozenset[str]:
+    try:
+        return repository.effective_capabilities(login)
+    except LookupError:
+        return frozenset()  # a login deleted since holds nothing
+
+
+def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int = LIMIT) -> dict:
+    """The receipts after SINCE, waiting up to WAIT seconds (at most WAIT_MOST) for the first."""
+    changes = watch(repository_path, IN_MODIFY | IN_CLOSE_WRITE)  # before the first read: nothing slips between
+    try:
+        deadline = time.monotonic() + max(0.0, min(wait, WAIT_MOST))
+        while True:
+            with Repository(repository_path) as repository:
+                answer = receipts_answer(repository, since, limit)
+            left = deadline - time.monotonic()
+            if answer["receipts"] or left <= 0:
+                return answer
+            ready, _, _ = select.select([changes], [], [], left)
+            if ready:
+                drain(changes)
+    finally:
+        os.close(changes)

@@ -1,0 +1,146 @@
+"""The list of nodes of a served repository (D36): the server's own, and each
+node elsewhere, by its node user.
+
+A node elsewhere is registered by an admin (its `ocx node init` logs in as
+one): its node user's contact information holds its name, its server-code
+(which names it in records, C1) and what it enforces. So the list lasts in
+the repository itself, changes only by an admin's hand (Fossil lets no one
+else edit another login's contact), and is not copied to clones. When each
+was last heard from (a request of its own to the server's page) is kept
+beside the repository, in a file per node user: losing it loses only that.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...fossil.repository import Repository
+
+MARK = "OCX node (D36) "
+
+
+@dataclass(frozen=True)
+class NodeEntry:
+    name: str
+    node_user: str
+    server_code: str | None  # None until its clone is made (ocx node init registers it then)
+    enforces: tuple[str, ...] = ()
+    here: bool = False  # the server's own node (D29)
+    heard: float | None = None  # Unix seconds of its last request to the server's page
+
+    def json(self) -> dict:
+        return {"name": self.name, "node_user": self.node_user, "server_code": self.server_code,
+                "enforces": list(self.enforces), "here": self.here, "heard": self.heard}
+
+
+def contact_text(entry: NodeEntry) -> str:
+    """What the node user's contact information says (one line, Fossil shows it)."""
+    return MARK + json.dumps({"name": entry.name, "server_code": entry.server_code,
+                              "enforces": sorted(entry.enforces)}, sort_keys=True)
+
+
+def parse_contact(login: str, contact: str) -> NodeEntry | None:
+    """The registration a contact text holds, or None when it holds none."""
+    if not contact.startswith(MARK):
+        return None
+    try:
+        body = json.loads(contact[len(MARK):])
+        name, code, enforces = body["name"], body.get("server_code"), body.get("enforces", [])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(name, str) or not (code is None or isinstance(code, str)) or not isinstance(enforces, list):
+        return None
+    return NodeEntry(name, login, code, tuple(str(e) for e in enforces))
+
+
+def elsewhere(repository: Repository) -> list[NodeEntry]:
+    """Every registered node elsewhere, as its node user's contact says."""
+    found = [parse_contact(user.login, user.contact) for user in repository.users()]
+    return sorted((entry for entry in found if entry is not None), key=lambda entry: entry.name)
+
+
+def node_of_user(repository: Repository, login: str | None) -> NodeEntry | None:
+    """The node elsewhere LOGIN is the node user of, or None."""
+    if not login:
+        return None
+    return next((entry for entry in elsewhere(repository) if entry.node_user == login), None)
+
+
+def node_users(repository: Repository, own: str | None) -> frozenset[str]:
+    """Every node user of this repository: OWN (the server's node's) and each node elsewhere's (D40)."""
+    return frozenset([entry.node_user for entry in elsewhere(repository)] + ([own] if own else []))
+
+
+# -- heard from ----------------------------------------------------------------
+
+def nodes_dir(repository_path: str | Path) -> Path:
+    """The page's own directory beside the repository, in the server account's (it owns both):
+    when each node was heard from, the grants' lock, HOME of the page's own `fossil` runs."""
+    return Path(f"{repository_path}.ocx-nodes")
+
+
+def hear(repository_path: str | Path, login: str) -> None:
+    """LOGIN's node was heard from now."""
+    directory = nodes_dir(repository_path)
+    directory.mkdir(mode=0o750, exist_ok=True)
+    path = directory / f"{login}.json"
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps({"heard": time.time()}) + "\n")
+    os.replace(temporary, path)
+
+
+def heard(repository_path: str | Path, login: str) -> float | None:
+    try:
+        return float(json.loads((nodes_dir(repository_path) / f"{login}.json").read_text())["heard"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def every_node(repository: Repository, here: NodeEntry | None) -> list[NodeEntry]:
+    """The list `status` shows (D36): the server's own node first, then each elsewhere, with when it was heard."""
+    from dataclasses import replace
+
+    listed = [replace(entry, heard=heard(repository.path, entry.node_user)) for entry in elsewhere(repository)]
+    return ([here] if here is not None else []) + listed
+
+
+# -- registering a node elsewhere (its `ocx node init`, as an admin) --------------
+
+def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_password: bool,
+             home: Path) -> str | None:
+    """Make or update ENTRY's node user with exactly D37's letters and its
+    registration; a new random password when it is new or NEW_PASSWORD asks
+    (returned, never kept here). FieldError naming what clashes."""
+    from ...fossil import admin
+    from ...fossil.errors import UnknownUser
+    from ...protocol.admission import SPECIAL_LOGINS
+    from ...protocol.errors import FieldError
+    from ..setup.init import NODE_USER_CAPABILITIES
+
+    login = entry.node_user
+    if login in SPECIAL_LOGINS or login == own_node_user:
+        raise FieldError("node_user", f"{login!r} is a special login or the server's own node user")
+    with Repository(repository_path) as repository:
+        for other in elsewhere(repository):
+            if other.node_user != login and (other.name == entry.name or
+                                            (entry.server_code and other.server_code == entry.server_code)):
+                raise FieldError("name", f"node {other.name} ({other.server_code}) is registered already, "
+                                         f"as {other.node_user}")
+        try:
+            user = repository.user(login)
+        except UnknownUser:
+            user = None
+    text = contact_text(entry)
+    if user is None:
+        return admin.create_user(repository_path, login, NODE_USER_CAPABILITIES, text, home=home)
+    registered = parse_contact(login, user.contact)
+    if registered is None or registered.name != entry.name:
+        raise FieldError("node_user", f"{login!r} exists and is not node {entry.name}'s user")
+    if sorted(user.capabilities) != sorted(NODE_USER_CAPABILITIES):
+        admin.set_capabilities(repository_path, login, NODE_USER_CAPABILITIES, home=home)
+    if user.contact != text:
+        admin.set_contact(repository_path, login, text, home=home)
+    return admin.set_random_password(repository_path, login, home=home) if new_password else None

@@ -1,0 +1,177 @@
+"""The server's node answers nodes elsewhere through its page (D36-D38), on
+a real `fossil server` with real logins: registration by an admin only, the
+receipts with their senders as the server knows them, held open until
+something arrives, a record's answer, and run users granted, withdrawn and
+kept to one node."""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+
+import pytest
+
+from ocx.fossil.web import WebSession
+from ocx.node.elsewhere.link import Refused
+from ocx.node.serving.registry import MARK
+from ocx.node.unit.prepare import RUN_USER_CAPABILITIES
+
+
+def test_only_an_admin_registers_a_node_and_its_user_holds_only_what_its_writes_need(site):
+    node = site.register("build1")
+    with site.served.repository() as repository:
+        user = repository.user("ocx-node-build1")
+    assert sorted(user.capabilities) == sorted("24cgir")  # D37: never a, s or p
+    assert user.contact.startswith(MARK) and '"name": "build1"' in user.contact
+    assert node.receipts(0)["receipts"]  # it may ask
+    with pytest.raises(Refused) as refused:
+        site.link("alice").register("build2", "ocx-node-build2", None, [], password=True)
+    assert refused.value.field == "caller"
+    with pytest.raises(Refused) as clash:  # another login for a registered name
+        site.link("admin").register("build1", "someone-else", None, [], password=True)
+    assert clash.value.field == "name"
+    with pytest.raises(Refused) as person:  # a person's login is never made a node user
+        site.link("admin").register("build3", "alice", None, [], password=True)
+    assert person.value.field == "node_user"
+
+
+def test_receipts_name_the_sender_the_server_recorded_never_a_u_card(site):
+    node = site.register("senders")
+    since = node.receipts(0)["last"]
+    # bob pushes a check-in whose U card names the admin.
+    checkin = site.served.commit("bob", "forged.txt", "x\n", user_override="admin")
+    answer = node.receipts(since)
+    found = [(r["sender"], a[0]) for r in answer["receipts"] for a in r["artifacts"]]
+    assert ("bob", checkin) in found
+    assert "a" not in answer["capabilities"]["bob"] and "s" not in answer["capabilities"]["bob"]
+    assert "i" in answer["capabilities"]["bob"]
+
+
+def test_a_person_or_an_unregistered_login_is_told_nothing(site):
+    with pytest.raises(Refused) as refused:
+        site.link("alice").receipts(0)
+    assert refused.value.field == "caller"
+
+
+def test_a_held_request_answers_as_soon_as_something_arrives(site):
+    node = site.register("waiter")
+    since = node.receipts(0)["last"]
+    answered: dict = {}
+
+    def wait() -> None:
+        started = time.monotonic()
+        answered["answer"] = node.receipts(since, wait=30)
+        answered["at"] = time.monotonic()
+        answered["waited"] = answered["at"] - started
+
+    waiting = threading.Thread(target=wait)
+    waiting.start()
+    time.sleep(1.0)  # the request is being held; nothing arrived yet
+    assert "answer" not in answered
+    posted_at = time.monotonic()
+    post = site.served.web("alice").new_thread("hello", "something arrives")
+    waiting.join(35)
+    assert post in [a[0] for r in answered["answer"]["receipts"] for a in r["artifacts"]]
+    assert answered["at"] - posted_at < 3.0, answered["at"] - posted_at
+    assert answered["waited"] >= 1.0
+
+
+def test_a_held_request_with_nothing_arriving_ends_empty_at_its_wait(site):
+    node = site.register("quiet")
+    since = node.receipts(0)["last"]
+    started = time.monotonic()
+    answer = node.receipts(since, wait=2)
+    assert answer["receipts"] == [] and answer["last"] == since
+    assert 1.9 <= time.monotonic() - started < 10
+
+
+def test_a_grant_gives_the_records_user_d19s_letters_and_a_password_only_in_the_answer(site):
+    code = secrets.token_hex(20)
+    node = site.register("granted", code)
+    record, user = site.record(code)
+    login, password = node.grant(record)
+    assert login == user
+    with site.served.repository() as repository:
+        row = repository.user(user)
+    assert sorted(row.capabilities) == sorted(RUN_USER_CAPABILITIES)
+    assert code in row.contact  # D37: it works for this node now
+    WebSession(site.served.base_url, user, password)  # the password logs in
+    with site.served.repository() as repository:  # in no artifact (D19)
+        hashes = [row[0] for row in site.served.sql("SELECT uuid FROM blob WHERE size>=0")]
+        assert not any(password.encode() in repository.artifact(h) for h in hashes)
+    again, second = node.grant(record)  # a preparation tried again: a new password, the same letters
+    assert again == user and second != password
+    assert node.withdraw(record) == user
+    with site.served.repository() as repository:
+        assert repository.user(user).capabilities == ""
+
+
+def test_a_grant_is_refused_for_a_record_not_for_that_node_or_not_from_an_admin(site):
+    code = secrets.token_hex(20)
+    node = site.register("picky", code)
+    other, _ = site.record(secrets.token_hex(20))
+    with pytest.raises(Refused) as elsewhere:
+        node.grant(other)
+    assert elsewhere.value.field == "record"
+    by_alice, user = site.record(code, by="alice")
+    with pytest.raises(Refused) as not_admin:
+        node.grant(by_alice)
+    assert not_admin.value.field == "record"
+    with site.served.repository() as repository:
+        assert user not in [u.login for u in repository.users()]
+
+
+def test_a_run_user_works_for_the_node_of_the_first_record_naming_it(site):
+    first_code, second_code = secrets.token_hex(20), secrets.token_hex(20)
+    first, second = site.register("first", first_code), site.register("second", second_code)
+    user = f"shared-{secrets.token_hex(3)}"
+    for_first, _ = site.record(first_code, user=user)
+    for_second, _ = site.record(second_code, user=user)
+    with pytest.raises(Refused) as refused:  # the first record named it for the first node
+        second.grant(for_second)
+    assert refused.value.field == "user" and first_code[:12] in refused.value.why
+    first.grant(for_first)
+    first.withdraw(for_first)  # answered: it holds nothing now, and still works for the first
+    with pytest.raises(Refused):
+        second.grant(for_second)
+    with pytest.raises(Refused) as withdraw:  # nor may the second take anything back from it
+        second.withdraw(for_second)
+    assert withdraw.value.field == "user"
+
+
+def test_a_login_holding_capabilities_or_a_node_user_is_never_a_run_user(site):
+    code = secrets.token_hex(20)
+    node = site.register("careful", code)
+    for user in ("alice", "ocx-node-careful", "nobody"):
+        record, _ = site.record(code, user=user)
+        with pytest.raises(Refused) as refused:
+            node.grant(record)
+        assert refused.value.field == "user", refused.value
+
+
+def test_a_records_answer_is_read_from_the_served_repository(site):
+    code = secrets.token_hex(20)
+    node = site.register("answering", code)
+    record, _ = site.record(code)
+    assert node.answer(record)["answer"] is None
+    response = ("Answer.\n\n```json\n{\"ocx\": 1, \"kind\": \"response\", \"node\": \"%s\", \"answers\": \"%s\", "
+                "\"outcome\": \"exited\", \"note\": \"exit 0\"}\n```\n" % (code, record))
+    site.served.web("alice").reply(record, response)  # not the node user: no answer (C4)
+    assert node.answer(record)["answer"] is None
+    WebSession(site.served.base_url, "ocx-node-answering", site.served.passwords["ocx-node-answering"]).reply(
+        record, response)
+    assert node.answer(record)["answer"]["outcome"] == "exited"
+    with pytest.raises(Refused):  # answered: its user acts no more
+        node.grant(record)
+
+
+def test_runner_pages_and_letters_as_the_server_knows_them(site):
+    node = site.register("reader")
+    site.served.clone("admin").write_wiki("sandbox/probe", '```json\n{"command": ["/bin/true"]}\n```\n')
+    site.served.clone("alice").write_wiki("sandbox/probe", '```json\n{"command": ["/bin/false"]}\n```\n')
+    page = node.runner_page("probe")
+    assert page is not None and "/bin/true" in page["content"]  # alice's newer version does not count (D14)
+    assert node.runner_page("nothing") is None
+    users = node.users(["alice", "no-such-login"])
+    assert users["users"]["alice"]["letters"] == "i4" and users["users"]["no-such-login"] is None
+    assert "admin" in users["admins"] and "alice" not in users["admins"]
