@@ -83,6 +83,14 @@ from .cli_node import register as _register_node_setup  # noqa: E402  (node init
 _register_node_setup(app, node_app)
 
 
+@node_app.command("follow")
+def node_follow(name: str = typer.Argument(..., help="The node's name.")) -> None:
+    """A node elsewhere's follower (D38): one request held open to its server, then pull and poke."""
+    from ..node.elsewhere.follow import follow
+
+    follow(name)
+
+
 @node_app.command("poke")
 def node_poke(name: str = typer.Argument(..., help="The node's name."),
               wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:

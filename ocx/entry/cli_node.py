@@ -20,7 +20,16 @@ def node_init(
     repository: Optional[str] = typer.Option(None, help="Adopt this repository file instead of making a new one."),
     account: str = typer.Option("fossil", help="The Unix account the Fossil server runs as (never root, D27)."),
     node_user: str = typer.Option("ocx-node", help="The node's own Fossil login (D20)."),
-    admin: str = typer.Option("admin", help="The setup login of a new repository."),
+    admin: str = typer.Option("admin", help="The setup login of a new repository; with --server, an admin's "
+                                            "login on the server."),
+    public: Optional[bool] = typer.Option(None, "--public/--local-only",
+                                          help="The server listens on every address, so nodes elsewhere reach it "
+                                               "(D36); default: as it was, 127.0.0.1 only for a new node."),
+    server: Optional[str] = typer.Option(None, help="Make a node elsewhere (D36) of the repository served at this "
+                                                    "URL, e.g. http://server.example:8080."),
+    admin_password_file: Optional[str] = typer.Option(
+        None, help="With --server: a file holding the admin's password (else it is asked on the terminal, "
+                   "only when the node user is new or its password lost)."),
 ) -> None:
     """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
     from ..node.setup.init import InitError, InitOptions, init_node
@@ -31,8 +40,15 @@ def node_init(
         raise typer.Exit(2)
     started = time.monotonic()
     try:
-        report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
-                                       node_user=node_user, admin_login=admin))
+        if server is not None:
+            if port is not None or repository is not None or public is not None:
+                raise InitError("a node elsewhere serves no repository: --port, --repository and --public are "
+                                "the server's node's")
+            report = _init_elsewhere(name, server, admin, admin_password_file,
+                                     None if node_user == "ocx-node" else node_user)
+        else:
+            report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
+                                           node_user=node_user, admin_login=admin, public=public))
     except InitError as error:
         typer.echo(f"ocx node init: {error}", err=True)
         raise typer.Exit(1)
@@ -43,6 +59,22 @@ def node_init(
     typer.echo(f"node {name} at {report.config.url}: "
                + ("set up" if report.changed else "nothing changed")
                + f" in {time.monotonic() - started:.1f} s")
+
+
+def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[str], node_user: Optional[str]):
+    from pathlib import Path
+
+    from ..node.setup.elsewhere import ElsewhereOptions, init_elsewhere
+
+    def admin_password() -> str:
+        if password_file:
+            return Path(password_file).read_text().strip()
+        import getpass
+
+        return getpass.getpass(f"{admin}'s password on {server} (asked once, kept nowhere): ")
+
+    return init_elsewhere(ElsewhereOptions(name=name, server=server, admin_password=admin_password,
+                                           admin_login=admin, node_user=node_user))
 
 
 def demo(

@@ -9,6 +9,7 @@ as every change of the page is: a POST with the viewer's token (D30, D43).
 Each answer is JSON: what the operation returns, or `{"refused": {"field",
 "why"}}`.
 
+    GET  self                        its own registration, the server's server-code and its last receipt
     GET  receipts&since=N[&wait=S]   the receipts after N, held up to S (<= 60) seconds (D37, D38)
     GET  answer&record=H             the record's answer in the served repository, if any (C4, D31, D39)
     GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
@@ -29,7 +30,7 @@ from ..protocol.admission import holds_admin
 from ..protocol.errors import FieldError
 from .web import Node, refusal, viewer
 
-READS = ("receipts", "answer", "page", "users")
+READS = ("self", "receipts", "answer", "page", "users")
 CHANGES = ("grant", "withdraw", "register")
 
 
@@ -99,6 +100,8 @@ def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, h
                                        home=home)
         return {"user": login, "password": password}
     with Repository(served) as repository:
+        if op == "self":
+            return {"node": entry.json(), "server": own, "last": repository.max_rcvid()}
         if op == "answer":
             return questions.answer_of(repository, entry, _one(query, "record"))
         if op == "page":

@@ -72,3 +72,9 @@ async def wait_settled(bus, name: str, timeout: float) -> str:
             return seen
         await asyncio.sleep(0.05)
     return seen
+
+
+async def queue_start(bus, name: str) -> None:
+    """StartUnit without waiting for it: a oneshot such as a node's check
+    (D6) is queued, and a start asked while one runs joins it."""
+    await bus.call("StartUnit", "ss", [name, "replace"])

@@ -19,6 +19,16 @@ class RunFacts(BaseModel):
     restrict: dict[str, Any] = Field(description="Its restrict, as written (C6).")
 
 
+class NodeFacts(BaseModel):
+    name: str = Field(description="The node's name: its units' instance on its host.")
+    server_code: str | None = Field(description="Its server-code: what records name it by (C1).")
+    node_user: str = Field(description="The login it writes as (D20, D37).")
+    enforces: list[str] = Field(description="The restrictions of C6 it holds runs to (D24).")
+    here: bool = Field(description="Whether it is the server's own node (D29).")
+    heard: str | None = Field(description="When it last asked the server's node anything (UTC), if ever; "
+                                          "the server's own node: null.")
+
+
 class StatusResult(BaseModel):
     login: str = Field(description="The caller's Fossil login.")
     capabilities: str = Field(description="The letters Fossil gives the caller when it acts, read on the node.")
@@ -28,6 +38,27 @@ class StatusResult(BaseModel):
     enforces: list[str] = Field(description="The restrictions of C6 this node holds runs to (D24).")
     cpu_rate: float | None = Field(description="The node's per-run CPU rate, in CPUs (D17).")
     run: RunFacts | None = Field(description="The record the caller runs, when it is a run.")
+    nodes: list[NodeFacts] = Field(default_factory=list, description=(
+        "Every node of this repository (D36): the server's own first, then each node elsewhere; "
+        "empty where the caller is not on the server's node."))
+
+
+def _nodes(caller) -> list[NodeFacts]:
+    """The server's node keeps the list (D36, ocx/node/serving/registry.py)."""
+    from datetime import datetime, timezone
+
+    from ..node.serving.registry import NodeEntry, every_node
+
+    node = caller.node
+    if node is None or node.elsewhere:
+        return []
+    with caller.reading() as repository:
+        here = NodeEntry(node.name, node.node_user, repository.server_code, tuple(sorted(ENFORCED_RESTRICTIONS)),
+                         here=True)
+        listed = every_node(repository, here)
+    return [NodeFacts(name=e.name, server_code=e.server_code, node_user=e.node_user, enforces=list(e.enforces),
+                      here=e.here, heard=datetime.fromtimestamp(e.heard, timezone.utc).isoformat(timespec="seconds")
+                      if e.heard else None) for e in listed]
 
 
 def _letters(held: frozenset[str]) -> str:
@@ -52,6 +83,7 @@ class StatusTool(Tool):
             cpu_rate=node.cpu_quota if node is not None else None,
             run=RunFacts(record=run.hash, place=run.place, restrict=run.record.restrict.model_dump(exclude_none=True))
             if run is not None else None,
+            nodes=_nodes(caller),
         )
         act.step("read", f"{caller.login} at {caller.where}, node {result.node}")
         return result

@@ -60,6 +60,10 @@ class ServerLink:
 
     # -- what a node elsewhere asks (web_nodes.py) --------------------------------
 
+    def whoami(self) -> dict:
+        """Its own registration (D36), the server's server-code and its newest receipt."""
+        return self._call("self", [], None, None)
+
     def receipts(self, since: int, wait: float = 0.0) -> dict:
         return self._call("receipts", [("since", str(since)), ("wait", str(wait))], None,
                           timeout=wait + WAIT_SLACK if wait else None)

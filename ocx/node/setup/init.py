@@ -75,6 +75,7 @@ class InitOptions:
     admin_login: str = DEFAULT_ADMIN
     python: str = "/opt/ocx/venv/bin/python"
     units_dir: Path = unit_install.SOURCE_UNITS
+    public: bool | None = None  # listen on every address (nodes elsewhere reach it, D36); None: as it was
 
 
 def admin_password_file(name: str) -> Path:
@@ -113,13 +114,17 @@ def plan(options: InitOptions) -> NodeConfig:
             raise InitError(f"node {options.name} exists with " + ", ".join(
                 f"{k}={have[k]!r} (asked {wanted[k]!r})" for k in clash)
                 + f"; edit or remove {node_config.config_path(options.name)} first")
+        if existing.elsewhere:
+            raise InitError(f"node {options.name} is a node elsewhere (D36): give --server {existing.url}")
+        if options.public is not None and options.public != existing.public:
+            return existing.model_copy(update={"public": options.public})  # its server's drop-in follows
         return existing
     repository = (str(Path(options.repository).resolve()) if options.repository
                   else str(REPOSITORY_ROOT / f"{options.name}.fossil"))
     return NodeConfig(name=options.name, repository=repository,
                       url=f"http://127.0.0.1:{options.port or DEFAULT_PORT}",
                       node_user=options.node_user, server_account=options.server_account,
-                      python=options.python)
+                      python=options.python, public=bool(options.public))
 
 
 def init_node(options: InitOptions) -> InitReport:

@@ -23,6 +23,10 @@ SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
              "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
              "ocx-tools@.service")  # issue 5: no_password runs' tool sockets (D22)
+# D36: a node elsewhere serves no repository (no Fossil server, hook or path
+# unit) and has a follower instead (D38).
+ELSEWHERE_TEMPLATES = ("ocx.slice", "ocx-node@.socket", "ocx-node@.service", "ocx-check@.service",
+                       "ocx-tools@.service", "ocx-follow@.service")
 DROP_IN = "node.conf"
 
 
@@ -46,15 +50,22 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def templates(config: NodeConfig) -> tuple[str, ...]:
+    return ELSEWHERE_TEMPLATES if config.elsewhere else TEMPLATES
+
+
 def drop_ins(config: NodeConfig, home: str) -> dict[str, str]:
     """Unit name → the text of its drop-in."""
     name, account = config.name, config.server_account
     head = "# Written by `ocx node init`; a rerun rewrites it from /etc/ocx/%s.json.\n" % name
+    if config.elsewhere:  # no Fossil server's account here: only root pokes (a run's stop step, the follower)
+        return {f"ocx-node@{name}.socket": head + "[Socket]\nSocketGroup=root\n"}
     return {
         f"ocx-fossil@{name}.service": head + "[Service]\n"
         f"User={account}\nGroup={account}\n"
         f"Environment={_quoted('OCX_REPOSITORY=' + config.repository)} OCX_PORT={port_of(config.url)}"
-        f" {_quoted('HOME=' + home)} {_quoted('OCX_EXTROOT=' + str(config.extroot))}\n",
+        f" {_quoted('HOME=' + home)} {_quoted('OCX_EXTROOT=' + str(config.extroot))}"
+        + (" OCX_LISTEN=" if config.public else "") + "\n",
         f"ocx-node@{name}.socket": head + f"[Socket]\nSocketGroup={account}\n",
         f"ocx-node@{name}.path": head + f"[Path]\nPathChanged={config.repository}\n",
     }
@@ -72,7 +83,7 @@ def install_files(config: NodeConfig, home: str, source: Path = SOURCE_UNITS,
                   target: Path = SYSTEM_UNITS) -> dict[str, bool]:
     """File name (template or drop-in's unit) → whether it was written."""
     changed = {}
-    for template in TEMPLATES:
+    for template in templates(config):
         changed[template] = write_if_changed(target / template, (source / template).read_text())
     for unit, text in drop_ins(config, home).items():
         changed[unit] = write_if_changed(target / f"{unit}.d" / DROP_IN, text)
@@ -124,8 +135,38 @@ def wait_listening(url_port: int, timeout: float = 20.0) -> float:
     raise RuntimeError(f"nothing listens on 127.0.0.1:{url_port} after {timeout:.0f} s")
 
 
+async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
+                             timeout: float = 20.0) -> list[tuple[str, str, bool]]:
+    """A node elsewhere's units: its socket, its tool sockets, its follower
+    (D38), enabled and started; its check is started by the follower (D6)."""
+    from ...systemd.bus import Bus
+    from ...systemd import unit_files
+
+    name = config.name
+    units = (f"ocx-node@{name}.socket", f"ocx-tools@{name}.service", f"ocx-follow@{name}.service")
+    done = []
+    bus = await Bus.connect()
+    try:
+        if any(changed.values()):
+            await unit_files.reload(bus)
+        enabled = await unit_files.enable(bus, list(units))
+        done.append(("enabled: " + ", ".join(units), "", bool(enabled.changes)))
+        for unit in units:
+            before, _ = await unit_files.active_state(bus, unit)
+            restart = before == "active" and _touched(unit, changed)
+            state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)
+            if state != "active":
+                raise RuntimeError(f"{unit} is {state} after start; see journalctl -u {unit}")
+            done.append((unit, state, before != "active" or restart))
+    finally:
+        bus.close()
+    return done
+
+
 def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:
     changed = install_files(config, home, source)
+    if config.elsewhere:
+        return changed, asyncio.run(activate_elsewhere(config, changed))
     started = asyncio.run(activate(config, changed))
     wait_listening(port_of(config.url))
     return changed, started

@@ -1,0 +1,116 @@
+"""The follower of a node elsewhere (D38, D39): `ocx node follow NAME`.
+
+One long-lived service (units/ocx-follow@.service) holds one request open
+to the server's node, which answers as soon as something arrives for it or
+after at most 60 s with nothing (serving/receipts.py); it then renews it
+at once. When the answer lists receipts, it pulls the node's clone, as the
+node user, and pokes the node's socket: the node's own pass then reads the
+receipts from the server, exactly as the server's node reads its own
+(D26). Nothing here repeats a request on a fixed interval while the
+server answers.
+
+When the server cannot be reached (the host cut off, the server down), the
+runs go on (D39) and the follower tries again after a growing pause, up to
+LOST_MOST seconds; once it reaches the server again, and at its own start,
+it pulls and starts the node's deliberate check (D6: ocx-check@NAME), which
+answers what ended meanwhile, each record once (it reads the server's
+answers first, C4), and acts on what arrived.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ...fossil.sync import CallerClone
+from ..config import NodeConfig, load
+from ..wake import poke
+from .link import ServerLink
+
+WAIT = 60.0  # D38: the most the server holds a request
+LOST_FIRST, LOST_MOST = 1.0, 10.0  # pauses between tries while the server cannot be reached
+
+
+def read_mark(config: NodeConfig) -> int:
+    """The last receipt the node handled (its pass's mark, D2): where to ask from."""
+    try:
+        return int(json.loads((config.state_dir / "mark.json").read_text())["rcvid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def node_clone(config: NodeConfig) -> CallerClone:
+    """The node's repository: its clone over HTTP as its node user, which keeps its sync secret (0600)."""
+    return CallerClone(config.repository, config.node_user, config.state_dir / "home")
+
+
+def start_check(name: str) -> None:
+    """Queue the node's deliberate check (D6) through systemd."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    async def queue() -> None:
+        bus = await Bus.connect()
+        try:
+            await unit_files.queue_start(bus, f"ocx-check@{name}.service")
+        finally:
+            bus.close()
+
+    asyncio.run(queue())
+
+
+@dataclass
+class Follower:
+    config: NodeConfig
+    link: ServerLink
+    pull: Callable[[], None]
+    wake: Callable[[], None]
+    check: Callable[[], None]
+    log: Callable[[str], None] = print
+    sleep: Callable[[float], None] = time.sleep
+
+    def step(self, since: int, reached: bool) -> tuple[int, bool]:
+        """One held request and what follows it: (where to ask from next, whether the server answered)."""
+        try:
+            answer = self.link.receipts(since, wait=WAIT)
+            if not reached:  # D38: at its start, and once the server is back, the deliberate check
+                self.pull()
+                self.check()
+                self.log(f"server {self.config.url} reached: pulled, check started")
+            if answer.get("receipts"):
+                self.pull()
+                self.wake()
+            return int(answer.get("last", since)), True
+        except Exception as error:  # cut off, the server down, refused: the runs go on (D39)
+            if reached:
+                self.log(f"server {self.config.url} lost: {type(error).__name__}: {error}")
+            return since, False
+
+    def run(self, steps: int | None = None) -> None:
+        since, reached, pause = read_mark(self.config), False, LOST_FIRST
+        while steps is None or steps > 0:
+            since, now_reached = self.step(since, reached)
+            if now_reached:
+                pause = LOST_FIRST
+            else:
+                self.sleep(pause)
+                pause = min(pause * 2, LOST_MOST)
+            reached = now_reached
+            steps = None if steps is None else steps - 1
+
+
+def follow(name: str) -> None:
+    from ...systemd import journal
+
+    config = load(name)
+
+    def log(message: str) -> None:
+        try:
+            journal.send(message, 6, OCX_NODE_NAME=name)
+        except OSError:
+            print(f"ocx follow: {message}", flush=True)
+
+    Follower(config, ServerLink.of_node(config), pull=lambda: node_clone(config).pull(),
+             wake=lambda: poke(name, "receipts"), check=lambda: start_check(name), log=log).run()
