@@ -188,9 +188,9 @@ def test_status_on_the_servers_node_lists_every_node_and_when_it_was_heard_from(
     node.receipts(0)
     with Caller("alice", site.served.path, site.served.base_url, node=site.node,
                 password=site.served.passwords["alice"]) as caller:
-        nodes = run_tool(TOOLS["status"], {}, caller).result.nodes
-    assert nodes[0].here and nodes[0].server_code == site.server_code and nodes[0].node_user == "ocx-node"
-    listed = {n.name: n for n in nodes[1:]}
-    assert listed["listed"].server_code == code and listed["listed"].heard is not None
-    assert listed["listed"].enforces == ["branch", "no_password", "own_thread"]
-    assert listed["silent"].heard is None and not listed["silent"].here
+        nodes = run_tool(TOOLS["status"], {}, caller).result["nodes"]
+    assert nodes[0]["here"] and nodes[0]["server_code"] == site.server_code and nodes[0]["node_user"] == "ocx-node"
+    listed = {n["name"]: n for n in nodes[1:]}
+    assert listed["listed"]["server_code"] == code and listed["listed"]["heard"] is not None
+    assert listed["listed"]["enforces"] == ["branch", "no_password", "own_thread"]
+    assert listed["silent"]["heard"] is None and not listed["silent"]["here"]
