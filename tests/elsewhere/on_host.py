@@ -1,0 +1,149 @@
+"""Run inside one of the two hosts of tests/elsewhere (a systemd container):
+`python -m tests.elsewhere.on_host STEP ARGS...`; prints one JSON line.
+
+On the server host (the server's node `srv`, its Fossil server listening on
+every address, --public):
+    server-init                     ocx node init; a runner page, a person, the admin's password
+    login NAME LETTERS              a person's login with exactly LETTERS; its password
+    post FIELDS_JSON [BY]           a record posted through Fossil's forms (by the admin, or BY)
+    reply TO TEXT [BY]              a reply
+    stop NODE RECORD [BY]           a stop for RECORD of NODE
+    answers RECORD                  every response to RECORD with its sender (rcvfrom)
+    letters LOGIN                   LOGIN's own letters and contact
+    status                          `ocx status` on the server's node, as the admin
+    sql QUERY                       read-only
+On the build host (a node elsewhere, `build1`):
+    build-init URL PASSWORD_FILE    ocx node init --name build1 --server URL
+    active UNIT                     the unit's ActiveState
+    journal UNIT                    its journal's tail
+    code                            its clone's server-code
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.node_system.harness import PYTHON, Login, Node, journal, ocx, wait_for
+
+SERVER, BUILD, PORT = "srv", "build1", 8080
+HOME = Path("/var/tmp/elsewhere-home")
+
+
+def server() -> Node:
+    from ocx.node import config as node_config
+    from ocx.node.setup.init import admin_password_file
+
+    HOME.mkdir(parents=True, exist_ok=True)
+    node = Node(SERVER, node_config.load(SERVER), Login("admin", admin_password_file(SERVER).read_text().strip()),
+                HOME)
+    saved = HOME / "logins.json"
+    if saved.exists():
+        node.logins = {k: Login(k, v) for k, v in json.loads(saved.read_text()).items()}
+    return node
+
+
+def _keep(node: Node) -> None:
+    (HOME / "logins.json").write_text(json.dumps({k: v.password for k, v in node.logins.items()}))
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/index", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def server_init() -> dict:
+    ocx("node", "init", "--name", SERVER, "--port", str(PORT), "--public")
+    node = server()
+    wait_for(lambda: _answers(node.url), 30, what="the Fossil server")
+    node.runner_page(node.admin)
+    return {"server_code": node.server_code, "admin_password": node.admin.password, "node_user": node.config.node_user}
+
+
+def login(name: str, letters: str) -> dict:
+    node = server()
+    made = node.login(name, letters)
+    _keep(node)
+    return {"login": name, "password": made.password}
+
+
+def post(fields: str, by: str | None = None) -> dict:
+    node = server()
+    message = node.record(**json.loads(fields))
+    return {"record": node.post(message, node.logins[by] if by else None), "user": message["user"]}
+
+
+def reply(to: str, text: str, by: str | None = None) -> dict:
+    node = server()
+    return {"post": node.reply(to, text, node.logins[by] if by else None)}
+
+
+def stop(node_code: str, record: str, by: str | None = None) -> dict:
+    node = server()
+    message = {"ocx": 1, "kind": "stop", "node": node_code, "stops": record}
+    return {"post": node.reply(record, "Stop it.\n\n```json\n" + json.dumps(message) + "\n```\n",
+                               node.logins[by] if by else None)}
+
+
+def answers(record: str) -> dict:
+    return {"responses": [[r.outcome.value, r.note, r.node, by] for r, by in server().responses(record)]}
+
+
+def letters(login_name: str) -> dict:
+    with server().repository() as repository:
+        user = repository.user(login_name)
+    return {"letters": user.capabilities, "contact": user.contact}
+
+
+def status() -> dict:
+    done = ocx("status", "--at-node", SERVER, "--login", "admin", "--password-file",
+               str(Path("/etc/ocx") / f"{SERVER}.admin-password"), "--json")
+    return json.loads(done.stdout)
+
+
+def sql(query: str) -> dict:
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{server().config.repository}?mode=ro", uri=True)
+    try:
+        return {"rows": [list(row) for row in db.execute(query).fetchall()]}
+    finally:
+        db.close()
+
+
+def build_init(url: str, password_file: str) -> dict:
+    done = ocx("node", "init", "--name", BUILD, "--server", url, "--admin-password-file", password_file)
+    return {"said": done.stdout, **code()}
+
+
+def code() -> dict:
+    from ocx.fossil.repository import Repository
+    from ocx.node import config as node_config
+
+    with Repository(node_config.load(BUILD).repository) as repository:
+        return {"server_code": repository.server_code}
+
+
+def active(unit: str) -> dict:
+    done = subprocess.run(["systemctl", "show", unit, "-p", "ActiveState,SubState,ExecMainStartTimestamp"],
+                          capture_output=True, text=True)
+    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+def unit_journal(unit: str) -> dict:
+    return {"journal": journal(unit)[-8000:]}
+
+
+STEPS = {"server-init": server_init, "login": login, "post": post, "reply": reply, "stop": stop,
+         "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
+         "active": active, "journal": unit_journal, "code": code}
+
+if __name__ == "__main__":
+    print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))
+    _ = PYTHON
