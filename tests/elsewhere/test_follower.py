@@ -1,0 +1,55 @@
+"""The follower's loop (D38, D39) as plain logic: what it does with each
+answer of the server, or with none. The server's side of the held request
+is tested for real in test_serving.py, the whole follower in test_two_hosts.py."""
+from __future__ import annotations
+
+from ocx.node.config import NodeConfig
+from ocx.node.elsewhere.follow import LOST_FIRST, LOST_MOST, WAIT, Follower
+from ocx.fossil.web import WebError
+
+
+class Server:
+    """Answers the follower's requests from a script: a dict, or an exception to raise."""
+
+    def __init__(self, script):
+        self.script, self.asked = list(script), []
+
+    def receipts(self, since, wait=0.0):
+        self.asked.append((since, wait))
+        answer = self.script.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def follower(script, tmp_path):
+    done: list[str] = []
+    config = NodeConfig(name="f", repository=str(tmp_path / "clone.fossil"), url="http://server:8080", elsewhere=True)
+    server = Server(script)
+    run = Follower(config, server, pull=lambda: done.append("pull"), wake=lambda: done.append("poke"),
+                   check=lambda: done.append("check"), log=lambda _: None, sleep=lambda s: done.append(f"sleep {s}"))
+    return run, server, done
+
+
+def test_every_request_is_held_by_the_server_and_renewed_only_when_it_answers(tmp_path):
+    nothing = {"receipts": [], "last": 7}
+    arrived = {"receipts": [{"rcvid": 8}], "last": 8}
+    run, server, done = follower([nothing, arrived, nothing], tmp_path)
+    run.run(steps=3)
+    assert all(wait == WAIT for _, wait in server.asked)  # each one held by the server (D38)
+    assert [since for since, _ in server.asked] == [0, 7, 8]
+    # At its start it reaches the server: the deliberate check; then a receipt: pull, then poke.
+    assert done == ["pull", "check", "pull", "poke"]
+    assert not any(step.startswith("sleep") for step in done)  # nothing paces it while the server answers
+
+
+def test_losing_the_server_backs_off_and_regaining_it_runs_the_check(tmp_path):
+    nothing = {"receipts": [], "last": 3}
+    cut = WebError("http://server:8080/ext/ocx: [Errno 101] Network is unreachable")
+    run, server, done = follower([nothing, cut, cut, cut, cut, cut, cut, nothing, nothing], tmp_path)
+    run.run(steps=9)
+    sleeps = [float(step.split()[1]) for step in done if step.startswith("sleep")]
+    assert sleeps[0] == LOST_FIRST and sleeps == sorted(sleeps) and max(sleeps) == LOST_MOST
+    assert done.count("check") == 2  # at its start, and once the server is back (D38, D39)
+    assert done[-2:] == ["pull", "check"]
+    assert [since for since, _ in server.asked][-1] == 3  # nothing skipped while cut off
