@@ -12,6 +12,7 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
     GET  self                        its own registration, the server's server-code and its last receipt
     GET  receipts&since=N[&wait=S]   the receipts after N, held up to S (<= 60) seconds (D37, D38)
     GET  answer&record=H             the record's answer in the served repository, if any (C4, D31, D39)
+    GET  record&record=H             its answer, its runner's page, its user's letters and node, the admins
     GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
     GET  users&login=L...[&owners=1] logins' letters, the node each works for; the admins (D24, D37, D40)
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
@@ -26,11 +27,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..fossil.repository import Repository
-from ..protocol.admission import holds_admin
-from ..protocol.errors import FieldError
 from .web import Node, refusal, viewer
 
-READS = ("self", "receipts", "answer", "page", "users")
+READS = ("self", "receipts", "answer", "record", "page", "users")
 CHANGES = ("grant", "withdraw", "register")
 
 
@@ -70,6 +69,10 @@ def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
     if entry is None or not entry.server_code:
         return _refused("caller", f"{viewer(env)} is not the node user of a registered node elsewhere (D36, D37)")
     registry.hear(served, entry.node_user)
+    if op == "receipts":  # the held request: nothing of the protocol's models on its path
+        return _receipts(query, served)
+    from ..protocol.errors import FieldError
+
     try:
         return _node_op(op, query, call, served, entry, own, config, home)
     except FieldError as error:
@@ -81,15 +84,20 @@ def _one(query: Mapping[str, list[str]], name: str) -> str:
     return values[-1]
 
 
-def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:
-    from ..node.serving import grants, questions, receipts
+def _receipts(query, served: str) -> dict:
+    from ..node.serving import receipts
 
-    if op == "receipts":
-        try:
-            since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
-        except ValueError:
-            raise FieldError("since", "since is a receipt's number and wait a number of seconds") from None
-        return receipts.wait_for_receipts(served, since, wait)
+    try:
+        since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
+    except ValueError:
+        return _refused("since", "since is a receipt's number and wait a number of seconds")
+    return receipts.wait_for_receipts(served, since, wait)
+
+
+def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:
+    from ..node.serving import grants, questions
+    from ..protocol.errors import FieldError
+
     if op in ("grant", "withdraw"):
         record = call.get("record")
         if not isinstance(record, str) or len(record) not in (40, 64):
@@ -104,6 +112,8 @@ def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, h
             return {"node": entry.json(), "server": own, "last": repository.max_rcvid()}
         if op == "answer":
             return questions.answer_of(repository, entry, _one(query, "record"))
+        if op == "record":
+            return questions.record_facts(repository, entry, _one(query, "record"), own)
         if op == "page":
             return questions.runner_page(repository, _one(query, "runner"))
         return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")
@@ -111,6 +121,8 @@ def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, h
 
 def _register(env: Mapping[str, str], served: str, config, call: dict, home: Path) -> dict:
     from ..node.serving import registry
+    from ..protocol.admission import holds_admin
+    from ..protocol.errors import FieldError
 
     if not holds_admin(env.get("FOSSIL_CAPABILITIES", "")):
         return _refused("caller", f"{viewer(env)} holds neither admin nor setup: only they add a node (D36)")

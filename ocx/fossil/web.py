@@ -128,6 +128,14 @@ class WebSession:
             raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})")
         return page.location
 
+    def cookie(self) -> str | None:
+        """This session's login cookie as a Cookie header (`fossil-…=…`), to
+        act in it again later without the password (a node elsewhere keeps it, D37)."""
+        if self._cookie_header:
+            return self._cookie_header
+        found = [f"{c.name}={c.value}" for c in self._cookies if c.name.startswith("fossil-")]
+        return found[0] if found else None
+
     def _log_in(self, password: str) -> None:
         page = self.post("/login", {"u": self.login, "p": password, "g": "/"})
         if page.status != 302 or not any(c.name.startswith("fossil-") for c in self._cookies):

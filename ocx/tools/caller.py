@@ -59,7 +59,13 @@ class Caller:
             return repository.resolve(prefix)
 
     def capabilities(self) -> frozenset[str]:
-        """The caller's letters as Fossil expands them when it acts."""
+        """The caller's letters as Fossil expands them when it acts: on a node
+        elsewhere, as the server's node says (its clone has no user table, D37)."""
+        if self.node is not None and self.node.elsewhere:
+            from ..node.served import Elsewhere
+
+            with self.reading() as repository:
+                return Elsewhere(self.node).capabilities(repository, self.login)
         with self.reading() as repository:
             try:
                 return repository.effective_capabilities(self.login)

@@ -121,9 +121,15 @@ class RunSocket:
     def password(self) -> str:
         with self._lock:
             if self._password is None:
-                # Only the node knows it (D22): set now, kept in this process only.
-                self._password = admin.set_random_password(self.config.repository, self.opened.record.user,
-                                                           home=self.config.state_dir / "home")
+                # Only the node knows it (D22): set now, kept in this process only. A node
+                # elsewhere has it set by the server's node, as its preparation did (D37).
+                if self.config.elsewhere:
+                    from ..node.elsewhere.link import ServerLink
+
+                    self._password = ServerLink.of_node(self.config).grant(self.opened.hash)[1]
+                else:
+                    self._password = admin.set_random_password(self.config.repository, self.opened.record.user,
+                                                               home=self.config.state_dir / "home")
             return self._password
 
     def caller(self) -> Caller:

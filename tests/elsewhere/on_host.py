@@ -17,6 +17,9 @@ On the build host (a node elsewhere, `build1`):
     active UNIT                     the unit's ActiveState
     journal UNIT                    its journal's tail
     code                            its clone's server-code
+    started UNIT                    InactiveExit and ExecMainStart timestamps, to the microsecond
+On either:
+    receipt HASH                    (server) when the served repository received HASH (rcvfrom)
 """
 from __future__ import annotations
 
@@ -136,13 +139,32 @@ def active(unit: str) -> dict:
     return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
 
 
+def started(unit: str) -> dict:
+    """When systemd began the unit's job, and when its program started (after its preparation)."""
+    from datetime import datetime, timezone
+
+    def stamp(prop: str) -> float | None:
+        value = subprocess.run(["systemctl", "show", unit, "-p", prop, "--value", "--timestamp=us+utc"],
+                               capture_output=True, text=True).stdout.strip()
+        if not value or value == "n/a":
+            return None
+        return datetime.strptime(value, "%a %Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=timezone.utc).timestamp()
+
+    return {"unit": stamp("InactiveExitTimestamp"), "program": stamp("ExecMainStartTimestamp")}
+
+
+def receipt(hash_: str) -> dict:
+    with server().repository() as repository:
+        return {"at": repository.sender(hash_).time.timestamp()}
+
+
 def unit_journal(unit: str) -> dict:
     return {"journal": journal(unit)[-8000:]}
 
 
 STEPS = {"server-init": server_init, "login": login, "post": post, "reply": reply, "stop": stop,
          "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
-         "active": active, "journal": unit_journal, "code": code}
+         "active": active, "journal": unit_journal, "code": code, "started": started, "receipt": receipt}
 
 if __name__ == "__main__":
     print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))

@@ -41,3 +41,25 @@ def test_a_build_host_joins_with_one_command_and_the_server_lists_it(hosts):
     again = hosts.build.exec(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "node", "init", "--name", "build1",
                               "--server", SERVER_URL])
     assert again.exit_code == 0 and "nothing changed" in again.output, again.output
+
+
+def answers(hosts, record: str, timeout: float = 90.0) -> list:
+    """Every response to RECORD in the served repository, once there is one: [outcome, note, node, sender]."""
+    return wait_until(lambda: on(hosts.server, "answers", record)["responses"], timeout, f"an answer to {record[:12]}")
+
+
+def unit_of(code: str, record: str) -> str:
+    return f"ocx-{code[:12]}-{record[:12]}.service"
+
+
+def test_a_session_for_the_build_host_runs_there_and_is_answered_once_as_its_node_user(hosts):
+    build = hosts.codes["build_code"]
+    posted = on(hosts.server, "post", json.dumps({"node": build, "objective": "exit 0"}))
+    record, user = posted["record"], posted["user"]
+    (outcome, note, node, sender), *more = answers(hosts, record)
+    assert not more and (outcome, node, sender) == ("exited", build, "ocx-node-build1"), (outcome, note, sender)
+    ran = on(hosts.build, "journal", unit_of(build, record))["journal"]
+    assert "exit 0" in ran  # the program's own echo of its first delivery, on the build host
+    assert on(hosts.server, "journal", unit_of(build, record))["journal"].strip() == ""  # never on the server
+    letters = on(hosts.server, "letters", user)
+    assert letters["letters"] == "" and build in letters["contact"]  # C4 withdrawn; D37 it works for build1

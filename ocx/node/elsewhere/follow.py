@@ -74,8 +74,10 @@ class Follower:
     def step(self, since: int, reached: bool) -> tuple[int, bool]:
         """One held request and what follows it: (where to ask from next, whether the server answered)."""
         try:
-            answer = self.link.receipts(since, wait=WAIT)
-            if not reached:  # D38: at its start, and once the server is back, the deliberate check
+            # Held, unless the server is just reached: then at once, and the deliberate check
+            # follows (D38: at its start, and once the server is back).
+            answer = self.link.receipts(since, wait=WAIT if reached else 0.0)
+            if not reached:
                 self.pull()
                 self.check()
                 self.log(f"server {self.config.url} reached: pulled, check started")

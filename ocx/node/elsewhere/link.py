@@ -1,15 +1,21 @@
 """A login's link to the server's node, through its page (D37): the node
 user's, for everything a node elsewhere asks; an admin's, to register one.
 
-Logged in once through Fossil's /login (the password never on a command
-line, D41) and kept by its cookie; a change carries the page's token for
-that session (D43), fetched once. A cookie Fossil no longer takes (its
-expiry, a new password) makes one new login.
+Logged in through Fossil's /login (the password never on a command line,
+D41) and kept by its cookie; a change carries the page's token for that
+session (D43), fetched once. The node user's cookie and token are kept in
+a root-only file in the node's state, so the node's passes, its runs'
+preparations, its tool sockets and its follower share one login instead of
+each logging in again; a cookie Fossil no longer takes (its expiry, a new
+password) makes one new login.
 """
 from __future__ import annotations
 
+import json
+import os
 import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ...fossil.web import WebError, WebSession
 from ...protocol.errors import FieldError
@@ -28,30 +34,60 @@ class ServerLink:
     login: str
     password: str = field(repr=False)
     timeout: float = 30.0
+    kept: Path | None = None  # where the session's cookie and token are kept (0600), if anywhere
     _session: WebSession | None = field(default=None, repr=False)
     _token: str | None = field(default=None, repr=False)
 
     @classmethod
     def of_node(cls, config) -> "ServerLink":
         """CONFIG's node user (a node elsewhere's configuration), its password read from root's file."""
-        return cls(config.url, config.node_user, config.node_password())
+        return cls(config.url, config.node_user, config.node_password(), kept=session_file(config.state_dir))
 
     def session(self) -> WebSession:
         if self._session is None:
-            self._session = WebSession(self.url, self.login, self.password, timeout=self.timeout)
-            self._token = None
+            saved = self._saved()
+            if saved is not None:
+                self._session = WebSession(self.url, self.login, None, cookie=saved["cookie"], timeout=self.timeout)
+                self._token = saved.get("token")
+            else:
+                self._session = WebSession(self.url, self.login, self.password, timeout=self.timeout)
+                self._token = None
+                self._keep()
         return self._session
+
+    def _saved(self) -> dict | None:
+        if self.kept is None:
+            return None
+        try:
+            saved = json.loads(self.kept.read_text())
+        except (OSError, ValueError):
+            return None
+        return saved if isinstance(saved, dict) and saved.get("login") == self.login and saved.get("cookie") else None
+
+    def _keep(self) -> None:
+        if self.kept is None or self._session is None or not self._session.cookie():
+            return
+        temporary = self.kept.with_name(f".{self.kept.name}.{os.getpid()}")
+        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            json.dump({"login": self.login, "cookie": self._session.cookie(), "token": self._token}, out)
+        os.replace(temporary, self.kept)
+
+    def _forget(self) -> None:
+        self._session, self._token = None, None
+        if self.kept is not None:
+            self.kept.unlink(missing_ok=True)
 
     def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         query = urllib.parse.urlencode([("json", ""), ("node", op), *params])
         for attempt in (1, 2):
             if payload is not None and self._token is None:
                 self._token = str(self.session().page_json(PAGE + "?json").get("token", ""))
+                self._keep()
             body = None if payload is None else {**payload, "token": self._token}
             answer = self.session().page_json(f"{PAGE}?{query}", body, timeout=timeout)
             refused = answer.get("refused")
             if isinstance(refused, dict) and refused.get("field") == "caller" and attempt == 1:
-                self._session = None  # its cookie lapsed, or the token is stale: log in again, once
+                self._forget()  # its cookie lapsed, or the token is stale: log in again, once
                 continue
             if isinstance(refused, dict):
                 raise Refused(str(refused.get("field", "")), str(refused.get("why", "")))
@@ -70,6 +106,11 @@ class ServerLink:
 
     def answer(self, record: str) -> dict:
         return self._call("answer", [("record", record)], None, None)
+
+    def record(self, record: str) -> dict:
+        """All a node asks before it acts on RECORD, in one request: its answer,
+        its runner's page, its user's letters and node, who holds admin."""
+        return self._call("record", [("record", record)], None, None)
 
     def runner_page(self, runner: str) -> dict | None:
         return self._call("page", [("runner", runner)], None, None).get("page")
@@ -93,4 +134,9 @@ class ServerLink:
         return answer.get("password")
 
 
-__all__ = ["Refused", "ServerLink", "WebError"]
+def session_file(state_dir: Path) -> Path:
+    """Where a node elsewhere keeps its node user's session (root's, 0600, in its private state)."""
+    return Path(state_dir) / "server-session.json"
+
+
+__all__ = ["Refused", "ServerLink", "WebError", "session_file"]

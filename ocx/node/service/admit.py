@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...protocol.admission import admission_error
 from ...protocol.decide import OpenRecord
@@ -19,15 +18,21 @@ from ..records import open_records
 from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
 
 
-def runner_page(repository: Repository, runner: str) -> RunnerPage | FieldError | None:
-    """The runner's page as an admin last wrote it (D14), a FieldError if it is broken, or None."""
-    version = repository.wiki_latest_by_admin(PAGE_PREFIX + runner)
-    if version is None:
+def runner_page(repository: Repository, runner: str, served=None) -> RunnerPage | FieldError | None:
+    """The runner's page as an admin last wrote it (D14), a FieldError if it is broken, or None.
+    SERVED: where senders are known (a node elsewhere asks the server's node, D37)."""
+    if served is None:
+        version = repository.wiki_latest_by_admin(PAGE_PREFIX + runner)
+        found = None if version is None else (version.hash, version.content)
+    else:
+        found = served.runner_page(repository, PAGE_PREFIX + runner)
+    if found is None:
         return None
+    hash_, content = found
     try:
-        return parse_page(version.content)
+        return parse_page(content)
     except FieldError as error:
-        return FieldError("runner", f"page {PAGE_PREFIX}{runner} ({version.hash[:10]}) is not usable: {error}")
+        return FieldError("runner", f"page {PAGE_PREFIX}{runner} ({hash_[:10]}) is not usable: {error}")
 
 
 def node_files(config: NodeConfig) -> list[Path]:
@@ -51,19 +56,26 @@ def sandbox_error(record: Record, config: NodeConfig) -> FieldError | None:
 
 
 def admission(repository: Repository, config: NodeConfig, record_hash: str, record: Record,
-              open_now: list[OpenRecord] | None = None) -> tuple[FieldError | None, RunnerPage | None]:
+              open_now: list[OpenRecord] | None = None, served=None) -> tuple[FieldError | None, RunnerPage | None]:
     """The first reason to refuse RECORD here, and its runner's page. OPEN_NOW:
     the node's open records, when the caller read them elsewhere than the
-    node's state (the tools on the web page, tools/caller.py)."""
-    page = None if record.is_command else runner_page(repository, record.runner)
+    node's state (the tools on the web page, tools/caller.py). SERVED: what
+    only the served repository knows (node/served.py), this host's by default."""
+    if served is None:
+        from ..served import Here
+
+        served = Here(config)
+    page = None if record.is_command else runner_page(repository, record.runner, served)
     if isinstance(page, FieldError):
         return page, None
     offers = {record.runner: page.offer(record.runner)} if page is not None else {}
-    try:
-        letters = repository.user(record.user).capabilities  # its own letters, never nobody's (D40)
-    except UnknownUser:
-        letters = None  # the node makes it (D19)
+    letters = served.letters(repository, record.user)  # its own letters, never nobody's (D40); None: made (D19)
     error = admission_error(record, offers=offers, node_user=config.node_user, run_user_letters=letters)
+    if error is None:
+        # D37: a run user works for one node, the node of the first record an admin sent naming it.
+        owner = served.works_for(repository, record.user)
+        if owner is not None and owner != repository.server_code:
+            error = FieldError("user", f"{record.user!r} works for node {owner[:12]}, not this one (D37)")
     if error is None:
         error = sandbox_error(record, config)
     if error is None:

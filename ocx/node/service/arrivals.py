@@ -69,6 +69,8 @@ class ReceiptReader:
         kind = _KINDS.get(event_type or "", OTHER)
         if kind == OTHER:
             return None
+        if stored.private and not self.repository.holding([stored.hash]):
+            return None  # held for moderation: a node elsewhere's clone never gets it, and it is no message (D28)
         base = dict(hash=stored.hash, kind=kind, sender=receipt.sender,
                     sender_capabilities=self.capabilities(receipt.sender),
                     received=receipt.time.timestamp(), rcvid=receipt.rcvid, pending_moderation=stored.private)

@@ -20,11 +20,21 @@ class NodeContext:
     config: NodeConfig
     server_code: str
     _web: "WebSession | None" = field(default=None, repr=False)
+    _served: object = field(default=None, repr=False)
 
     @classmethod
     def load(cls, config: NodeConfig) -> "NodeContext":
         with Repository(config.repository) as repository:
             return cls(config, repository.server_code)
+
+    @property
+    def served(self):
+        """What only the served repository knows (D37): this host's file, or the server's node (served.py)."""
+        if self._served is None:
+            from ..served import served
+
+            self._served = served(self.config)
+        return self._served
 
     @property
     def fossil_home(self) -> Path:

@@ -32,7 +32,7 @@ from ..layout import unit_name
 from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
 from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
-from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader, answer_in_place
+from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
 from .command_runs import enqueue
 from .context import NodeContext
@@ -86,6 +86,12 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
 
 async def read_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
     mark, retry = read_mark(context)
+    if context.config.elsewhere:  # its clone cannot tell senders: the server's receipts (D37)
+        try:
+            await read_served_receipts(context, systemd, repository, report, mark, retry)
+        except OSError as error:  # cut off from its server (D39): its runs go on
+            context.log(f"the server cannot be reached: {describe(error)}", priority=4)
+        return
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
         failed = (await handle(context, systemd, repository, receipt, report))[0] if receipt else []
@@ -118,6 +124,38 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         if upto == mark or len(ready) < len(receipts):
             break
         mark = upto
+
+
+async def read_served_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport,
+                               mark: int, retry: dict[int, dict]) -> None:
+    """A node elsewhere's receipts: the server's (node/served.py), each sender with the letters the
+    server gives it, acted on once its clone holds their artifacts (D37)."""
+    def reader(receipts: list, letters: dict[str, frozenset[str]]) -> PassReading:
+        return PassReading(ReceiptReader(repository, receipts, lambda login: letters.get(login or "", frozenset())))
+
+    for rcvid in sorted(retry):  # those that failed before first, in arrival order
+        receipt, letters = context.served.receipt(repository, rcvid)
+        failed = (await handle(context, systemd, repository, receipt, report, reader([receipt], letters)))[0] \
+            if receipt else []
+        retry = _retried(context, retry, rcvid, receipt, failed, report)
+        write_mark(context, mark, retry)
+    while True:  # read again before stopping (D26)
+        # Not yet in its clone (the follower's pull is the next event), or crosslinking on the server: wait.
+        ready, letters, waiting = context.served.receipts(repository, mark)
+        reading = reader(ready, letters)
+        for receipt in ready:
+            failed, _acted = await handle(context, systemd, repository, receipt, report, reading)
+            for stored in receipt.artifacts:
+                cut_here(context.config.name, "receipt", stored.hash)
+            if failed:
+                retry = _retried(context, retry, receipt.rcvid, receipt, failed, report)
+            mark = receipt.rcvid
+            write_mark(context, mark, retry)
+            report.receipts += 1
+        if waiting:
+            context.log(f"receipts after {mark} are not ready yet: waiting", priority=7)
+        if not ready or waiting:
+            break
 
 
 @dataclass(frozen=True)
@@ -227,7 +265,7 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             if opened.record.is_command or record_dir.state is not RecordState.OPEN:
                 continue
             # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
-            admins = repository.admins() if admins is None else admins
+            admins = context.served.admins(repository) if admins is None else admins
             admin = opened.record.user in admins
             if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
                 continue
@@ -297,11 +335,11 @@ def admit(context: NodeContext, repository: Repository, came: d.Arrival, action:
     """Saved if it can run here, else refused; its run is started by tend.py."""
     record_dir = RecordDir.of(context.config, action.record_hash)
     target = _record_target(came, action)
-    if answer_in_place(repository, target.place_kind, action.place, action.record_hash, node=context.server_code,
-                       node_user=context.config.node_user, received=came.received,
-                       wall_seconds=action.record.budget.wall_seconds):
+    if context.served.answer(repository, target.place_kind, action.place, action.record_hash,
+                             node=context.server_code, received=came.received,
+                             wall_seconds=action.record.budget.wall_seconds):
         return  # F3: a record that has its response is never acted on again
-    error, _page = admission(repository, context.config, action.record_hash, action.record)
+    error, _page = admission(repository, context.config, action.record_hash, action.record, served=context.served)
     if error is not None:
         decide_answer(context, record_dir, Outcome.refused, str(error), target)
         return

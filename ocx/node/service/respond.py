@@ -13,16 +13,12 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 
-from ...fossil import admin
-from ...fossil.errors import UnknownUser
-from ...fossil.program import FossilError
 from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
 from ...protocol.render import one_line, render_response
 from ..cut import cut_here
 from ..records import THREAD, RecordDir, open_records
 from ..states import Mark
-from .arrivals import answer_in_place
 from .context import NodeContext
 
 
@@ -62,9 +58,10 @@ def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
     target = Target(**decided["target"]) if "target" in decided else Target.of(record_dir)
     outcome, note = Outcome(decided["outcome"]), decided.get("note", "")
     with Repository(context.config.repository) as repository:
-        existing = answer_in_place(repository, target.place_kind, target.place, target.hash, node=context.server_code,
-                                   node_user=context.config.node_user, received=target.received,
-                                   wall_seconds=target.wall_seconds)
+        # C4, D39: the served repository's answer first (a node elsewhere asks the server's node).
+        existing = context.served.answer(repository, target.place_kind, target.place, target.hash,
+                                         node=context.server_code, received=target.received,
+                                         wall_seconds=target.wall_seconds)
     written = None
     note = one_line(note)  # one line, no control character: nothing it echoes can open a block before ours
     if existing is None:
@@ -79,7 +76,7 @@ def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
         context.log(f"answered {outcome.value}: {note}", record=target.hash)
         cut_here(context.config.name, "responded", target.hash)
     if target.user is not None:
-        withdraw(context, record_dir, target.user)
+        withdraw(context, record_dir, target.user, target.hash)
         cut_here(context.config.name, "withdrawn", target.hash)
     record_dir.mark(Mark.ANSWERED, {"outcome": (existing.outcome if existing else outcome).value,
                                     "response": written, "at": time.time()})
@@ -87,23 +84,13 @@ def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
     return written
 
 
-def withdraw(context: NodeContext, record_dir: RecordDir | None, user: str) -> None:
+def withdraw(context: NodeContext, record_dir: RecordDir | None, user: str, record_hash: str) -> None:
     """C4: after the response, the run user holds no letters of its own, unless
-    another open record of this node runs as the same user. A user that does
-    not exist (its run was stopped before its preparation made it) or holds
-    nothing already is done: read first, so an answer writes no more than it must."""
+    another open record of this node runs as the same user. Only the server's
+    node changes letters (D37): served.py reads first, so an answer writes no
+    more than it must."""
     others = [r for r in open_records(context.config) if record_dir is None or r.path != record_dir.path]
     if any(r.load()[0].record.user == user for r in others):
         context.log(f"{user} keeps its capabilities: another open record runs as it")
         return
-    with Repository(context.config.repository) as repository:
-        try:
-            if not repository.user(user).capabilities:
-                return
-        except UnknownUser:
-            return
-    try:
-        admin.withdraw_capabilities(context.config.repository, user, home=context.fossil_home)
-    except FossilError as error:
-        if "no such user" not in f"{error.stderr} {error.stdout}".lower():
-            raise
+    context.served.withdraw(record_hash, user)

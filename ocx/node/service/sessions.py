@@ -69,7 +69,10 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
                        config.state_dir / "home", template_path(config), pull=pull,
                        keep_password=not record.restrict.no_password, checkin=checkin,
-                       runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network)
+                       runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network,
+                       # D37: a node elsewhere's run users are the server's node's to grant
+                       server_login=config.node_user if config.elsewhere else None,
+                       server_password_file=str(config.password_file) if config.elsewhere else None)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:

@@ -231,7 +231,7 @@ class Tending:
             return
         try:
             with Repository(self.context.config.repository) as repository:
-                page = runner_page(repository, opened.record.runner)
+                page = runner_page(repository, opened.record.runner, self.context.served)  # D37: the server's
             if not isinstance(page, RunnerPage):
                 self.decide(record_dir, Outcome.refused, str(page) if page else
                             f"runner: {opened.record.runner!r} is no longer offered on this node (D14)")

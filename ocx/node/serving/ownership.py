@@ -16,7 +16,6 @@ import re
 
 from ...fossil.errors import UnknownUser, WrongKind
 from ...fossil.repository import Repository
-from ...protocol.messages import Record, message_in
 
 _WORKS_FOR = re.compile(r"OCX run user for node ([0-9a-f]{40,64})")
 RUN_USER_CONTACT = "OCX run user"  # what a run user made before D37 holds (prepare.py)
@@ -40,6 +39,8 @@ def contact_naming(contact: str, node: str) -> str:
 def first_record_naming(repository: Repository, login: str, nodes: frozenset[str]) -> tuple[str, str] | None:
     """(node, record hash) of the first record, by receipt, an admin or setup
     sent naming LOGIN as its user, for one of NODES; None if there is none."""
+    from ...protocol.messages import Record, message_in  # pydantic: not on a preparation's path
+
     candidates = []
     for post in repository.forum_posts():
         if post.edit_of is None and not post.pending_moderation:

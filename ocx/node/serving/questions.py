@@ -54,6 +54,22 @@ def users(repository: Repository, logins: list[str], own_server_code: str, *, ow
             found[login] = None
             continue
         found[login] = {"letters": letters,
-                        "capabilities": "".join(sorted(repository.effective_capabilities(login))),
-                        "works_for": ownership.works_for(repository, login, known) if owners else None}
-    return {"users": found, "admins": sorted(repository.admins())}
+                        "capabilities": "".join(sorted(repository.effective_capabilities(login)))}
+    # D37 holds for a login not made yet too: the first record naming it may be for another node.
+    works_for = {login: ownership.works_for(repository, login, known) for login in logins} if owners else {}
+    return {"users": found, "works_for": works_for, "admins": sorted(repository.admins())}
+
+
+def record_facts(repository: Repository, node: NodeEntry, record_hash: str, own_server_code: str) -> dict:
+    """All a node elsewhere asks before it acts on a record, in one answer:
+    its answer (F3), its runner's page (D14), its user's letters and the
+    node it works for (D37, D40), and who holds admin or setup (D24)."""
+    found = answer_of(repository, node, record_hash)
+    if found["record"] is None:
+        return found
+    record = placed_record(repository, record_hash).record
+    page = None if record.is_command else runner_page(repository, record.runner)["page"]
+    people = users(repository, [record.user], own_server_code, owners=True)
+    return {**found, "runner": record.runner, "page": page, "login": record.user,
+            "user": people["users"][record.user], "works_for": people["works_for"][record.user],
+            "admins": people["admins"]}

@@ -74,12 +74,18 @@ class Preparation:
     # D34: a run without network is prepared by the node itself, never through argv below; its
     # clone cannot sync, so it gets no autosync (its commits would stop to ask, on its stdin).
     network: bool = True
+    # D37, a node elsewhere: its run user's letters and password come from the server's node, asked
+    # as this node user with the password in this root-only file; REPOSITORY is then its clone.
+    server_login: str | None = None
+    server_password_file: str | None = None
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
                 "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
                 "--fossil-home", str(self.fossil_home), "--template", str(self.template)]
         args += ["--pull"] if self.pull else []
+        if self.server_login:
+            args += ["--server-login", self.server_login, "--server-password-file", str(self.server_password_file)]
         args += [] if self.keep_password else ["--no-password"]
         args += [a for home in self.runner_homes for a in ("--runner-home", home)]
         args += [a for index, name in self.keep for a in ("--keep", f"{index}:{name}")]
@@ -87,17 +93,40 @@ class Preparation:
 
 
 def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> str:
-    """The run user with exactly D19's letters and a new random password, made if new (C5)."""
+    """The run user with exactly D19's letters and a new random password, made if new (C5),
+    and remembered to work for this node (D37: admission checked that it works for no other)."""
+    from ..serving.ownership import contact_naming, works_for_text
+
     with Repository(repository_file) as repository:
+        node = repository.server_code
         try:
-            repository.user(login)
+            contact = repository.user(login).contact
             exists = True
         except UnknownUser:
-            exists = False
+            contact, exists = "", False
     if not exists:
-        return admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, "OCX run user", home=fossil_home)
+        return admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
+                                 home=fossil_home)
     admin.set_capabilities(repository_file, login, RUN_USER_CAPABILITIES, home=fossil_home)
+    if works_for_text(contact) is None:
+        admin.set_contact(repository_file, login, contact_naming(contact, node), home=fossil_home)
     return admin.set_random_password(repository_file, login, home=fossil_home)
+
+
+def granted_run_user(step: "Preparation") -> str:
+    """A node elsewhere's run user, given its letters and a new password by the server's node (D37):
+    the password comes back in the answer only, read here, kept nowhere but the run's clone."""
+    from ..elsewhere.link import ServerLink
+
+    from ..elsewhere.link import session_file
+
+    password = Path(str(step.server_password_file)).read_text().strip()
+    # The node's session, kept in its state (the record's directory is STATE/records/HASH): no new login.
+    link = ServerLink(step.url, str(step.server_login), password, kept=session_file(step.marks.parent.parent))
+    login, secret = link.grant(step.marks.name)
+    if login != step.user:
+        raise RuntimeError(f"the server's node granted {login}, not {step.user}")
+    return secret
 
 
 def _give(root: Path, uid: int, gid: int) -> None:
@@ -182,7 +211,9 @@ def prepare_run(step: Preparation) -> None:
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     with ThreadPoolExecutor(1) as pool:
-        user = pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home)
+        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
+        user = (pool.submit(granted_run_user, step) if step.server_login
+                else pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home))
         user.add_done_callback(lambda _: print(
             f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
             f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True))
@@ -202,12 +233,15 @@ def parse(argv: list[str]) -> Preparation:
     parser.add_argument("--checkin")
     parser.add_argument("--runner-home", action="append", default=[])
     parser.add_argument("--keep", action="append", default=[])
+    parser.add_argument("--server-login")
+    parser.add_argument("--server-password-file")
     args = parser.parse_args(argv)
     return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
                        Path(args.fossil_home), Path(args.template), args.pull, keep_password=not args.no_password,
                        checkin=args.checkin,
                        runner_homes=tuple(args.runner_home),
-                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep))
+                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep),
+                       server_login=args.server_login, server_password_file=args.server_password_file)
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,65 @@
+"""The benchmark of a node elsewhere (issue 16, D38): `python bench/elsewhere.py [RECORDS]`.
+
+It starts two systemd containers on one Docker network, as
+tests/elsewhere does (the server host with the server's node and its
+Fossil server; a build host with a node elsewhere, set up by
+`ocx node init --server`), then posts RECORDS session records for the build
+host through the server's web forms, one at a time on a quiet pair (each
+answered before the next), and prints, from the server's receipt of each
+record (rcvfrom, its clock and the build host's are the same kernel's):
+
+- to the run's unit starting on the build host (InactiveExitTimestamp): the
+  follower's held request answered, its pull, the poke, the node's pass;
+- to the run's program starting (ExecMainStartTimestamp): plus the run
+  user granted by the server's node and the run's clone made (target: median <= 1 s).
+
+It asserts nothing.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+
+from tests.elsewhere.hosts import Hosts, on, wait_until  # noqa: E402
+
+
+def figures(values: list[float]) -> str:
+    values = sorted(values)
+    p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+    return (f"median {statistics.median(values) * 1000:.0f} ms, p90 {p90 * 1000:.0f} ms, "
+            f"min {values[0] * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms (n={len(values)})")
+
+
+def main(records: str = "20") -> None:
+    hosts = Hosts()
+    try:
+        began = time.monotonic()
+        codes = hosts.start()
+        print(f"two hosts up and both nodes set up in {time.monotonic() - began:.1f} s")
+        build = codes["build_code"]
+        to_unit, to_program = [], []
+        for _ in range(int(records)):
+            # A session that waits: its unit's timestamps are read while it lives, then it is stopped.
+            record = on(hosts.server, "post", json.dumps({"node": build, "objective": "sleep"}))["record"]
+            unit = f"ocx-{build[:12]}-{record[:12]}.service"
+            started = wait_until(lambda: (lambda s: s if s["program"] else None)(on(hosts.build, "started", unit)),
+                                 120, "its program's start")
+            received = on(hosts.server, "receipt", record)["at"]
+            on(hosts.server, "stop", build, record)
+            wait_until(lambda: on(hosts.server, "answers", record)["responses"], 120, "its answer")
+            to_unit.append(started["unit"] - received)
+            to_program.append(started["program"] - received)
+        print(f"server receipt to the unit's start on the build host: {figures(to_unit)}")
+        print(f"server receipt to the program's start on the build host: {figures(to_program)}")
+    finally:
+        hosts.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

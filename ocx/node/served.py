@@ -1,0 +1,234 @@
+"""What only the served repository knows, for this node (D37): who sent
+each receipt and the letters Fossil gives them, whether a record is
+answered, the runner pages admins wrote, logins' letters and the node each
+run user works for; and the only hand allowed to change a run user's
+letters and password.
+
+The server's node reads its own repository file and writes with `fossil`
+(Here). A node elsewhere reads the artifacts themselves from its clone,
+which cannot know senders (it names itself for everything it pulled), and
+asks the rest of the server's node through its page (Elsewhere, over
+elsewhere/link.py). The node's code is the same on both; this is where
+they differ (architecture: "the same code with a different source of
+senders").
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import takewhile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..fossil.errors import UnknownUser
+from ..fossil.records import ReceivedArtifact, Receipt
+from ..fossil.repository import Repository
+
+if TYPE_CHECKING:
+    from .config import NodeConfig
+    from .elsewhere.link import ServerLink
+
+SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
+ACTED_ON = ("f", "t", "ci")  # what can be a message or a delivery: the clone must hold these first
+
+
+def settled(repository: Repository, receipt: Receipt) -> bool:
+    """Whether Fossil has finished crosslinking what this receipt stored."""
+    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
+        return True
+    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
+                   if stored.event_type is None)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A record's answer as the served repository holds it (C4, D31)."""
+
+    outcome: str
+    note: str = ""
+
+
+@dataclass
+class Here:
+    """The server's node: its repository file is the served one."""
+
+    config: "NodeConfig"
+    elsewhere: bool = False
+
+    def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
+        """Settled receipts after SINCE, each sender's letters, and whether more wait (crosslinking)."""
+        found = repository.receipts_since(since)
+        ready = list(takewhile(lambda receipt: settled(repository, receipt), found))
+        letters = {r.sender: _capabilities(repository, r.sender) for r in ready if r.sender is not None}
+        return ready, letters, len(ready) < len(found)
+
+    def receipt(self, repository: Repository, rcvid: int) -> tuple[Receipt | None, dict[str, frozenset[str]]]:
+        """Receipt RCVID read again (a retry, issue 13), and its sender's letters."""
+        found = repository.receipt(rcvid)
+        letters = {found.sender: _capabilities(repository, found.sender)} if found and found.sender else {}
+        return found, letters
+
+    def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,
+               received: float, wall_seconds: int) -> Answer | None:
+        from .service.arrivals import answer_in_place
+
+        found = answer_in_place(repository, place_kind, place, record_hash, node=node,
+                                node_user=self.config.node_user, received=received, wall_seconds=wall_seconds)
+        return None if found is None else Answer(found.outcome.value, found.note)
+
+    def runner_page(self, repository: Repository, name: str) -> tuple[str, str] | None:
+        version = repository.wiki_latest_by_admin(name)
+        return None if version is None else (version.hash, version.content)
+
+    def letters(self, repository: Repository, login: str) -> str | None:
+        try:
+            return repository.user(login).capabilities
+        except UnknownUser:
+            return None
+
+    def works_for(self, repository: Repository, login: str) -> str | None:
+        from .serving.grants import nodes_known
+        from .serving.ownership import works_for
+
+        return works_for(repository, login, nodes_known(repository, repository.server_code))
+
+    def capabilities(self, repository: Repository, login: str) -> frozenset[str]:
+        return _capabilities(repository, login)
+
+    def admins(self, repository: Repository) -> frozenset[str]:
+        return repository.admins()
+
+    def withdraw(self, record_hash: str, login: str) -> None:
+        """A user that does not exist (its run was stopped before its preparation made it) or holds
+        nothing already is done: read first, so an answer writes no more than it must."""
+        from ..fossil import admin
+        from ..fossil.program import FossilError
+
+        with Repository(self.config.repository) as repository:
+            try:
+                if not repository.user(login).capabilities:
+                    return
+            except UnknownUser:
+                return
+        try:
+            admin.withdraw_capabilities(self.config.repository, login, home=self.config.state_dir / "home")
+        except FossilError as error:
+            if "no such user" not in f"{error.stderr} {error.stdout}".lower():
+                raise
+
+
+@dataclass
+class Elsewhere:
+    """A node elsewhere: its repository file is a clone; the server's node answers the rest."""
+
+    config: "NodeConfig"
+    elsewhere: bool = True
+    _link: "ServerLink | None" = field(default=None, repr=False)
+    # What the server said of each record this pass (its `record` answer): admission asks it all at once.
+    _facts: dict[str, dict] = field(default_factory=dict, repr=False)
+
+    def link(self) -> "ServerLink":
+        if self._link is None:
+            from .elsewhere.link import ServerLink
+
+            self._link = ServerLink.of_node(self.config)
+        return self._link
+
+    def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
+        """The server's receipts after SINCE (D37), up to the first whose
+        artifacts the clone does not hold even after a pull."""
+        self._facts.clear()  # a new pass: nothing the server said before is taken as still so
+        answer = self.link().receipts(since)
+        found = self._listed(answer)
+        letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
+        ready = self._held(repository, found)
+        if len(ready) < len(found):
+            self.pull()
+            ready = self._held(repository, found)
+        return ready, letters, len(ready) < len(found) or bool(answer.get("more"))
+
+    def receipt(self, repository: Repository, rcvid: int) -> tuple[Receipt | None, dict[str, frozenset[str]]]:
+        """The server's receipt RCVID read again (a retry, issue 13), once the clone holds it; else None."""
+        answer = self.link().receipts(rcvid - 1)
+        found = [r for r in self._listed(answer) if r.rcvid == rcvid][:1]
+        if found and not self._held(repository, found):
+            self.pull()
+        letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
+        return (found[0] if found and self._held(repository, found) else None), letters
+
+    @staticmethod
+    def _listed(answer: dict) -> list[Receipt]:
+        return [Receipt(r["rcvid"], r["sender"], None, datetime.fromtimestamp(r["time"], timezone.utc),
+                        tuple(ReceivedArtifact(h, kind, bool(private)) for h, kind, private in r["artifacts"]))
+                for r in answer["receipts"]]
+
+    @staticmethod
+    def _held(repository: Repository, receipts: list[Receipt]) -> list[Receipt]:
+        wanted = [a.hash for r in receipts for a in r.artifacts if a.event_type in ACTED_ON and not a.private]
+        held = repository.holding(wanted)
+        return list(takewhile(lambda r: all(a.hash in held for a in r.artifacts
+                                            if a.event_type in ACTED_ON and not a.private), receipts))
+
+    def pull(self) -> None:
+        from ..fossil.sync import CallerClone
+
+        CallerClone(Path(self.config.repository), self.config.node_user, self.config.state_dir / "home").pull()
+
+    def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,
+               received: float, wall_seconds: int) -> Answer | None:
+        """Asked afresh every time (C4, D39: the server's answers first, before any response)."""
+        facts = self.link().record(record_hash)
+        self._facts[record_hash] = facts
+        found = facts.get("answer")
+        return None if found is None else Answer(found["outcome"], found.get("note", ""))
+
+    def _known(self, key: str, value: str) -> dict | None:
+        return next((facts for facts in self._facts.values() if facts.get(key) == value), None)
+
+    def runner_page(self, repository: Repository, name: str) -> tuple[str, str] | None:
+        from .serving.questions import RUNNER_PAGE_PREFIX
+
+        runner = name.removeprefix(RUNNER_PAGE_PREFIX)
+        known = self._known("runner", runner)
+        found = known["page"] if known is not None else self.link().runner_page(runner)
+        return None if found is None else (found["hash"], found["content"])
+
+    def _user(self, login: str) -> dict | None:
+        known = self._known("login", login)
+        if known is not None:
+            return known["user"]
+        return self.link().users([login])["users"].get(login)
+
+    def letters(self, repository: Repository, login: str) -> str | None:
+        found = self._user(login)
+        return None if found is None else found["letters"]
+
+    def works_for(self, repository: Repository, login: str) -> str | None:
+        known = self._known("login", login)
+        if known is not None:
+            return known.get("works_for")
+        return self.link().users([login], owners=True)["works_for"].get(login)
+
+    def capabilities(self, repository: Repository, login: str) -> frozenset[str]:
+        found = self._user(login)
+        return frozenset() if found is None else frozenset(found["capabilities"])
+
+    def admins(self, repository: Repository) -> frozenset[str]:
+        return frozenset(self.link().users([])["admins"])
+
+    def withdraw(self, record_hash: str, login: str) -> None:
+        self.link().withdraw(record_hash)
+
+
+def _capabilities(repository: Repository, login: str | None) -> frozenset[str]:
+    if login is None:
+        return frozenset()
+    try:
+        return repository.effective_capabilities(login)
+    except Exception:  # a login deleted since: it holds nothing now
+        return frozenset()
+
+
+def served(config: "NodeConfig") -> Here | Elsewhere:
+    return Elsewhere(config) if config.elsewhere else Here(config)
