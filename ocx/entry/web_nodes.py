@@ -10,7 +10,8 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
 "why"}}`.
 
     GET  self                        its own registration, the server's server-code and its last receipt
-    GET  receipts&since=N[&wait=S]   the receipts after N, held up to S (<= 60) seconds (D37, D38)
+    GET  receipts&since=N[&wait=S][&admins=D]   the receipts after N, held up to S (<= 60) seconds, or
+                                     until who holds admin differs from digest D (D24, D37, D38)
     GET  answer&record=H             the record's answer in the served repository, if any (C4, D31, D39)
     GET  record&record=H             its answer, its runner's page, its user's letters and node, the admins
     GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
@@ -91,7 +92,7 @@ def _receipts(query, served: str) -> dict:
         since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
     except ValueError:
         return _refused("since", "since is a receipt's number and wait a number of seconds")
-    return receipts.wait_for_receipts(served, since, wait)
+    return receipts.wait_for_receipts(served, since, wait, admins=_one(query, "admins") or None)
 
 
 def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:

@@ -14,7 +14,7 @@ class Server:
     def __init__(self, script):
         self.script, self.asked = list(script), []
 
-    def receipts(self, since, wait=0.0):
+    def receipts(self, since, wait=0.0, admins=None):
         self.asked.append((since, wait))
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
@@ -54,3 +54,11 @@ def test_losing_the_server_backs_off_and_regaining_it_runs_the_check(tmp_path):
     assert done.count("check") == 2  # at its start, and once the server is back (D38, D39)
     assert done[-2:] == ["pull", "check"]
     assert [since for since, _ in server.asked][-1] == 3  # nothing skipped while cut off
+
+
+def test_a_change_of_who_holds_admin_wakes_the_node_without_a_pull(tmp_path):
+    same = {"receipts": [], "last": 2, "admins": "aaaa"}
+    changed = {"receipts": [], "last": 2, "admins": "bbbb"}
+    run, server, done = follower([same, same, changed], tmp_path)
+    run.run(steps=3)
+    assert done == ["pull", "check", "poke"]  # D24: its pass ends a run whose user became an admin

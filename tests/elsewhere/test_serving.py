@@ -194,3 +194,24 @@ def test_status_on_the_servers_node_lists_every_node_and_when_it_was_heard_from(
     assert listed["listed"]["server_code"] == code and listed["listed"]["heard"] is not None
     assert listed["listed"]["enforces"] == ["branch", "no_password", "own_thread"]
     assert listed["silent"]["heard"] is None and not listed["silent"]["here"]
+
+
+def test_a_held_request_answers_when_someone_is_given_admin(site):
+    from ocx.fossil import admin
+
+    node = site.register("watcher")
+    first = node.receipts(0)
+    since, digest = first["last"], first["admins"]
+    answered: dict = {}
+    waiting = threading.Thread(target=lambda: answered.update(node.receipts(since, wait=30, admins=digest)))
+    waiting.start()
+    time.sleep(1.0)
+    assert not answered
+    given_at = time.monotonic()
+    admin.set_capabilities(site.served.path, "erin", "s", home=site.served.home)  # no artifact, no receipt
+    try:
+        waiting.join(35)
+        assert answered["admins"] != digest and answered["receipts"] == []
+        assert time.monotonic() - given_at < 5.0
+    finally:
+        admin.set_capabilities(site.served.path, "erin", "v", home=site.served.home)

@@ -6,8 +6,9 @@ after at most 60 s with nothing (serving/receipts.py); it then renews it
 at once. When the answer lists receipts, it pulls the node's clone, as the
 node user, and pokes the node's socket: the node's own pass then reads the
 receipts from the server, exactly as the server's node reads its own
-(D26). Nothing here repeats a request on a fixed interval while the
-server answers.
+(D26). When who holds admin or setup changed, it pokes the node too (D24:
+its pass ends a run whose user was given admin). Nothing here repeats a
+request on a fixed interval while the server answers.
 
 When the server cannot be reached (the host cut off, the server down), the
 runs go on (D39) and the follower tries again after a growing pause, up to
@@ -71,18 +72,23 @@ class Follower:
     log: Callable[[str], None] = print
     sleep: Callable[[float], None] = time.sleep
 
+    admins: str | None = None  # the digest of who holds admin or setup, as last answered
+
     def step(self, since: int, reached: bool) -> tuple[int, bool]:
         """One held request and what follows it: (where to ask from next, whether the server answered)."""
         try:
             # Held, unless the server is just reached: then at once, and the deliberate check
             # follows (D38: at its start, and once the server is back).
-            answer = self.link.receipts(since, wait=WAIT if reached else 0.0)
+            answer = self.link.receipts(since, wait=WAIT if reached else 0.0, admins=self.admins)
+            admins_changed = self.admins is not None and answer.get("admins") != self.admins
+            self.admins = answer.get("admins")
             if not reached:
                 self.pull()
                 self.check()
                 self.log(f"server {self.config.url} reached: pulled, check started")
             if answer.get("receipts"):
                 self.pull()
+            if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
         except Exception as error:  # cut off, the server down, refused: the runs go on (D39)

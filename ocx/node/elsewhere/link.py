@@ -100,9 +100,9 @@ class ServerLink:
         """Its own registration (D36), the server's server-code and its newest receipt."""
         return self._call("self", [], None, None)
 
-    def receipts(self, since: int, wait: float = 0.0) -> dict:
-        return self._call("receipts", [("since", str(since)), ("wait", str(wait))], None,
-                          timeout=wait + WAIT_SLACK if wait else None)
+    def receipts(self, since: int, wait: float = 0.0, admins: str | None = None) -> dict:
+        params = [("since", str(since)), ("wait", str(wait))] + ([("admins", admins)] if admins else [])
+        return self._call("receipts", params, None, timeout=wait + WAIT_SLACK if wait else None)
 
     def answer(self, record: str) -> dict:
         return self._call("answer", [("record", record)], None, None)

@@ -10,11 +10,15 @@ on the artifacts themselves, read from its own clone after a pull.
 Asked to wait, the page holds the request until something arrives or at
 most WAIT_MOST seconds: it watches the repository file with inotify, which
 Fossil's every commit changes, and reads again at each change; it never
-wakes on a timer (D38). A receipt Fossil is still crosslinking is held
+wakes on a timer (D38). A change of who holds admin or setup is something
+for the node too (D24: a run user given admin ends its run `unenforced`),
+though it is no receipt: each answer carries a digest of that list, and a
+request naming the digest it knows is answered when the list differs. A receipt Fossil is still crosslinking is held
 back, as the node's own pass holds it (intake.settled), until it settles.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import select
 import time
@@ -49,6 +53,7 @@ def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> d
         if receipt.sender is not None and receipt.sender not in senders:
             senders[receipt.sender] = "".join(sorted(_capabilities(repository, receipt.sender)))
     return {
+        "admins": admins_digest(repository),
         "receipts": [{"rcvid": r.rcvid, "time": r.time.timestamp(), "sender": r.sender,
                       "artifacts": [[a.hash, a.event_type, a.private] for a in r.artifacts]} for r in listed],
         "capabilities": senders,  # each sender's letters as Fossil gives them now (C1)
@@ -64,8 +69,14 @@ def _capabilities(repository: Repository, login: str) -> frozenset[str]:
         return frozenset()  # a login deleted since holds nothing
 
 
-def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int = LIMIT) -> dict:
-    """The receipts after SINCE, waiting up to WAIT seconds (at most WAIT_MOST) for the first."""
+def admins_digest(repository: Repository) -> str:
+    return hashlib.sha256("\n".join(sorted(repository.admins())).encode()).hexdigest()[:16]
+
+
+def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int = LIMIT,
+                      admins: str | None = None) -> dict:
+    """The receipts after SINCE, waiting up to WAIT seconds (at most WAIT_MOST)
+    for the first, or for who holds admin or setup to differ from ADMINS (a digest)."""
     changes = watch(repository_path, IN_MODIFY | IN_CLOSE_WRITE)  # before the first read: nothing slips between
     try:
         deadline = time.monotonic() + max(0.0, min(wait, WAIT_MOST))
@@ -73,7 +84,7 @@ def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int 
             with Repository(repository_path) as repository:
                 answer = receipts_answer(repository, since, limit)
             left = deadline - time.monotonic()
-            if answer["receipts"] or left <= 0:
+            if answer["receipts"] or left <= 0 or (admins is not None and answer["admins"] != admins):
                 return answer
             ready, _, _ = select.select([changes], [], [], left)
             if ready:
