@@ -171,9 +171,15 @@ class Elsewhere:
                                             if a.event_type in ACTED_ON and not a.private), receipts))
 
     def pull(self) -> None:
+        """The node's clone brought up to the server, as its node user. One pull at a time on this
+        host (the follower, a pass, a push may each want one): a second waits and then costs little."""
+        import fcntl
+
         from ..fossil.sync import CallerClone
 
-        CallerClone(Path(self.config.repository), self.config.node_user, self.config.state_dir / "home").pull()
+        with open(self.config.state_dir / "pull.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            CallerClone(Path(self.config.repository), self.config.node_user, self.config.state_dir / "home").pull()
 
     def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,
                received: float, wall_seconds: int) -> Answer | None:

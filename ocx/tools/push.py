@@ -125,6 +125,10 @@ def _send(caller: Caller, plan: Plan) -> str:
     for batch in _batches(plan.files):
         web.push_artifacts(batch, project_code)
     web.push_artifacts([(c.hash, c.data) for c in plan.checkins], project_code)
+    if caller.node is not None and caller.node.elsewhere:
+        from ..node.served import Elsewhere
+
+        Elsewhere(caller.node).pull()  # a node elsewhere's clone: what the server now holds (D36)
     with caller.reading() as served:
         for checkin in plan.checkins:
             try:
@@ -132,5 +136,5 @@ def _send(caller: Caller, plan: Plan) -> str:
             except (WrongKind, LookupError):
                 kept = False
             if not kept:
-                raise WebError(f"the node's repository did not take check-in {checkin.hash} on {checkin.branch}")
+                raise WebError(f"the served repository did not take check-in {checkin.hash} on {checkin.branch}")
     return plan.checkins[-1].hash

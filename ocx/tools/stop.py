@@ -15,6 +15,18 @@ from .places import FORUM, answer_of, the_record
 NODE_USER = NodeConfig.model_fields["node_user"].default  # off the node's host: the usual one (D20)
 
 
+def _node_user(repository, caller, node: str) -> str:
+    """The node user whose response answers a record for NODE (C4): this node's own,
+    or a node elsewhere's from the server's list of nodes (D36)."""
+    if caller.node is not None and not caller.node.elsewhere and node != repository.server_code:
+        from ..node.serving.registry import elsewhere
+
+        found = next((entry for entry in elsewhere(repository) if entry.server_code == node), None)
+        if found is not None:
+            return found.node_user
+    return caller.node.node_user if caller.node else NODE_USER
+
+
 class StopInput(ToolInput):
     record: HashRef = Field(description="The record to stop, by its hash (10 or more hex digits).")
     lost: bool = Field(False, description="Answer the record lost instead, by hand, once its receipt plus its wall "
@@ -35,7 +47,7 @@ class StopTool(Tool):
             record = where.message
             assert isinstance(record, Record)  # the_record stops anything else
             act.check(f"{given.record} is a record for node {record.node}, at {where.kind} {where.place}", "record")
-            node_user = caller.node.node_user if caller.node else NODE_USER
+            node_user = _node_user(repository, caller, record.node)
             answered = answer_of(repository, where, node_user)
         if answered is not None:
             assert isinstance(answered.message, Response)  # answer_of finds only responses

@@ -12,6 +12,13 @@ every address, --public):
     letters LOGIN                   LOGIN's own letters and contact
     status                          `ocx status` on the server's node, as the admin
     sql QUERY                       read-only
+    commit BRANCH                   the admin checks a file in on BRANCH; its hash
+    tags CHECKIN                    every `ci` and `audited` change on CHECKIN with its sender
+    give LOGIN LETTERS              LOGIN's letters set on the served repository (no artifact)
+    ticket FIELDS_JSON              a new ticket whose comment holds a record; (ticket, record)
+    forged-ticket FIELDS_JSON       mallory (no admin) pushes a ticket change with a record and an admin's U card
+    lost RECORD                     the admin answers RECORD lost by hand (stop --lost, D31)
+    checkin-sender HASH             who the served repository received HASH from, and its branch
 On the build host (a node elsewhere, `build1`):
     build-init URL PASSWORD_FILE    ocx node init --name build1 --server URL
     active UNIT                     the unit's ActiveState
@@ -31,6 +38,7 @@ from pathlib import Path
 from tests.node_system.harness import PYTHON, Login, Node, journal, ocx, wait_for
 
 SERVER, BUILD, PORT = "srv", "build1", 8080
+AGENT = Path(__file__).resolve().parents[1] / "node_system" / "tools_agent.py"  # calls OCX's tools through MCP
 HOME = Path("/var/tmp/elsewhere-home")
 
 
@@ -66,6 +74,8 @@ def server_init() -> dict:
     node = server()
     wait_for(lambda: _answers(node.url), 30, what="the Fossil server")
     node.runner_page(node.admin)
+    agent = {"command": [PYTHON, str(AGENT)], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki("sandbox/toolagent", f"```json\n{json.dumps(agent)}\n```\n")
     return {"server_code": node.server_code, "admin_password": node.admin.password, "node_user": node.config.node_user}
 
 
@@ -120,6 +130,96 @@ def sql(query: str) -> dict:
         db.close()
 
 
+def commit(branch: str) -> dict:
+    import secrets
+
+    from ocx.fossil.program import FossilError
+
+    node = server()
+    clone = node.clone_of(node.admin)
+    place = HOME / f"checkout-{secrets.token_hex(3)}"
+    try:  # on the branch's tip when it exists, else a new branch from trunk
+        checkout, new = clone.open_checkout(place, branch), False
+    except FossilError:
+        checkout, new = clone.open_checkout(place), True
+    (checkout / f"file-{secrets.token_hex(3)}.txt").write_text("work\n")
+    return {"checkin": clone.commit(checkout, f"work on {branch}", branch=branch if new else None)}
+
+
+def tags(checkin: str) -> dict:
+    with server().repository() as repository:
+        changes = repository.tag_history(checkin, ["audited", "ci"])
+    return {"tags": [[c.name, c.value, c.sender.login] for c in changes]}
+
+
+def give(login_name: str, letters: str) -> dict:
+    from ocx.fossil import admin
+
+    node = server()
+    admin.set_capabilities(node.config.repository, login_name, letters, home=node.home)
+    return {"login": login_name, "letters": letters}
+
+
+def ticket(fields: str) -> dict:
+    from tests.node_system.harness import fenced
+
+    node = server()
+    message = node.record(**json.loads(fields))
+    web = node.admin.web(node.url)
+    made = web.new_ticket("A record in a ticket", "A ticket for a run.")
+    change = web.ticket_change(made, fenced(message))
+    return {"ticket": made, "record": change, "user": message["user"]}
+
+
+def forged_ticket(fields: str) -> dict:
+    """As tests/node_system/test_tickets.py: the U card says admin, the server records mallory."""
+    import secrets
+
+    from ocx.fossil.program import run_fossil
+    from tests.node_system.harness import fenced
+
+    node = server()
+    made = node.admin.web(node.url).new_ticket("Forgery", "Someone will forge a record here.")
+    mallory = node.login("mallory", "gio234rcw")
+    _keep(node)
+    clone = node.clone_of(node.logins["mallory"])
+    home = str(HOME / f"forger-{secrets.token_hex(3)}")
+    run_fossil(["user", "new", "admin", "forged", "x", "-R", str(clone.path)], home=home, input="x\nx\n")
+    run_fossil(["user", "default", "admin", "-R", str(clone.path)], home=home)
+    clone.pull()
+    message = node.record(**json.loads(fields))
+    text = fenced(message).replace("\\", "\\\\").replace("\n", "\\n").replace(" ", "\\s")
+    run_fossil(["ticket", "change", made, "+comment", text, "-q", "-R", str(clone.path)], home=home, user="admin")
+    clone.push()
+
+    def forged():
+        with node.repository() as repository:
+            return next((c for c in repository.ticket_changes(made) if message["user"] in (c.comment or "")), None)
+
+    change = wait_for(forged, 30, what="the forged change on the server")
+    return {"ticket": made, "record": change.hash, "u_card": change.user, "sender": change.sender.login,
+            "user": message["user"], "mallory": mallory.name}
+
+
+def lost(record: str) -> dict:
+    done = ocx("stop", "--record", record, "--lost", "--json", "--at-node", SERVER, "--login", "admin",
+               "--password-file", str(Path("/etc/ocx") / f"{SERVER}.admin-password"), check=False)
+    return json.loads(done.stdout)
+
+
+def checkin_sender(hash_: str) -> dict:
+    with server().repository() as repository:
+        found = repository.checkin(hash_)
+    return {"sender": found.sender.login, "branch": found.branch, "user": found.user}
+
+
+def ticket_answers(ticket_id: str, record: str) -> dict:
+    from tests.node_system.harness import ticket_responses
+
+    return {"responses": [[r.outcome.value, r.note, r.node, by] for r, by in ticket_responses(server(), ticket_id,
+                                                                                             record)]}
+
+
 def build_init(url: str, password_file: str) -> dict:
     done = ocx("node", "init", "--name", BUILD, "--server", url, "--admin-password-file", password_file)
     return {"said": done.stdout, **code()}
@@ -164,7 +264,9 @@ def unit_journal(unit: str) -> dict:
 
 STEPS = {"server-init": server_init, "login": login, "post": post, "reply": reply, "stop": stop,
          "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
-         "active": active, "journal": unit_journal, "code": code, "started": started, "receipt": receipt}
+         "active": active, "journal": unit_journal, "code": code, "started": started, "receipt": receipt,
+         "commit": commit, "tags": tags, "give": give, "ticket": ticket, "forged-ticket": forged_ticket,
+         "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers}
 
 if __name__ == "__main__":
     print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))

@@ -43,9 +43,34 @@ def test_a_build_host_joins_with_one_command_and_the_server_lists_it(hosts):
     assert again.exit_code == 0 and "nothing changed" in again.output, again.output
 
 
-def answers(hosts, record: str, timeout: float = 90.0) -> list:
+def answers(hosts, record: str, timeout: float = 120.0) -> list:
     """Every response to RECORD in the served repository, once there is one: [outcome, note, node, sender]."""
-    return wait_until(lambda: on(hosts.server, "answers", record)["responses"], timeout, f"an answer to {record[:12]}")
+    try:
+        return wait_until(lambda: on(hosts.server, "answers", record)["responses"], timeout,
+                          f"an answer to {record[:12]}")
+    except AssertionError as error:
+        said = on(hosts.build, "journal", "ocx-node@build1.service")["journal"][-3000:]
+        raise AssertionError(f"{error}\n--- the build host's node ---\n{said}") from None
+
+
+def answer(hosts, record: str, node: str = "build", timeout: float = 120.0) -> tuple[str, str]:
+    """RECORD's one answer, written as NODE's node user: (outcome, note)."""
+    found = answers(hosts, record, timeout)
+    assert len(found) == 1, found  # C4: once
+    outcome, note, named, sender = found[0]
+    code = hosts.codes["build_code" if node == "build" else "server_code"]
+    assert named == code and sender == ("ocx-node-build1" if node == "build" else "ocx-node"), found
+    return outcome, note
+
+
+def record_for(hosts, by: str | None = None, **fields) -> dict:
+    fields.setdefault("node", hosts.codes["build_code"])
+    return on(hosts.server, "post", json.dumps(fields), *([by] if by else []))
+
+
+def running(hosts, record: str, timeout: float = 120.0) -> None:
+    unit = unit_of(hosts.codes["build_code"], record)
+    wait_until(lambda: on(hosts.build, "active", unit).get("SubState") == "running", timeout, f"{unit} running")
 
 
 def unit_of(code: str, record: str) -> str:
@@ -63,3 +88,120 @@ def test_a_session_for_the_build_host_runs_there_and_is_answered_once_as_its_nod
     assert on(hosts.server, "journal", unit_of(build, record))["journal"].strip() == ""  # never on the server
     letters = on(hosts.server, "letters", user)
     assert letters["letters"] == "" and build in letters["contact"]  # C4 withdrawn; D37 it works for build1
+
+
+def test_every_outcome_on_the_build_host(hosts):
+    """exited (with its code), refused (naming the field), budget, stopped, unenforced (C4)."""
+    exited = record_for(hosts, objective="exit 3")["record"]
+    no_runner = record_for(hosts, runner="nosuch")["record"]
+    no_path = record_for(hosts, sandbox={"network": True, "read_only": ["/only/on/the/server"], "read_write": []})
+    budget = record_for(hosts, objective="sleep", budget={"wall": "4s"})["record"]
+    stopped = record_for(hosts, objective="sleep")["record"]
+    unenforced = record_for(hosts, objective="sleep")
+    assert answer(hosts, exited)[0] == "exited" and answer(hosts, exited)[1].startswith("exit 3")
+    outcome, note = answer(hosts, no_runner)
+    assert outcome == "refused" and note.startswith("runner:")
+    outcome, note = answer(hosts, no_path["record"])
+    assert outcome == "refused" and note.startswith("sandbox.read_only[0]:"), note
+    outcome, note = answer(hosts, budget)
+    assert outcome == "budget" and "wall" in note
+    running(hosts, stopped)
+    on(hosts.server, "stop", hosts.codes["build_code"], stopped)
+    assert answer(hosts, stopped)[0] == "stopped"
+    running(hosts, unenforced["record"])
+    on(hosts.server, "give", unenforced["user"], "s")  # on the server: no receipt, still the node's business (D24)
+    outcome, note = answer(hosts, unenforced["record"])
+    assert outcome == "unenforced" and "admin or setup" in note, note
+
+
+def test_deliveries_reach_a_session_on_the_build_host_with_senders_from_the_server(hosts):
+    build = hosts.codes["build_code"]
+    session = record_for(hosts, objective="echo", checkins=["trunk"])["record"]  # hears the admin
+    running(hosts, session)
+    on(hosts.server, "reply", session, "A word for the session.")
+    person = on(hosts.server, "login", "pat", "24i")
+    on(hosts.server, "reply", session, "Not heard: pat is not in hears.", "pat")
+    checkin = on(hosts.server, "commit", "trunk")["checkin"]
+    unit = unit_of(build, session)
+
+    def delivered():
+        lines = [json.loads(line.split(" ", 1)[1]) for line in on(hosts.build, "journal", unit)["journal"].splitlines()
+                 if line.startswith("delivery ")]
+        kinds = [d["delivery"] for d in lines]
+        return lines if "post" in kinds and "checkin" in kinds else None
+
+    lines = wait_until(delivered, 90, "the post and the check-in delivered")
+    post = next(d for d in lines if d["delivery"] == "post")
+    assert post["user"] == "admin" and "A word for the session." in post["text"]
+    assert next(d for d in lines if d["delivery"] == "checkin")["hash"] == checkin
+    assert not any("Not heard" in d.get("text", "") for d in lines) and person["login"] == "pat"
+    on(hosts.server, "stop", build, session)
+    assert answer(hosts, session)[0] == "stopped"
+
+
+def test_a_ci_record_on_the_build_host_tags_each_checkin_as_its_node_user(hosts):
+    build = hosts.codes["build_code"]
+    record = record_for(hosts, runner="command", command=["sh", "-c", "echo built on $(hostname); exit 0"],
+                        checkins=["ci-build"], hears=[])["record"]
+    checkin = on(hosts.server, "commit", "ci-build")["checkin"]
+    tags = wait_until(lambda: on(hosts.server, "tags", checkin)["tags"], 120, "the ci verdict")
+    assert tags == [["ci", f"pass: built on build (against {record})", "ocx-node-build1"]], tags  # V2: its sender
+    on(hosts.server, "stop", build, record)
+    assert answer(hosts, record)[0] == "stopped"
+
+
+def test_a_record_in_a_ticket_is_answered_there_by_the_build_host(hosts):
+    made = on(hosts.server, "ticket", json.dumps({"node": hosts.codes["build_code"], "objective": "exit 0"}))
+    found = wait_until(lambda: on(hosts.server, "ticket-answers", made["ticket"], made["record"])["responses"], 120,
+                       "an answer in the ticket")
+    assert len(found) == 1 and found[0][0] == "exited" and found[0][3] == "ocx-node-build1", found
+
+
+def test_one_thread_a_record_for_each_node_each_answered_by_its_own(hosts):
+    here = record_for(hosts, node=hosts.codes["server_code"], objective="exit 0")["record"]
+    there = {"ocx": 1, "kind": "record", "node": hosts.codes["build_code"], "user": "run-there", "runner": "testrun",
+             "objective": "exit 0", "checkins": [], "hears": [], "remote": False, "restrict": {},
+             "sandbox": {"network": True, "read_only": [], "read_write": []}, "budget": {"wall": "2m"}}
+    reply = on(hosts.server, "reply", here, "And one for the build host.\n\n```json\n" + json.dumps(there) + "\n```\n")
+    assert answer(hosts, here, node="server")[0] == "exited"
+    assert answer(hosts, reply["post"])[0] == "exited"
+
+
+def test_a_forged_sender_is_not_acted_on_by_the_build_host(hosts):
+    build = hosts.codes["build_code"]
+    forged = on(hosts.server, "forged-ticket", json.dumps({"node": build, "objective": "exit 0"}))
+    assert forged["u_card"] == "admin" and forged["sender"] == "mallory"
+    later = record_for(hosts, objective="exit 0")["record"]  # received after it: the build host read past it
+    assert answer(hosts, later)[0] == "exited"
+    assert on(hosts.server, "ticket-answers", forged["ticket"], forged["record"])["responses"] == []
+    assert on(hosts.build, "active", unit_of(build, forged["record"]))["ActiveState"] == "inactive"
+    said = on(hosts.build, "journal", "ocx-node@build1.service")["journal"]
+    assert f"ignored change {forged['record'][:12]} from mallory" in said, said[-2000:]  # the server's sender (D37)
+
+
+def test_a_run_user_working_for_the_server_node_is_refused_by_the_build_host(hosts):
+    first = record_for(hosts, node=hosts.codes["server_code"], objective="exit 0")
+    assert answer(hosts, first["record"], node="server")[0] == "exited"
+    second = record_for(hosts, user=first["user"], objective="exit 0")["record"]
+    outcome, note = answer(hosts, second)
+    assert outcome == "refused" and note.startswith("user:") and hosts.codes["server_code"][:12] in note, note
+
+
+def test_a_no_password_run_on_the_build_host_pushes_to_the_server_as_its_user(hosts):
+    made = record_for(hosts, runner="toolagent", objective="fix noscan", hears=["admin"],
+                      restrict={"no_password": True, "branch": "fixes"})
+    record, user = made["record"], made["user"]
+    unit = unit_of(hosts.codes["build_code"], record)
+
+    def pushed():
+        lines = [line for line in on(hosts.build, "journal", unit)["journal"].splitlines()
+                 if line.startswith("tool push ")]
+        return [json.loads(line[len("tool push "):]) for line in lines] if len(lines) >= 2 else None
+
+    first, second = wait_until(pushed, 180, "two pushes through the tool socket")
+    assert first["stopped"] is None and first["result"], first
+    assert second["stopped"] is not None and second["stopped"]["field"] == "branch", second  # trunk: not its branch
+    sent = on(hosts.server, "checkin-sender", first["result"])
+    assert sent == {"sender": user, "branch": "fixes", "user": user}, sent  # D21: the server received it from the run
+    on(hosts.server, "stop", hosts.codes["build_code"], record)
+    assert answer(hosts, record)[0] == "stopped"

@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ...fossil.sync import CallerClone
 from ..config import NodeConfig, load
 from ..wake import poke
 from .link import ServerLink
@@ -40,11 +39,6 @@ def read_mark(config: NodeConfig) -> int:
         return int(json.loads((config.state_dir / "mark.json").read_text())["rcvid"])
     except (OSError, ValueError, KeyError, TypeError):
         return 0
-
-
-def node_clone(config: NodeConfig) -> CallerClone:
-    """The node's repository: its clone over HTTP as its node user, which keeps its sync secret (0600)."""
-    return CallerClone(config.repository, config.node_user, config.state_dir / "home")
 
 
 def start_check(name: str) -> None:
@@ -120,5 +114,7 @@ def follow(name: str) -> None:
         except OSError:
             print(f"ocx follow: {message}", flush=True)
 
-    Follower(config, ServerLink.of_node(config), pull=lambda: node_clone(config).pull(),
+    from ..served import Elsewhere
+
+    Follower(config, ServerLink.of_node(config), pull=Elsewhere(config).pull,
              wake=lambda: poke(name, "receipts"), check=lambda: start_check(name), log=log).run()
