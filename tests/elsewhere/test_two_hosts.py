@@ -205,3 +205,59 @@ def test_a_no_password_run_on_the_build_host_pushes_to_the_server_as_its_user(ho
     assert sent == {"sender": user, "branch": "fixes", "user": user}, sent  # D21: the server received it from the run
     on(hosts.server, "stop", hosts.codes["build_code"], record)
     assert answer(hosts, record)[0] == "stopped"
+
+
+# -- the build host cut off, gone for good, restarted (D39, D31, D6): these change the hosts, so they come last --
+
+def test_cut_off_the_build_hosts_runs_go_on_and_each_record_is_answered_once_it_is_back(hosts):
+    build, here_code = hosts.codes["build_code"], hosts.codes["server_code"]
+    long = record_for(hosts, objective="sleep 15")["record"]  # it ends while the build host is cut off
+    running(hosts, long)
+    hosts.build.disconnect()
+    try:
+        assert on(hosts.build, "active", unit_of(build, long))["SubState"] == "running"  # the run goes on
+        meanwhile = record_for(hosts, objective="exit 0")["record"]  # arrives while it is cut off
+        here = record_for(hosts, node=here_code, objective="exit 0")["record"]
+        assert answer(hosts, here, node="server")[0] == "exited"  # the server's own node is unaffected
+        wait_until(lambda: on(hosts.build, "active", unit_of(build, long))["ActiveState"] != "active", 60,
+                   "the long run's end, on the build host cut off")
+        assert on(hosts.server, "answers", long)["responses"] == []  # its answer waits for the server
+        assert on(hosts.server, "answers", meanwhile)["responses"] == []
+    finally:
+        hosts.build.connect()
+    outcome, note = answer(hosts, long)  # once, though the node tried to answer while cut off
+    assert outcome == "exited" and note.startswith("exit 0"), note
+    assert answer(hosts, meanwhile)[0] == "exited"  # acted on once it is back
+    # D38: once the server answered again, the deliberate check (its held request may have outlived the cut;
+    # the node, which could not answer meanwhile, left its mark for it).
+    said = on(hosts.build, "journal", "ocx-follow@build1.service")["journal"]
+    assert said.count("reached") >= 2, said[-2000:]
+
+
+def test_a_build_host_that_never_returns_leaves_records_an_admin_answers_lost(hosts):
+    build = hosts.codes["build_code"]
+    hosts.build.disconnect()
+    try:
+        record = record_for(hosts, objective="exit 0", budget={"wall": "3s"})["record"]
+        # D31: once its receipt plus its wall has passed (before, stop refuses: tests/tools)
+        answered = wait_until(lambda: (lambda a: a if a["stopped"] is None else None)(on(hosts.server, "lost", record)),
+                              60, "the wall to pass and the admin's lost")
+        assert answered["result"]
+        found = on(hosts.server, "answers", record)["responses"]
+        assert [(f[0], f[3]) for f in found] == [("lost", "admin")]
+    finally:
+        hosts.build.connect()
+    # Back, the build host finds the record answered: it never runs it, and writes nothing more.
+    later = record_for(hosts, objective="exit 0")["record"]
+    assert answer(hosts, later)[0] == "exited"
+    assert [(f[0], f[3]) for f in on(hosts.server, "answers", record)["responses"]] == [("lost", "admin")]
+    assert on(hosts.build, "active", unit_of(build, record))["ActiveState"] == "inactive"
+    assert record not in on(hosts.build, "journal", "ocx-node@build1.service")["journal"].split("started ")[-1]
+
+
+def test_the_build_host_restarted_mid_run_answers_lost_after_its_boot_check(hosts):
+    record = record_for(hosts, objective="sleep")["record"]
+    running(hosts, record)
+    hosts.build.restart()  # systemd and every unit go away; the node's files stay
+    outcome, note = answer(hosts, record, timeout=180)
+    assert outcome == "lost" and "went down" in note, note

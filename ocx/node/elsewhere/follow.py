@@ -15,7 +15,11 @@ runs go on (D39) and the follower tries again after a growing pause, up to
 LOST_MOST seconds; once it reaches the server again, and at its own start,
 it pulls and starts the node's deliberate check (D6: ocx-check@NAME), which
 answers what ended meanwhile, each record once (it reads the server's
-answers first, C4), and acts on what arrived.
+answers first, C4), and acts on what arrived. Its own held request may
+outlive a short cut (TCP holds it); the node's other processes, which
+failed to reach the server meanwhile (a response it owes), leave a mark
+(link.lost_mark), and the follower's next answer from the server runs the
+check for them too.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from typing import Callable
 
 from ..config import NodeConfig, load
 from ..wake import poke
-from .link import ServerLink
+from .link import ServerLink, lost_mark
 
 WAIT = 60.0  # D38: the most the server holds a request
 LOST_FIRST, LOST_MOST = 1.0, 10.0  # pauses between tries while the server cannot be reached
@@ -76,7 +80,9 @@ class Follower:
             answer = self.link.receipts(since, wait=WAIT if reached else 0.0, admins=self.admins)
             admins_changed = self.admins is not None and answer.get("admins") != self.admins
             self.admins = answer.get("admins")
-            if not reached:
+            owed = lost_mark(self.config.state_dir)
+            if not reached or owed.exists():
+                owed.unlink(missing_ok=True)
                 self.pull()
                 self.check()
                 self.log(f"server {self.config.url} reached: pulled, check started")

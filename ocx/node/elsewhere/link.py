@@ -28,6 +28,10 @@ class Refused(FieldError):
     """The server's node refused the request, naming the field (D8's shape)."""
 
 
+class Unreachable(ConnectionError):
+    """The server did not answer as OCX's page does: down, cut off (D39), or no OCX there."""
+
+
 @dataclass
 class ServerLink:
     url: str
@@ -78,6 +82,14 @@ class ServerLink:
             self.kept.unlink(missing_ok=True)
 
     def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
+        try:
+            return self._ask(op, params, payload, timeout)
+        except WebError as error:
+            if self.kept is not None:  # D38, D39: the follower runs the check once the server answers it again
+                lost_mark(self.kept.parent).touch()
+            raise Unreachable(str(error)) from error
+
+    def _ask(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         query = urllib.parse.urlencode([("json", ""), ("node", op), *params])
         for attempt in (1, 2):
             if payload is not None and self._token is None:
@@ -134,9 +146,15 @@ class ServerLink:
         return answer.get("password")
 
 
+def lost_mark(state_dir: Path) -> Path:
+    """Left by any of the node's processes that could not reach the server: the follower, once it
+    reaches it again, takes it away and runs the deliberate check (D38), so what waited is done."""
+    return Path(state_dir) / "server-lost"
+
+
 def session_file(state_dir: Path) -> Path:
     """Where a node elsewhere keeps its node user's session (root's, 0600, in its private state)."""
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["Refused", "ServerLink", "WebError", "session_file"]
+__all__ = ["Refused", "ServerLink", "Unreachable", "WebError", "lost_mark", "session_file"]
