@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..protocol.admission import ENFORCED_RESTRICTIONS
+from .caller import Caller
 from .framework import ANYONE, Act, Tool, ToolInput
 
 
@@ -43,7 +44,7 @@ class StatusResult(BaseModel):
         "empty where the caller is not on the server's node."))
 
 
-def _nodes(caller) -> list[NodeFacts]:
+def _nodes(caller: Caller) -> list[NodeFacts]:
     """The server's node keeps the list (D36, ocx/node/serving/registry.py)."""
     from datetime import datetime, timezone
 

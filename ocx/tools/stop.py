@@ -9,13 +9,15 @@ from ..protocol.messages import Outcome, Record, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
 from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+from ..fossil.repository import Repository
 from ..node.config import NodeConfig
+from .caller import Caller
 from .places import FORUM, answer_of, the_record
 
 NODE_USER = NodeConfig.model_fields["node_user"].default  # off the node's host: the usual one (D20)
 
 
-def _node_user(repository, caller, node: str) -> str:
+def _node_user(repository: Repository, caller: Caller, node: str) -> str:
     """The node user whose response answers a record for NODE (C4): this node's own,
     or a node elsewhere's from the server's list of nodes (D36)."""
     if caller.node is not None and not caller.node.elsewhere and node != repository.server_code:
@@ -23,7 +25,7 @@ def _node_user(repository, caller, node: str) -> str:
 
         found = next((entry for entry in elsewhere(repository) if entry.server_code == node), None)
         if found is not None:
-            return found.node_user
+            return str(found.node_user)
     return caller.node.node_user if caller.node else NODE_USER
 
 

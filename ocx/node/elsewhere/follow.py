@@ -122,5 +122,10 @@ def follow(name: str) -> None:
 
     from ..served import Elsewhere
 
+    def wake() -> None:
+        error = poke(name, "receipts")  # when the node is not listening, its path unit and check find the work
+        if error is not None:
+            log(f"poke: {error}")
+
     Follower(config, ServerLink.of_node(config), pull=Elsewhere(config).pull,
-             wake=lambda: poke(name, "receipts"), check=lambda: start_check(name), log=log).run()
+             wake=wake, check=lambda: start_check(name), log=log).run()

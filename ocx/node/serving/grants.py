@@ -115,10 +115,13 @@ def grant(repository_path: str, node: NodeEntry, record_hash: str, *, own_server
           own_node_user: str, home: Path) -> tuple[str, str]:
     """The run user of RECORD_HASH given D19's letters and a new random
     password for NODE: (login, password). FieldError naming what is wrong."""
+    code = node.server_code
+    if code is None:  # registered, its clone not made yet: no record can name it
+        raise FieldError("record", f"{record_hash[:12]}: node {node.name} has no server-code yet")
     with one_at_a_time(repository_path):
         with Repository(repository_path) as repository:
             placed = _check_record(repository, node, record_hash)
-            if answer_in_place(repository, placed.place_kind, placed.place, placed.hash, node=node.server_code,
+            if answer_in_place(repository, placed.place_kind, placed.place, placed.hash, node=code,
                                node_user=node.node_user, received=placed.received,
                                wall_seconds=placed.record.budget.wall_seconds) is not None:
                 raise FieldError("record", f"{record_hash[:12]} is answered: its user acts no more (C4)")
@@ -127,11 +130,11 @@ def grant(repository_path: str, node: NodeEntry, record_hash: str, *, own_server
             contact = "" if letters is None else repository.user(login).contact
         if letters is None:
             password = admin.create_user(repository_path, login, RUN_USER_CAPABILITIES,
-                                         ownership.contact_naming("", node.server_code), home=home)
+                                         ownership.contact_naming("", code), home=home)
             return login, password
         admin.set_capabilities(repository_path, login, RUN_USER_CAPABILITIES, home=home)
         if remembered is None:
-            admin.set_contact(repository_path, login, ownership.contact_naming(contact, node.server_code), home=home)
+            admin.set_contact(repository_path, login, ownership.contact_naming(contact, code), home=home)
         return login, admin.set_random_password(repository_path, login, home=home)
 
 
