@@ -10,7 +10,10 @@ a packet leaving on the loopback device it allows only
 
 - TCP to the node's Fossil server (its URL's address and port),
 - DNS (UDP and TCP port 53) to a resolver of /etc/resolv.conf that is
-  itself on this host (systemd-resolved's 127.0.0.53, say),
+  itself on this host (systemd-resolved's 127.0.0.53, say), and the ports
+  root listens on at such a resolver's own address (Docker's 127.0.0.11,
+  reached through a DNAT rule the hook sees after: a host in a container,
+  as a build host of issue 16 may be),
 - TCP or UDP to a socket of the run's own unit (the kernel's socket lookup
   for the packet, and that socket's cgroup compared with the sender's): a
   test suite's own server on localhost still works,
@@ -84,6 +87,36 @@ def resolver_allowances(resolv_conf: str) -> list[Allowance]:
             if address.is_loopback:
                 found += [Allowance(UDP, str(address), DNS_PORT), Allowance(TCP, str(address), DNS_PORT)]
     return found
+
+
+def _proc_net_address(text: str) -> str:
+    """/proc/net/{udp,tcp}{,6}'s address column (the kernel's words, host order) as an address."""
+    raw = bytes.fromhex(text)
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    return str(ipaddress.ip_address(words))
+
+
+def redirected_resolver_allowances(resolvers: list[Allowance], sockets: dict[int, str]) -> list[Allowance]:
+    """A loopback resolver on an address of its own (not 127.0.0.1 or ::1) may be reached through
+    NAT: Docker's embedded one, 127.0.0.11:53, is DNATed to ports of its choosing, and the egress
+    hook sees the packet after NAT. So each socket root listens on at exactly that address is
+    allowed too. SOCKETS: protocol -> the text of /proc/net's tables for it (udp, tcp, udp6, tcp6)."""
+    own = {x.address for x in resolvers if x.address not in ("127.0.0.1", "::1")}
+    found = []
+    for protocol, table in sockets.items():
+        listening = "07" if protocol == UDP else "0A"  # an unconnected UDP socket; TCP's LISTEN
+        for line in table.splitlines():
+            words = line.split()  # a table's heading starts "sl"; udp and udp6 may be given as one text
+            if len(words) < 8 or words[0] == "sl" or words[3] != listening or words[7] != "0":
+                continue
+            try:
+                address_hex, port_hex = words[1].split(":")
+                address, port = _proc_net_address(address_hex), int(port_hex, 16)
+            except ValueError:
+                continue
+            if address in own and port != DNS_PORT:
+                found.append(Allowance(protocol, address, port))
+    return sorted(set(found), key=lambda x: (x.protocol, x.address, x.port))
 
 
 def _raw(data: bytes) -> int:
@@ -224,7 +257,16 @@ def allowances(url: str, resolv_conf: str = "/etc/resolv.conf") -> list[Allowanc
             text = f.read(65536)
     except OSError:
         text = ""
-    return server_allowances(url) + resolver_allowances(text)
+    resolvers = resolver_allowances(text)
+    sockets: dict[int, str] = {}
+    for protocol, names in ((UDP, ("udp", "udp6")), (TCP, ("tcp", "tcp6"))):
+        for name in names:
+            try:
+                with open(f"/proc/net/{name}") as f:
+                    sockets[protocol] = sockets.get(protocol, "") + f.read(1 << 20)
+            except OSError:
+                pass
+    return server_allowances(url) + resolvers + redirected_resolver_allowances(resolvers, sockets)
 
 
 def ensure(node: str, url: str) -> str:

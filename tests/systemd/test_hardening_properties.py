@@ -14,8 +14,8 @@ from ocx.node.service.sandbox import METADATA, run_hardening
 from ocx.systemd import timers
 from ocx.systemd.bus import variants
 from ocx.systemd.hardening import Hardening, properties
-from ocx.systemd.loopback_filter import (Allowance, TCP, UDP, pin_name, program, resolver_allowances,
-                                         server_allowances)
+from ocx.systemd.loopback_filter import (Allowance, TCP, UDP, pin_name, program, redirected_resolver_allowances,
+                                         resolver_allowances, server_allowances)
 from ocx.systemd.units import TransientService, UnitError
 from ocx.systemd.units import properties as service_properties
 
@@ -155,6 +155,27 @@ def test_only_loopback_resolvers_are_allowed_each_on_udp_and_tcp():
     assert resolver_allowances(conf) == [Allowance(UDP, "127.0.0.53", 53), Allowance(TCP, "127.0.0.53", 53),
                                          Allowance(UDP, "::1", 53), Allowance(TCP, "::1", 53)]
     assert resolver_allowances("nameserver 8.8.8.8\n") == []
+
+
+def test_a_resolver_reached_through_nat_is_allowed_at_the_ports_root_listens_on_at_its_own_address():
+    # /proc/net/udp and tcp of a Docker container on a network of its own (127.0.0.11's DNAT
+    # targets, root's), with a run's socket on the same address and root's other services on 127.0.0.1.
+    heading = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    udp = heading + (" 1: 0B00007F:A66E 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1\n"
+                     " 2: 0B00007F:1F90 00000000:0000 07 00000000:00000000 00:00000000 00000000  1001        0 2\n"
+                     " 3: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 3\n")
+    tcp = heading + (" 0: 0B00007F:95C3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4\n"
+                     " 1: 0B00007F:95C4 0100007F:1234 01 00000000:00000000 00:00000000 00000000     0        0 5\n"
+                     " 2: 0100007F:0277 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 6\n"
+                     " 3: 00000000000000000000000001000000:0277 00000000000000000000000000000000:0000 0A "
+                     "00000000:00000000 00:00000000 00000000     0        0 7\n")
+    docker = resolver_allowances("nameserver 127.0.0.11\n")
+    assert redirected_resolver_allowances(docker, {UDP: udp, TCP: tcp}) == [
+        Allowance(TCP, "127.0.0.11", 0x95C3), Allowance(UDP, "127.0.0.11", 0xA66E)]
+    # A resolver on 127.0.0.1 or ::1 shares them with every other service: port 53 only.
+    shared = resolver_allowances("nameserver 127.0.0.1\nnameserver ::1\n")
+    assert redirected_resolver_allowances(shared, {UDP: udp, TCP: tcp}) == []
+    assert redirected_resolver_allowances(resolver_allowances("nameserver 8.8.8.8\n"), {UDP: udp, TCP: tcp}) == []
 
 
 def test_the_program_is_whole_instructions_and_its_pin_changes_with_it():
