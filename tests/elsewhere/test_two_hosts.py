@@ -207,6 +207,25 @@ def test_a_no_password_run_on_the_build_host_pushes_to_the_server_as_its_user(ho
     assert answer(hosts, record)[0] == "stopped"
 
 
+def test_a_session_on_the_build_host_pushes_to_the_server_itself_as_its_run_user(hosts):
+    """Its clone made from the server and its own push to it, over the network, through issue 12's
+    sandbox (the loopback filter, IPAddressDeny=, RestrictAddressFamilies=): the server receives it
+    from the run user (D16, D21)."""
+    made = record_for(hosts, objective="push byrun")
+    record, user = made["record"], made["user"]
+    unit = unit_of(hosts.codes["build_code"], record)
+
+    def pushed():
+        lines = on(hosts.build, "journal", unit)["journal"].splitlines()
+        return next((json.loads(line[len("pushed "):]) for line in lines if line.startswith("pushed ")), None)
+
+    result = wait_until(pushed, 180, "the run's own push")
+    assert result["commit"] == 0 and result["push"] == 0 and result["checkin"], result
+    sent = on(hosts.server, "checkin-sender", result["checkin"])
+    assert sent == {"sender": user, "branch": "byrun", "user": user}, sent
+    assert answer(hosts, record)[0] == "exited"
+
+
 # -- the build host cut off, gone for good, restarted (D39, D31, D6): these change the hosts, so they come last --
 
 def test_cut_off_the_build_hosts_runs_go_on_and_each_record_is_answered_once_it_is_back(hosts):

@@ -4,7 +4,9 @@ It reads delivery lines (D13) on standard input, prints each as it came
 (so the test reads them back from the unit's journal), and acts on the
 first one's objective: `exit N`, `sleep`, `eat memory`, `burn cpu`, `stop the
 rest and burn cpu` (SIGSTOP every other process of the run first),
-`probe` (print what it can see of the host as one JSON line), or `echo`
+`probe` (print what it can see of the host as one JSON line), `push BRANCH`
+(commit on BRANCH in its checkout and push it itself, over its network, as
+its run user: print `pushed JSON`), or `echo`
 (keep reading deliveries until stdin closes; a line that is not JSON, as
 someone attached to its terminal types it (D32), is printed `typed LINE`).
 """
@@ -12,6 +14,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -89,6 +92,24 @@ def probe() -> dict:
     }
 
 
+def push(branch: str) -> dict:
+    checkout = os.path.join(os.environ["HOME"], "checkout")
+    name = f"pushed-{os.getpid()}"
+    with open(os.path.join(checkout, name), "w") as out:
+        out.write("by the run\n")
+
+    def fossil(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["fossil", *args], cwd=checkout, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+
+    fossil("add", name)
+    made = fossil("commit", "-m", "pushed by the run", "--no-warnings", "--branch", branch)
+    checkin = made.stdout.split("New_Version: ")[1].split()[0] if "New_Version: " in made.stdout else None
+    pushed = fossil("push")
+    return {"checkin": checkin, "commit": made.returncode, "push": pushed.returncode,
+            "said": (made.stderr + pushed.stderr)[-400:]}
+
+
 def main() -> int:
     first = sys.stdin.readline()
     print("delivery " + first.strip(), flush=True)
@@ -97,6 +118,9 @@ def main() -> int:
         return int(objective.split()[1])
     if objective.startswith("probe"):
         print("probe " + json.dumps(probe()), flush=True)
+        return 0
+    if objective.startswith("push "):
+        print("pushed " + json.dumps(push(objective.split()[1])), flush=True)
         return 0
     if objective.startswith("sleep"):
         words = objective.split()
