@@ -250,7 +250,8 @@ def test_cut_off_the_build_hosts_runs_go_on_and_each_record_is_answered_once_it_
     # D38: once the server answered again, the deliberate check (its held request may have outlived the cut;
     # the node, which could not answer meanwhile, left its mark for it).
     said = on(hosts.build, "journal", "ocx-follow@build1.service")["journal"]
-    assert said.count("reached") >= 2, said[-2000:]
+    node_said = on(hosts.build, "journal", "ocx-node@build1.service")["journal"]
+    assert said.count("reached") >= 2, said[-2000:] + "\n--- the build host's node ---\n" + node_said[-3000:]
 
 
 def test_a_build_host_that_never_returns_leaves_records_an_admin_answers_lost(hosts):
