@@ -240,6 +240,10 @@ def test_cut_off_the_build_hosts_runs_go_on_and_each_record_is_answered_once_it_
         assert answer(hosts, here, node="server")[0] == "exited"  # the server's own node is unaffected
         wait_until(lambda: on(hosts.build, "active", unit_of(build, long))["ActiveState"] != "active", 60,
                    "the long run's end, on the build host cut off")
+        # Its node tried to answer and could not (not merely still trying when the cut ends: a connect or
+        # a name lookup may outlive a short cut and then succeed, and nothing would be owed).
+        wait_until(lambda: "could not answer yet" in on(hosts.build, "journal", "ocx-node@build1.service")["journal"],
+                   90, "the build host's node failing to answer while cut off")
         assert on(hosts.server, "answers", long)["responses"] == []  # its answer waits for the server
         assert on(hosts.server, "answers", meanwhile)["responses"] == []
     finally:
