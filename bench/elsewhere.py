@@ -11,7 +11,8 @@ record (rcvfrom, its clock and the build host's are the same kernel's):
 - to the run's unit starting on the build host (InactiveExitTimestamp): the
   follower's held request answered, its pull, the poke, the node's pass;
 - to the run's program starting (ExecMainStartTimestamp): plus the run
-  user granted by the server's node and the run's clone made (target: median <= 1 s).
+  user granted by the server's node and the run's clone made (target: median <= 1 s);
+- each leg of that way (the node's journal, the preparation's mark).
 
 It asserts nothing.
 """
@@ -44,6 +45,11 @@ def main(records: str = "20") -> None:
         print(f"two hosts up and both nodes set up in {time.monotonic() - began:.1f} s")
         build = codes["build_code"]
         to_unit, to_program = [], []
+        # The way, step by step: receipt -> the node's "started" (held request answered, pull, poke, its pass
+        # up to the unit's start job) -> the unit's start -> its preparation's start -> the run user granted
+        # by the server's node -> the preparation's end (the run's clone made) -> the program.
+        legs: dict[str, list[float]] = {"decided": [], "unit": [], "preparing": [], "granted": [], "cloned": [],
+                                        "program": []}
         for _ in range(int(records)):
             # A session that waits: its unit's timestamps are read while it lives, then it is stopped.
             record = on(hosts.server, "post", json.dumps({"node": build, "objective": "sleep"}))["record"]
@@ -51,12 +57,27 @@ def main(records: str = "20") -> None:
             started = wait_until(lambda: (lambda s: s if s["program"] else None)(on(hosts.build, "started", unit)),
                                  120, "its program's start")
             received = on(hosts.server, "receipt", record)["at"]
+            steps = on(hosts.build, "steps", unit, record)
+            prepared = steps["prepared"]
+            if steps["decided"] and prepared:
+                begun = prepared["at"] - prepared["seconds"]
+                points = [received, steps["decided"], started["unit"], begun, begun + prepared["user_seconds"],
+                          prepared["at"], started["program"]]
+                for name, before, after in zip(legs, points, points[1:]):
+                    legs[name].append(after - before)
             on(hosts.server, "stop", build, record)
             wait_until(lambda: on(hosts.server, "answers", record)["responses"], 120, "its answer")
             to_unit.append(started["unit"] - received)
             to_program.append(started["program"] - received)
         print(f"server receipt to the unit's start on the build host: {figures(to_unit)}")
         print(f"server receipt to the program's start on the build host: {figures(to_program)}")
+        names = {"decided": "receipt to the node's start of the unit (held answer, pull, poke, pass)",
+                 "unit": "to systemd's start of its job", "preparing": "to its preparation's start",
+                 "granted": "the run user granted by the server's node", "cloned": "the run's clone and checkout",
+                 "program": "to the program's start"}
+        for name, values in legs.items():
+            if values:
+                print(f"  {names[name]}: {figures(values)}")
     finally:
         hosts.stop()
 

@@ -23,8 +23,10 @@ On the build host (a node elsewhere, `build1`):
     build-init URL PASSWORD_FILE    ocx node init --name build1 --server URL
     active UNIT                     the unit's ActiveState
     journal UNIT                    its journal's tail
+    mentions UNIT TEXT              how often its whole journal says TEXT
     code                            its clone's server-code
     started UNIT                    InactiveExit and ExecMainStart timestamps, to the microsecond
+    steps UNIT RECORD               when the node logged starting it; its preparation's mark
 On either:
     receipt HASH                    (server) when the served repository received HASH (rcvfrom)
 """
@@ -253,6 +255,18 @@ def started(unit: str) -> dict:
     return {"unit": stamp("InactiveExitTimestamp"), "program": stamp("ExecMainStartTimestamp")}
 
 
+def steps(unit: str, record: str) -> dict:
+    """The way from the node's pass to the program, for bench/elsewhere.py: when the node logged
+    starting UNIT, and its preparation's mark (its end, how long it and its run user's grant took)."""
+    logged = subprocess.run(["journalctl", "-u", f"ocx-node@{BUILD}.service", "-o", "json", "--no-pager"],
+                            capture_output=True, text=True).stdout.splitlines()
+    decided = [int(entry["__REALTIME_TIMESTAMP"]) / 1e6 for entry in map(json.loads, logged)
+               if str(entry.get("MESSAGE", "")).startswith(f"started {unit} ")]
+    marks = sorted(Path(f"/var/lib/ocx/{BUILD}/records/{record}").glob("prepared-*.json"))
+    prepared = json.loads(marks[0].read_text()) if marks else {}
+    return {"decided": decided[0] if decided else None, "prepared": prepared}
+
+
 def receipt(hash_: str) -> dict:
     with server().repository() as repository:
         return {"at": repository.sender(hash_).time.timestamp()}
@@ -262,9 +276,13 @@ def unit_journal(unit: str) -> dict:
     return {"journal": journal(unit)[-8000:]}
 
 
+def mentions(unit: str, text: str) -> dict:
+    return {"count": journal(unit).count(text)}
+
+
 STEPS = {"server-init": server_init, "login": login, "post": post, "reply": reply, "stop": stop,
          "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
-         "active": active, "journal": unit_journal, "code": code, "started": started, "receipt": receipt,
+         "active": active, "journal": unit_journal, "mentions": mentions, "code": code, "started": started, "steps": steps, "receipt": receipt,
          "commit": commit, "tags": tags, "give": give, "ticket": ticket, "forged-ticket": forged_ticket,
          "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers}
 
