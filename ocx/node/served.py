@@ -138,8 +138,12 @@ class Elsewhere:
     def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
         """The server's receipts after SINCE (D37), up to the first whose
         artifacts the clone does not hold even after a pull."""
+        from .elsewhere.link import take_handed
+
         self._facts.clear()  # a new pass: nothing the server said before is taken as still so
-        answer = self.link().receipts(since)
+        # D38: the answer that woke this pass, handed over by the follower, when it starts where this
+        # pass does; a pass reads again before it stops (D26), and that read asks the server.
+        answer = take_handed(self.config.state_dir, since) or self.link().receipts(since)
         found = self._listed(answer)
         letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
         ready = self._held(repository, found)

@@ -3,8 +3,11 @@ answer of the server, or with none. The server's side of the held request
 is tested for real in test_serving.py, the whole follower in test_two_hosts.py."""
 from __future__ import annotations
 
+import os
+
 from ocx.node.config import NodeConfig
 from ocx.node.elsewhere.follow import LOST_FIRST, LOST_MOST, WAIT, Follower
+from ocx.node.elsewhere.link import hand_over, take_handed
 from ocx.fossil.web import WebError
 
 
@@ -27,7 +30,8 @@ def follower(script, tmp_path):
     config = NodeConfig(name="f", repository=str(tmp_path / "clone.fossil"), url="http://server:8080", elsewhere=True)
     server = Server(script)
     run = Follower(config, server, pull=lambda: done.append("pull"), wake=lambda: done.append("poke"),
-                   check=lambda: done.append("check"), log=lambda _: None, sleep=lambda s: done.append(f"sleep {s}"))
+                   check=lambda: done.append("check"), log=lambda _: None, sleep=lambda s: done.append(f"sleep {s}"),
+                   hand=lambda since, answer: done.append(f"hand {since} {answer['last']}"))
     return run, server, done
 
 
@@ -39,8 +43,9 @@ def test_every_request_is_held_by_the_server_and_renewed_only_when_it_answers(tm
     # The first at once (is the server there?), each later one held by the server (D38).
     assert [wait for _, wait in server.asked] == [0.0, WAIT, WAIT]
     assert [since for since, _ in server.asked] == [0, 7, 8]
-    # At its start it reaches the server: the deliberate check; then a receipt: pull, then poke.
-    assert done == ["pull", "check", "pull", "poke"]
+    # At its start it reaches the server: the deliberate check; then a receipt: pull, the answer handed
+    # over for the pass it wakes, then poke.
+    assert done == ["pull", "check", "pull", "hand 7 8", "poke"]
     assert not any(step.startswith("sleep") for step in done)  # nothing paces it while the server answers
 
 
@@ -62,3 +67,17 @@ def test_a_change_of_who_holds_admin_wakes_the_node_without_a_pull(tmp_path):
     run, server, done = follower([same, same, changed], tmp_path)
     run.run(steps=3)
     assert done == ["pull", "check", "poke"]  # D24: its pass ends a run whose user became an admin
+
+
+def test_an_answer_handed_over_is_taken_once_fresh_and_only_where_the_pass_starts(tmp_path):
+    answer = {"receipts": [{"rcvid": 8}], "last": 8}
+    hand_over(tmp_path, 7, answer)
+    assert take_handed(tmp_path, 6) is None  # the pass starts elsewhere: it asks the server
+    assert take_handed(tmp_path, 7) is None  # and the answer was taken away: never read twice
+    hand_over(tmp_path, 7, answer)
+    assert (tmp_path / "receipts-handed.json").stat().st_mode & 0o777 == 0o600
+    assert take_handed(tmp_path, 7) == answer
+    assert take_handed(tmp_path, 7) is None
+    hand_over(tmp_path, 7, answer)
+    os.utime(tmp_path / "receipts-handed.json", (1, 1))  # stale: asked again
+    assert take_handed(tmp_path, 7) is None

@@ -6,7 +6,8 @@ after at most 60 s with nothing (serving/receipts.py); it then renews it
 at once. When the answer lists receipts, it pulls the node's clone, as the
 node user, and pokes the node's socket: the node's own pass then reads the
 receipts from the server, exactly as the server's node reads its own
-(D26). When who holds admin or setup changed, it pokes the node too (D24:
+(D26); the answer that woke it is handed over (link.hand_over), so the
+pass's first read asks the server nothing more. When who holds admin or setup changed, it pokes the node too (D24:
 its pass ends a run whose user was given admin). Nothing here repeats a
 request on a fixed interval while the server answers.
 
@@ -31,7 +32,7 @@ from typing import Callable
 
 from ..config import NodeConfig, load
 from ..wake import poke
-from .link import ServerLink, lost_mark
+from .link import ServerLink, hand_over, lost_mark
 
 WAIT = 60.0  # D38: the most the server holds a request
 LOST_FIRST, LOST_MOST = 1.0, 10.0  # pauses between tries while the server cannot be reached
@@ -69,6 +70,7 @@ class Follower:
     check: Callable[[], None]
     log: Callable[[str], None] = print
     sleep: Callable[[float], None] = time.sleep
+    hand: Callable[[int, dict], None] = lambda since, answer: None  # the answer, for the pass it wakes
 
     admins: str | None = None  # the digest of who holds admin or setup, as last answered
 
@@ -88,6 +90,7 @@ class Follower:
                 self.log(f"server {self.config.url} reached: pulled, check started")
             if answer.get("receipts"):
                 self.pull()
+                self.hand(since, answer)
             if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
@@ -127,5 +130,11 @@ def follow(name: str) -> None:
         if error is not None:
             log(f"poke: {error}")
 
+    def hand(since: int, answer: dict) -> None:
+        try:
+            hand_over(config.state_dir, since, answer)
+        except OSError as error:  # the pass then asks the server itself
+            log(f"receipts not handed over: {error}")
+
     Follower(config, ServerLink.of_node(config), pull=Elsewhere(config).pull,
-             wake=wake, check=lambda: start_check(name), log=log).run()
+             wake=wake, check=lambda: start_check(name), log=log, hand=hand).run()

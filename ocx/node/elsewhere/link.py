@@ -152,9 +152,38 @@ def lost_mark(state_dir: Path) -> Path:
     return Path(state_dir) / "server-lost"
 
 
+HANDED_FRESH = 10.0  # seconds: an older answer handed over is asked again
+
+
+def hand_over(state_dir: Path, since: int, answer: dict) -> None:
+    """The follower's answer of receipts after SINCE, for the pass it wakes (D38): that pass then
+    asks the server one request fewer before it acts. Root's file in the node's private state."""
+    from ...files import write_atomically
+
+    write_atomically(Path(state_dir) / "receipts-handed.json", json.dumps({"since": since, "answer": answer}), 0o600)
+
+
+def take_handed(state_dir: Path, since: int) -> dict | None:
+    """The answer handed over for receipts after SINCE, once (it is removed), if it is fresh;
+    else None, and the pass asks the server itself."""
+    import time
+
+    path = Path(state_dir) / "receipts-handed.json"
+    try:
+        fresh = time.time() - path.stat().st_mtime < HANDED_FRESH
+        handed = json.loads(path.read_text())
+        path.unlink()
+    except (OSError, ValueError):
+        return None
+    if not fresh or not isinstance(handed, dict) or handed.get("since") != since:
+        return None
+    answer = handed.get("answer")
+    return answer if isinstance(answer, dict) else None
+
+
 def session_file(state_dir: Path) -> Path:
     """Where a node elsewhere keeps its node user's session (root's, 0600, in its private state)."""
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["Refused", "ServerLink", "Unreachable", "WebError", "lost_mark", "session_file"]
+__all__ = ["Refused", "ServerLink", "Unreachable", "WebError", "hand_over", "lost_mark", "session_file", "take_handed"]
