@@ -17,15 +17,39 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING, Any
+
 from ...fossil.web import WebError, WebSession
-from ...protocol.errors import FieldError
+
+if TYPE_CHECKING:
+    from ...protocol.errors import FieldError
+
+    class Refused(FieldError):
+        """The server's node refused the request, naming the field (D8's shape)."""
 
 PAGE = "/ext/ocx"
 WAIT_SLACK = 30.0  # beyond the page's own wait, before a held request counts as lost
+_REFUSED: list[type] = []
 
 
-class Refused(FieldError):
-    """The server's node refused the request, naming the field (D8's shape)."""
+def _refused_class() -> type:
+    """Refused, made on first use: a FieldError, whose package (ocx.protocol, with pydantic) a run's
+    preparation, which asks the server for its run user, does not otherwise load."""
+    if not _REFUSED:
+        from ...protocol.errors import FieldError
+
+        class Refused(FieldError):
+            """The server's node refused the request, naming the field (D8's shape)."""
+
+        Refused.__module__, Refused.__qualname__ = __name__, "Refused"
+        _REFUSED.append(Refused)
+    return _REFUSED[0]
+
+
+def __getattr__(name: str) -> Any:  # `from .link import Refused`
+    if name == "Refused":
+        return _refused_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Unreachable(ConnectionError):
@@ -92,17 +116,18 @@ class ServerLink:
     def _ask(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         query = urllib.parse.urlencode([("json", ""), ("node", op), *params])
         for attempt in (1, 2):
+            session = self.session()  # first: a kept session brings its token, and no request is made for one
             if payload is not None and self._token is None:
-                self._token = str(self.session().page_json(PAGE + "?json").get("token", ""))
+                self._token = str(session.page_json(PAGE + "?json").get("token", ""))
                 self._keep()
             body = None if payload is None else {**payload, "token": self._token}
-            answer = self.session().page_json(f"{PAGE}?{query}", body, timeout=timeout)
+            answer = session.page_json(f"{PAGE}?{query}", body, timeout=timeout)
             refused = answer.get("refused")
             if isinstance(refused, dict) and refused.get("field") == "caller" and attempt == 1:
                 self._forget()  # its cookie lapsed, or the token is stale: log in again, once
                 continue
             if isinstance(refused, dict):
-                raise Refused(str(refused.get("field", "")), str(refused.get("why", "")))
+                raise _refused_class()(str(refused.get("field", "")), str(refused.get("why", "")))
             return answer
         raise AssertionError("unreachable")
 
