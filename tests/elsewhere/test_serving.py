@@ -106,27 +106,26 @@ def test_a_grant_gives_the_records_user_d19s_letters_and_a_password_only_in_the_
         assert repository.user(user).capabilities == ""
 
 
-def test_the_node_s_processes_share_one_kept_session_and_its_token(site, tmp_path, monkeypatch):
+def test_the_node_s_processes_share_one_kept_session_and_its_token(site, tmp_path):
     """The follower, each pass and each run's preparation are processes of their own: each logs in
     only when no kept session answers, and asks for the token only when none is kept."""
     code = secrets.token_hex(20)
     site.register("kept", code)
     login, password = "ocx-node-kept", site.served.passwords["ocx-node-kept"]
     kept = tmp_path / "server-session.json"
-    asked: list[str] = []
-    real_page_json, real_log_in = WebSession.page_json, WebSession._log_in
-    monkeypatch.setattr(WebSession, "page_json",
-                        lambda self, path, *a, **k: asked.append(path.split("node=")[-1].split("&")[0])
-                        or real_page_json(self, path, *a, **k))
-    monkeypatch.setattr(WebSession, "_log_in", lambda self, p: asked.append("login") or real_log_in(self, p))
-    ServerLink(site.served.base_url, login, password, kept=kept).whoami()  # the follower's start
-    assert asked == ["login", "self"]
-    for first in (True, False):
+
+    def link() -> ServerLink:
+        return ServerLink(site.served.base_url, login, password, kept=kept)
+
+    follower = link()
+    follower.whoami()
+    assert follower.requests == 2  # its login, then its question
+    for requests in (2, 1):  # the first change asks for the token; later ones find it kept
         record, _ = site.record(code)
-        asked.clear()
-        ServerLink(site.served.base_url, login, password, kept=kept).record(record)  # a pass
-        ServerLink(site.served.base_url, login, password, kept=kept).grant(record)  # a preparation
-        assert asked == (["record", "/ext/ocx?json", "grant"] if first else ["record", "grant"]), asked
+        a_pass, a_preparation = link(), link()
+        a_pass.record(record)
+        a_preparation.grant(record)
+        assert (a_pass.requests, a_preparation.requests) == (1, requests)
 
 
 def test_a_grant_is_refused_for_a_record_not_for_that_node_or_not_from_an_admin(site):

@@ -64,6 +64,7 @@ class ServerLink:
     timeout: float = 30.0
     kept: Path | None = None  # where the session's cookie and token are kept (0600), if anywhere
     _session: WebSession | None = field(default=None, repr=False)
+    requests: int = 0  # HTTP requests this link made, its login included (each is a round trip on the way)
     _token: str | None = field(default=None, repr=False)
 
     @classmethod
@@ -78,6 +79,7 @@ class ServerLink:
                 self._session = WebSession(self.url, self.login, None, cookie=saved["cookie"], timeout=self.timeout)
                 self._token = saved.get("token")
             else:
+                self.requests += 1
                 self._session = WebSession(self.url, self.login, self.password, timeout=self.timeout)
                 self._token = None
                 self._keep()
@@ -118,9 +120,11 @@ class ServerLink:
         for attempt in (1, 2):
             session = self.session()  # first: a kept session brings its token, and no request is made for one
             if payload is not None and self._token is None:
+                self.requests += 1
                 self._token = str(session.page_json(PAGE + "?json").get("token", ""))
                 self._keep()
             body = None if payload is None else {**payload, "token": self._token}
+            self.requests += 1
             answer = session.page_json(f"{PAGE}?{query}", body, timeout=timeout)
             refused = answer.get("refused")
             if isinstance(refused, dict) and refused.get("field") == "caller" and attempt == 1:
