@@ -28,8 +28,11 @@ pidfile=${sock%.sock}.pid
 echo "engine.sh: starting dockerd on $DOCKER_HOST (log $LOG)" >&2
 mkdir -p "$DATA_ROOT"
 # setsid + nohup: the engine outlives the test session that started it, so
-# the next session finds it (and its image cache) ready.
-setsid nohup dockerd -H "$DOCKER_HOST" --data-root "$DATA_ROOT" \
+# the next session finds it (and its image cache) ready. It gets none of
+# this shell's other descriptors: a lock its caller holds (a flock taken
+# around the test run) would stay held for as long as the engine runs.
+setsid nohup python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])' \
+    dockerd -H "$DOCKER_HOST" --data-root "$DATA_ROOT" \
     --pidfile "$pidfile" >>"$LOG" 2>&1 </dev/null &
 i=0
 until answers; do
