@@ -10,8 +10,9 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
 "why"}}`.
 
     GET  self                        its own registration, the server's server-code and its last receipt
-    GET  receipts&since=N[&wait=S][&admins=D]   the receipts after N, held up to S (<= 60) seconds, or
-                                     until who holds admin differs from digest D (D24, D37, D38)
+    GET  receipts&since=N[&wait=S][&admins=D][&facts=1]   the receipts after N, held up to S (<= 60)
+                                     seconds, or until who holds admin differs from digest D (D24, D37,
+                                     D38); with facts, what `record` answers for each record naming it
     GET  answer&record=H             the record's answer in the served repository, if any (C4, D31, D39)
     GET  record&record=H             its answer, its runner's page, its user's letters and node, the admins
     GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
@@ -70,8 +71,8 @@ def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
     if entry is None or not entry.server_code:
         return _refused("caller", f"{viewer(env)} is not the node user of a registered node elsewhere (D36, D37)")
     registry.hear(served, entry.node_user)
-    if op == "receipts":  # the held request: nothing of the protocol's models on its path
-        return _receipts(query, served)
+    if op == "receipts":  # the held request: the protocol's models only when asked for records' facts
+        return _receipts(query, served, entry, own)
     from ..protocol.errors import FieldError
 
     try:
@@ -85,14 +86,21 @@ def _one(query: Mapping[str, list[str]], name: str) -> str:
     return values[-1]
 
 
-def _receipts(query, served: str) -> dict:
+def _receipts(query, served: str, entry, own: str) -> dict:
     from ..node.serving import receipts
 
     try:
         since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
     except ValueError:
         return _refused("since", "since is a receipt's number and wait a number of seconds")
-    return receipts.wait_for_receipts(served, since, wait, admins=_one(query, "admins") or None)
+    facts = _one(query, "facts") == "1"
+    if facts:  # loaded before the wait: what arrives is answered at once
+        from ..node.serving import questions
+    answer = receipts.wait_for_receipts(served, since, wait, admins=_one(query, "admins") or None)
+    if facts and answer["receipts"]:
+        with Repository(served) as repository:
+            answer["records"] = questions.facts_of_records(repository, entry, answer["receipts"], own)
+    return answer
 
 
 def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:

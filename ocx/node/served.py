@@ -127,6 +127,9 @@ class Elsewhere:
     _link: "ServerLink | None" = field(default=None, repr=False)
     # What the server said of each record this pass (its `record` answer): admission asks it all at once.
     _facts: dict[str, dict] = field(default_factory=dict, repr=False)
+    # The same, carried by the answer of receipts that woke this pass (D38): taken once, by the
+    # record's admission; every later question, a response's above all (C4), asks afresh.
+    _carried: dict[str, dict] = field(default_factory=dict, repr=False)
 
     def link(self) -> "ServerLink":
         if self._link is None:
@@ -144,6 +147,7 @@ class Elsewhere:
         # D38: the answer that woke this pass, handed over by the follower, when it starts where this
         # pass does; a pass reads again before it stops (D26), and that read asks the server.
         answer = take_handed(self.config.state_dir, since) or self.link().receipts(since)
+        self._carried = dict(answer.get("records") or {})
         found = self._listed(answer)
         letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
         ready = self._held(repository, found)
@@ -187,8 +191,9 @@ class Elsewhere:
 
     def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,
                received: float, wall_seconds: int) -> Answer | None:
-        """Asked afresh every time (C4, D39: the server's answers first, before any response)."""
-        facts = self.link().record(record_hash)
+        """Asked afresh every time (C4, D39: the server's answers first, before any response), but
+        for the admission of a record the answer that woke this pass carried."""
+        facts = self._carried.pop(record_hash, None) or self.link().record(record_hash)
         self._facts[record_hash] = facts
         found = facts.get("answer")
         return None if found is None else Answer(found["outcome"], found.get("note", ""))

@@ -17,7 +17,7 @@ class Server:
     def __init__(self, script):
         self.script, self.asked = list(script), []
 
-    def receipts(self, since, wait=0.0, admins=None):
+    def receipts(self, since, wait=0.0, admins=None, facts=False):
         self.asked.append((since, wait))
         answer = self.script.pop(0)
         if isinstance(answer, Exception):

@@ -76,6 +76,22 @@ def test_a_held_request_answers_as_soon_as_something_arrives(site):
     assert answered["waited"] >= 1.0
 
 
+def test_an_answer_of_receipts_carries_the_facts_of_each_record_naming_the_node_when_asked(site):
+    code = secrets.token_hex(20)
+    node = site.register("carried", code)
+    since = node.receipts(0)["last"]
+    mine, user = site.record(code)
+    other, _ = site.record(secrets.token_hex(20))  # a record for another node
+    chat = site.served.web("alice").new_thread("chat", "no record")
+    answer = node.receipts(since, facts=True)
+    posted = [a[0] for r in answer["receipts"] for a in r["artifacts"]]
+    assert {mine, other, chat} <= set(posted)
+    assert list(answer["records"]) == [mine]  # only its own records, each as `record` answers it
+    assert answer["records"][mine] == node.record(mine)
+    assert answer["records"][mine]["login"] == user and answer["records"][mine]["answer"] is None
+    assert "records" not in node.receipts(since)  # only when asked
+
+
 def test_a_held_request_with_nothing_arriving_ends_empty_at_its_wait(site):
     node = site.register("quiet")
     since = node.receipts(0)["last"]

@@ -79,7 +79,7 @@ class Follower:
         try:
             # Held, unless the server is just reached: then at once, and the deliberate check
             # follows (D38: at its start, and once the server is back).
-            answer = self.link.receipts(since, wait=WAIT if reached else 0.0, admins=self.admins)
+            answer = self.link.receipts(since, wait=WAIT if reached else 0.0, admins=self.admins, facts=True)
             admins_changed = self.admins is not None and answer.get("admins") != self.admins
             self.admins = answer.get("admins")
             owed = lost_mark(self.config.state_dir)

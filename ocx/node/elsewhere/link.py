@@ -141,8 +141,10 @@ class ServerLink:
         """Its own registration (D36), the server's server-code and its newest receipt."""
         return self._call("self", [], None, None)
 
-    def receipts(self, since: int, wait: float = 0.0, admins: str | None = None) -> dict:
+    def receipts(self, since: int, wait: float = 0.0, admins: str | None = None, facts: bool = False) -> dict:
+        """FACTS: with each record naming this node, what `record` answers (the follower's held request)."""
         params = [("since", str(since)), ("wait", str(wait))] + ([("admins", admins)] if admins else [])
+        params += [("facts", "1")] if facts else []
         return self._call("receipts", params, None, timeout=wait + WAIT_SLACK if wait else None)
 
     def answer(self, record: str) -> dict:

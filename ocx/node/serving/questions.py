@@ -73,3 +73,24 @@ def record_facts(repository: Repository, node: NodeEntry, record_hash: str, own_
     return {**found, "runner": record.runner, "page": page, "login": record.user,
             "user": people["users"][record.user], "works_for": people["works_for"][record.user],
             "admins": people["admins"]}
+
+
+FACTS_MOST = 20  # records whose facts one answer of receipts carries; a node asks for any others itself
+
+
+def facts_of_records(repository: Repository, node: NodeEntry, receipts: list[dict], own_server_code: str) -> dict:
+    """For the records naming NODE among RECEIPTS (an answer of receipts), what `record` would
+    answer for each, keyed by hash: the held request carries them, so the node's pass acts on a
+    record it was just woken for without asking again (D38)."""
+    found: dict[str, dict] = {}
+    for receipt in receipts:
+        for hash_, kind, private in receipt["artifacts"]:
+            if kind not in ("f", "t") or private or len(found) >= FACTS_MOST:
+                continue
+            try:
+                record = placed_record(repository, hash_).record
+            except FieldError:
+                continue  # no record: nothing to ask about
+            if record.node == node.server_code:
+                found[hash_] = record_facts(repository, node, hash_, own_server_code)
+    return found
