@@ -89,8 +89,12 @@ class Follower:
                 self.check()
                 self.log(f"server {self.config.url} reached: pulled, check started")
             if answer.get("receipts"):
+                began = time.monotonic()
                 self.pull()
                 self.hand(since, answer)
+                self.log(f"receipts {since + 1}..{answer.get('last')}: pulled in "
+                         f"{(time.monotonic() - began) * 1000:.0f} ms, handed over with "
+                         f"{len(answer.get('records') or {})} records' facts; poking the node")
             if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
