@@ -78,7 +78,7 @@ def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
     if target.user is not None:
         withdraw(context, record_dir, target.user, target.hash)
         cut_here(context.config.name, "withdrawn", target.hash)
-    record_dir.mark(Mark.ANSWERED, {"outcome": (existing.outcome if existing else outcome).value,
+    record_dir.mark(Mark.ANSWERED, {"outcome": existing.outcome if existing else outcome.value,  # served.Answer: text
                                     "response": written, "at": time.time()})
     shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
     return written

@@ -215,9 +215,12 @@ def prepare_run(step: Preparation) -> None:
         # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
         user = (pool.submit(granted_run_user, step) if step.server_login
                 else pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home))
-        user.add_done_callback(lambda _: user_ready.append(time.time()) or print(
-            f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
-            f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True))
+        def user_done(_) -> None:
+            user_ready.append(time.time())
+            print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
+                  f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
+
+        user.add_done_callback(user_done)
         make_home(step, user.result, steps)
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
     print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
