@@ -253,3 +253,30 @@ def test_a_held_request_answers_when_someone_is_given_admin(site):
         assert time.monotonic() - given_at < 5.0
     finally:
         admin.set_capabilities(site.served.path, "erin", "v", home=site.served.home)
+
+
+def test_the_page_answers_what_the_server_s_modules_compute_from_the_served_repository(site):
+    """The same questions asked in this process of serving/receipts.py and serving/questions.py, on the
+    served repository's file, and of the page over HTTP (where Fossil runs them as its ext program)."""
+    from ocx.node.serving import questions, receipts, registry
+
+    code = secrets.token_hex(20)
+    node = site.register("inprocess", code)
+    since = node.receipts(0)["last"]
+    record, user = site.record(code)
+    site.served.web("alice").new_thread("chat", "no record")
+    over_http = node.receipts(since, facts=True)
+    with site.served.repository() as repository:
+        entry = registry.node_of_user(repository, "ocx-node-inprocess")
+        assert entry is not None and entry.server_code == code
+        here = receipts.receipts_answer(repository, since)
+        facts = questions.facts_of_records(repository, entry, here["receipts"], repository.server_code)
+        assert here["receipts"] == over_http["receipts"] and here["last"] == over_http["last"]
+        assert facts == over_http["records"] and list(facts) == [record]
+        assert facts[record] == questions.record_facts(repository, entry, record, repository.server_code)
+        assert facts[record]["login"] == user and facts[record]["answer"] is None
+        assert questions.answer_of(repository, entry, secrets.token_hex(32))["record"] is None  # no such record
+        people = questions.users(repository, ["alice", user], repository.server_code, owners=True)
+        assert people["users"]["alice"]["letters"] == "i4" and people["users"][user] is None
+        assert people["works_for"][user] == code  # D37: the first record naming it is for this node
+        assert questions.runner_page(repository, "no-such-runner") == {"page": None}
