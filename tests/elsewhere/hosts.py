@@ -11,9 +11,10 @@ import json
 import os
 import shutil
 import tarfile
-import time
 
 import pytest
+
+from tests.node_system.harness import wait_for
 
 SERVER_URL = "http://server:8080"
 
@@ -41,13 +42,7 @@ def put_file(host, path: str, text: str, mode: int = 0o600) -> None:
 
 
 def wait_until(check, timeout: float, what: str, every: float = 0.25):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    return wait_for(check, timeout, every, what)  # the node tests' bounded wait, in this file's argument order
 
 
 class Hosts:

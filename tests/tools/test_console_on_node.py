@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.node_system.harness import wait_for
 
 from .chromium import Chromium, binary
 from .conftest import inside
@@ -70,13 +71,7 @@ def text_of(browser: Chromium, selector: str) -> str:
 
 
 def until(check, what: str, timeout: float = 120.0, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(every)
-    raise AssertionError(f"no {what} within {timeout} s")
+    return wait_for(check, timeout, every, what)
 
 
 def test_an_admin_and_a_second_person_each_see_their_own_needs_you(stage, open_browser):

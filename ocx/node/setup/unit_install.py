@@ -95,23 +95,21 @@ def _touched(unit: str, changed: dict[str, bool]) -> bool:
     return changed.get(unit, False) or changed.get(template, False)
 
 
-async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float = 20.0) -> list[tuple[str, str, bool]]:
-    """Reload if a file changed, enable the four, start three; returns (unit, state, changed)."""
+async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], changed: dict[str, bool],
+                            timeout: float) -> list[tuple[str, str, bool]]:
+    """Reload if a file changed, enable ENABLE, start (or restart, when its file changed) START;
+    returns (unit, state, changed)."""
     from ...systemd.bus import Bus
     from ...systemd import unit_files
 
-    name = config.name
-    server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
-                                 f"ocx-node@{name}.path", f"ocx-check@{name}.service")
-    tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
     done = []
     bus = await Bus.connect()
     try:
         if any(changed.values()):
             await unit_files.reload(bus)
-        enabled = await unit_files.enable(bus, [server, sock, path, check, tools])
-        done.append(("enabled: " + ", ".join((server, sock, path, check, tools)), "", bool(enabled.changes)))
-        for unit in (server, sock, path, tools):
+        enabled = await unit_files.enable(bus, list(enable))
+        done.append(("enabled: " + ", ".join(enable), "", bool(enabled.changes)))
+        for unit in start:
             before, _ = await unit_files.active_state(bus, unit)
             restart = before == "active" and _touched(unit, changed)
             state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)
@@ -121,6 +119,16 @@ async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float 
     finally:
         bus.close()
     return done
+
+
+async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float = 20.0) -> list[tuple[str, str, bool]]:
+    """The served repository's node: its server, socket, path unit, check and tools enabled; all but
+    the check (a boot-time unit, D6) started."""
+    name = config.name
+    server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
+                                 f"ocx-node@{name}.path", f"ocx-check@{name}.service")
+    tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
+    return await _enable_and_start((server, sock, path, check, tools), (server, sock, path, tools), changed, timeout)
 
 
 def wait_listening(url_port: int, timeout: float = 20.0) -> float:
@@ -139,28 +147,9 @@ async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
                              timeout: float = 20.0) -> list[tuple[str, str, bool]]:
     """A node elsewhere's units: its socket, its tool sockets, its follower
     (D38), enabled and started; its check is started by the follower (D6)."""
-    from ...systemd.bus import Bus
-    from ...systemd import unit_files
-
     name = config.name
     units = (f"ocx-node@{name}.socket", f"ocx-tools@{name}.service", f"ocx-follow@{name}.service")
-    done = []
-    bus = await Bus.connect()
-    try:
-        if any(changed.values()):
-            await unit_files.reload(bus)
-        enabled = await unit_files.enable(bus, list(units))
-        done.append(("enabled: " + ", ".join(units), "", bool(enabled.changes)))
-        for unit in units:
-            before, _ = await unit_files.active_state(bus, unit)
-            restart = before == "active" and _touched(unit, changed)
-            state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)
-            if state != "active":
-                raise RuntimeError(f"{unit} is {state} after start; see journalctl -u {unit}")
-            done.append((unit, state, before != "active" or restart))
-    finally:
-        bus.close()
-    return done
+    return await _enable_and_start(units, units, changed, timeout)
 
 
 def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:
