@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from pathlib import Path
 
 from .harness import PYTHON, Node, wait_for
@@ -81,7 +82,12 @@ def ci_values(node: Node, checkin: str) -> list[str]:
 
 
 def answers_a_plain_record(node: Node, runner_name: str) -> None:
-    """The node still works: a new record is answered, and as it should be."""
+    """The node still works: a new record is answered, and as it should be.
+
+    How long that took is printed (issue 12 asks for within a second on a
+    quiet machine), never asserted: a test does not fail on a time."""
+    posted = time.monotonic()
     record = session(node, runner_name, objective="exit 0")
     response = node.response(record, timeout=90)
+    print(f"\nthe next record, from its post to its response: {time.monotonic() - posted:.2f} s")
     assert response.outcome.value == "exited" and response.note.startswith("exit 0"), response.note
