@@ -119,6 +119,16 @@ class Node:
         body = "A record for the node.\n\n```json\n" + json.dumps(message) + "\n```\n"
         return (by or self.admin).web(self.url).new_thread(title, body)
 
+    def barrier(self) -> str:
+        """A record posted after everything before it, and its response: the
+        node reads receipts in order (D26), so once this one is answered every
+        earlier artifact was read and acted on. What a test says did NOT happen
+        is checked after a barrier, never after a sleep: a slow machine makes
+        a sleep prove nothing."""
+        record = self.post(self.record(objective="exit 0"))
+        self.response(record, timeout=120)
+        return record
+
     def reply(self, to: str, text: str, by: Login | None = None) -> str:
         return (by or self.admin).web(self.url).reply(to, text)
 

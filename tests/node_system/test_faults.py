@@ -12,6 +12,11 @@ from .harness import journal, ocx, systemctl, wait_for
 pytestmark = pytest.mark.systemd
 
 
+def record_journal(record: str) -> str:
+    return subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}", "--no-pager"],
+                          capture_output=True, text=True).stdout
+
+
 def running(node, record: str) -> bool:
     return systemctl("is-active", node.unit(record)).strip() == "active"
 
@@ -28,7 +33,7 @@ def test_one_record_seen_by_every_trigger_gives_one_unit_and_one_response(node):
     systemctl("start", f"ocx-node@{node.name}.service")  # and the path unit's service, by hand
     response = node.response(record)
     assert response.outcome is Outcome.exited
-    time.sleep(2)
+    node.barrier()  # passes after the first answer wrote no second
     assert len(node.responses(record)) == 1
     starts = [l for l in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}", "--no-pager"],
                                         capture_output=True, text=True).stdout.splitlines() if l.startswith("started ")]
@@ -50,16 +55,15 @@ def test_the_fossil_server_down_when_a_run_ends(node):
     systemctl("stop", f"ocx-fossil@{node.name}.service")
     try:
         wait_for(lambda: not running(node, record), 30, what="the run's end")
-        time.sleep(2)  # the node tried, and could not write
+        wait_for(lambda: "a fault of the node's own" in record_journal(record), 60, what="the node's try to answer")
         assert node.responses(record) == []
     finally:
         systemctl("start", f"ocx-fossil@{node.name}.service")
     wait_for(lambda: node.responses(record), 60, what="the response once the server is back")
-    time.sleep(2)
+    node.barrier()
     answers = node.responses(record)
     assert len(answers) == 1 and answers[0][0].outcome is Outcome.exited
-    assert "answer: a fault of the node's own" in subprocess.run(["journalctl", "-o", "cat", f"OCX_RECORD={record}"],
-                                                    capture_output=True, text=True).stdout
+    assert "answer: a fault of the node's own" in record_journal(record)
 
 
 def test_a_preparation_the_server_cut_off_is_tried_again_never_refused(node):

@@ -1,13 +1,12 @@
 """What a node refuses, naming the field (C6, C7, D8, D14, D16, D35), and what it ignores (C1)."""
 import json
 import subprocess
-import time
 
 import pytest
 
 from ocx.protocol import Outcome
 
-from .harness import wait_for
+from .harness import systemctl, wait_for
 
 pytestmark = pytest.mark.systemd
 
@@ -43,10 +42,9 @@ def test_a_runner_page_written_by_a_non_admin_does_not_count(node):
     assert response.outcome is Outcome.refused and response.note.startswith("runner:")
 
 
-def quiet(node, record: str, seconds: float = 4.0) -> None:
-    """Nothing answers RECORD, and no unit starts for it, while the node has time to act."""
-    node.reply(record, "a later post wakes the node")
-    time.sleep(seconds)
+def quiet(node, record: str) -> None:
+    """Nothing answers RECORD, and no unit starts for it, though the node read a later record."""
+    node.barrier()
     assert node.responses(record) == []
     assert node.unit(record) not in subprocess.run(
         ["systemctl", "list-units", "--all", "ocx-*", "--no-legend"], capture_output=True, text=True).stdout
@@ -65,7 +63,7 @@ def test_a_record_from_a_login_without_admin_writes_nothing(node):
 def test_an_edit_of_a_record_is_not_a_message(node):
     note = node.post({"note": "not yet a record"})
     edit = node.admin.web(node.url).edit(note, "```json\n" + json.dumps(node.record()) + "\n```\n")
-    time.sleep(3)
+    node.barrier()
     assert node.responses(edit) == [] and node.responses(note) == []
 
 
@@ -76,7 +74,8 @@ def test_a_response_from_anyone_but_the_node_user_does_not_close_a_record(node):
     forged = {"ocx": 1, "kind": "response", "node": node.server_code, "answers": record,
               "outcome": "exited", "note": "forged"}
     node.reply(record, "```json\n" + json.dumps(forged) + "\n```\n")
-    time.sleep(2)
+    node.barrier()  # the forged response was read; the record is still open
+    assert systemctl("is-active", node.unit(record)).strip() == "active"
     node.stop(record)
     wait_for(lambda: [r for r, s in node.responses(record) if s == node.config.node_user], 60, what="the node's answer")
     ours = [r for r, s in node.responses(record) if s == node.config.node_user]

@@ -1,5 +1,4 @@
 """A record in a ticket: answered in the ticket (D12); a forged U card there is no admin (F2, C1)."""
-import time
 
 import pytest
 
@@ -50,7 +49,7 @@ def test_a_forged_u_card_does_not_make_a_record_from_an_admin(node, tmp_path):
         assert change.user == "admin" and change.sender.login == "mallory"
         assert find_message(change.comment) == fields  # a well-formed record: only its sender stops it
     node.admin.web(node.url).ticket_change(ticket, "a later change wakes the node")
-    time.sleep(4)
+    node.barrier()
     assert ticket_responses(node, ticket, record) == []
 
 
