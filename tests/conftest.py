@@ -48,6 +48,8 @@ def pytest_runtest_logreport(report):
                 else report.longreprtext)
     line = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
             "text": text, "duration": report.duration,
+            # What the test printed (figures it shows, never asserts): seen on the host with -s or -rP.
+            "stdout": report.capstdout if report.when == "call" else "",
             "xfail": bool(getattr(report, "wasxfail", ""))}
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
@@ -109,6 +111,9 @@ class ContainerRun:
                 rep = json.loads(line)
                 self.reports.setdefault(rep["nodeid"], []).append(rep)
 
+    def printed(self, nodeid: str) -> str:
+        return "".join(r.get("stdout", "") for r in self.reports.get(nodeid, []))
+
     def outcome(self, nodeid: str) -> tuple[str, str]:
         if self.error:
             return "failed", f"the systemd container could not run this test: {self.error}"
@@ -145,6 +150,7 @@ class InContainerItem(pytest.Item):
         run: ContainerRun = self.config.stash[_RUN]
         run.run()
         outcome, text = run.outcome(self.original_nodeid)
+        print(run.printed(self.original_nodeid), end="")
         if outcome == "skipped":
             # Reported at the test's own location, not this line.
             raise pytest.skip.Exception(text, _use_item_location=True)
