@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import sys
 
-from .paths import socket_path
+from .host_paths import node_socket_path
 
 
 def poke(node: str, text: str) -> OSError | None:
@@ -22,7 +22,7 @@ def poke(node: str, text: str) -> OSError | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(2)
-            connection.connect(socket_path(node))
+            connection.connect(node_socket_path(node))
             connection.sendall(text.encode() + b"\n")
         return None
     except OSError as error:

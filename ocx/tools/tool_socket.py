@@ -35,7 +35,7 @@ from ..fossil import admin
 from ..node import config as node_config
 from ..node.config import NodeConfig
 from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
-from ..node.layout import RunHome, unit_stem
+from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
 from ..node.records import RecordDir, open_records
 from ..node.service.sessions import TOOLS_INSIDE

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from ocx.node.layout import RunHome, unit_stem
+from ocx.node.run_layout import RunHome, unit_stem
 from ocx.node.records import RecordDir
 from ocx.node.service.tool_sockets import short_path, socket_accepts, socket_path
 from ocx.node.unit.prepare import PASSWORD_FILE

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 from ..cut import cut_here
-from ..layout import RunHome, unit_stem
-from ..paths import RUNS_STATE_DIRECTORY
+from ..run_layout import RunHome, unit_stem
+from ..host_paths import RUNS_STATE_DIRECTORY
 from ..records import RecordDir
 from ..unit.bounded import remove_tree
 

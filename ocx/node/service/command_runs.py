@@ -32,7 +32,7 @@ from ...protocol.verdict import Judgement, VerdictTag, format_verdict
 from ...systemd.units import TransientService
 from .. import template
 from ..cut import cut_here
-from ..layout import SLICE, RunHome, unit_name, unit_stem
+from ..run_layout import SLICE, RunHome, unit_name, unit_stem
 from ..records import RecordDir, write_atomically
 from ..states import Mark, RecordState, RunState as R, ending
 from ..unit import bounded

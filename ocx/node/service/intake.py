@@ -28,7 +28,7 @@ from ...protocol.deliveries import record_delivery
 from ...protocol.messages import Outcome
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
-from ..layout import unit_name
+from ..run_layout import unit_name
 from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
 from ..states import Failure, Mark, RecordState, acting
 from .admit import admission

@@ -14,7 +14,7 @@ from ...protocol.decide import OpenRecord
 from ...systemd import loopback_filter
 from ...systemd.units import TransientService
 from ..cut import cut_here
-from ..layout import unit_name
+from ..run_layout import unit_name
 from ..records import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch

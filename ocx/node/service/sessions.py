@@ -10,8 +10,8 @@ from __future__ import annotations
 from ...protocol.decide import OpenRecord
 from ...systemd.units import BindPath, ExecCommand, TransientService
 from ..config import NodeConfig
-from ..paths import KEEP_ENVIRONMENT
-from ..layout import SLICE, RunHome, unit_name
+from ..host_paths import KEEP_ENVIRONMENT
+from ..run_layout import SLICE, RunHome, unit_name
 from ..unit.prepare import Preparation
 from ..records import RecordDir
 from ..unit.runner_homes import copy_path

@@ -33,7 +33,7 @@ from ...systemd.manager import ListedUnit
 from .. import marks
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
-from ..layout import unit_stem
+from ..run_layout import unit_stem
 from ..records import RecordDir, record_dirs
 from ..states import Failure, Mark, RecordState as S, RunState as R, ending
 from .admit import runner_page

@@ -28,7 +28,7 @@ from pathlib import Path
 from ...systemd.timers import TransientTimer
 from ...systemd.units import TransientService
 from ..marks import write_atomically
-from ..paths import STATE_ROOT
+from ..host_paths import STATE_ROOT
 
 RUNNING = ("active", "activating", "reloading")
 SOONEST = 0.2  # seconds: a floor under the next wait, and the timer's accuracy

@@ -22,7 +22,7 @@ from pathlib import Path
 from ...systemd import stoppost
 from ...systemd.system_state import stopping
 from .. import marks
-from ..paths import STATE_ROOT
+from ..host_paths import STATE_ROOT
 from ..states import Mark
 from ..wake import poke
 
