@@ -18,7 +18,7 @@ from ocx.fossil import capabilities
 from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact, UnknownUser
 from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
-from ocx.fossil.records import ReceivedArtifact, Receipt, Sender, User
+from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
 from ocx.fossil.tag_reads import TagReads
 from ocx.fossil.storage import content, hash_matches
 from ocx.fossil.times import julian_to_datetime

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..fossil.errors import UnknownUser
-from ..fossil.records import ReceivedArtifact, Receipt
+from ..fossil.artifacts import ReceivedArtifact, Receipt
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:

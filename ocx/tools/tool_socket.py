@@ -37,7 +37,7 @@ from ..node.config import NodeConfig
 from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
 from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
-from ..node.records import RecordDir, open_records
+from ..node.record_dirs import RecordDir, open_records
 from ..node.service.sessions import TOOLS_INSIDE
 from ..node.service.tool_sockets import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord

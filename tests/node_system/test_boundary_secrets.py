@@ -14,7 +14,7 @@ import urllib.parse
 import pytest
 
 from ocx.node.run_layout import RunHome, unit_stem
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.node.service.tool_sockets import short_path, socket_accepts, socket_path
 from ocx.node.unit.prepare import PASSWORD_FILE
 from ocx.tools.tool_socket import CONNECTIONS, REQUEST_BYTES

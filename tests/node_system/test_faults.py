@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ocx.node.records import RecordDir, node_lock
+from ocx.node.record_dirs import RecordDir, node_lock
 from ocx.protocol import Outcome
 
 from .harness import journal, ocx, systemctl, wait_for

@@ -3,7 +3,7 @@
 (ocx/node/service/tool_sockets.py says what "gone" is). In the systemd container."""
 import pytest
 
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.node.states import Mark
 from ocx.node.service.tool_sockets import socket_accepts, socket_path
 from ocx.protocol import Outcome

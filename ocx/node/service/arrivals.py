@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ...fossil.records import Receipt, ReceivedArtifact
+from ...fossil.artifacts import Receipt, ReceivedArtifact
 from ...fossil.repository import Repository
 from ...protocol.answers import answers_record
 from ...protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival, NodeFacts, may_act

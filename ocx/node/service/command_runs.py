@@ -24,6 +24,7 @@ import json
 import time
 from pathlib import Path
 
+from ...files import write_atomically
 from ...fossil.errors import UnknownArtifact
 from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
@@ -33,7 +34,7 @@ from ...systemd.units import TransientService
 from .. import template
 from ..cut import cut_here
 from ..run_layout import SLICE, RunHome, unit_name, unit_stem
-from ..records import RecordDir, write_atomically
+from ..record_dirs import RecordDir
 from ..states import Mark, RecordState, RunState as R, ending
 from ..unit import bounded
 from .context import NodeContext

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from itertools import takewhile
 
+from ...files import write_atomically
 from ...fossil.repository import Repository
 from ...protocol import decide as d
 from ...protocol.deliveries import record_delivery
@@ -29,7 +30,7 @@ from ...protocol.messages import Outcome
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
 from ..run_layout import unit_name
-from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
+from ..record_dirs import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs
 from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader

@@ -15,7 +15,7 @@ from ...systemd import loopback_filter
 from ...systemd.units import TransientService
 from ..cut import cut_here
 from ..run_layout import unit_name
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch
 from ..unit.prepare import prepare_run

@@ -13,7 +13,7 @@ from ..config import NodeConfig
 from ..host_paths import KEEP_ENVIRONMENT
 from ..run_layout import SLICE, RunHome, unit_name
 from ..unit.prepare import Preparation
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 from ..unit.runner_homes import copy_path
 from .runner_pages import RunnerPage
 from .sandbox import run_hardening

@@ -34,7 +34,7 @@ from .. import marks
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
 from ..run_layout import unit_stem
-from ..records import RecordDir, record_dirs
+from ..record_dirs import RecordDir, record_dirs
 from ..states import Failure, Mark, RecordState as S, RunState as R, ending
 from .admit import runner_page
 from .context import NodeContext

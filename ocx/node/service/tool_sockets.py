@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...protocol.decide import OpenRecord
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 
 SOCKET_NAME = "tools.sock"
 RESTART_GRACE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s

@@ -23,7 +23,7 @@ import os
 import select
 import time
 
-from ...fossil.records import Receipt
+from ...fossil.artifacts import Receipt
 from ...fossil.repository import Repository
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain, watch
 
