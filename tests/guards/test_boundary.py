@@ -13,7 +13,7 @@ ROOT_SIDE = boundary.root_side_files(FILES)
 
 
 def test_the_root_side_is_what_it_says():
-    assert {"ocx/node/service/intake.py", "ocx/node/unit/ended.py", "ocx/node/unit/prepare.py",
+    assert {"ocx/node/service/intake.py", "ocx/node/unit/stop_step.py", "ocx/node/unit/prepare.py",
             "ocx/tools/tool_socket.py", "ocx/tools/push.py", "ocx/node/unit/bounded.py"} <= ROOT_SIDE
 
 

@@ -38,7 +38,7 @@ from ..record_dirs import RecordDir
 from ..states import Mark, RecordState, RunState as R, ending
 from ..unit import bounded
 from .context import NodeContext
-from .finish import end_facts, end_from_systemd, ended_before_this_boot
+from .run_end import end_facts, end_from_systemd, ended_before_this_boot
 from .outcome import decide_outcome
 from .runs import egress_filter, start_unit
 from .sandbox import run_hardening

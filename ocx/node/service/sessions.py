@@ -31,7 +31,7 @@ STOP_TIMEOUT_SECONDS = 90
 
 # A unit that failed stays in systemd's memory, with its Result and exit status, until the node
 # has answered its record (cleanup.py resets it): systemd's own record of the end, should the
-# stop step have kept none (service/finish.py, issue 13). One that ended well is collected at once.
+# stop step have kept none (service/run_end.py, issue 13). One that ended well is collected at once.
 KEPT_WHEN_FAILED = "inactive"
 
 
@@ -56,7 +56,7 @@ def python_module(config: NodeConfig, module: str, *args: str) -> list[str]:
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
-    return ExecCommand(argv=python_module(config, "ocx.node.unit.ended", config.name, record_dir.hash, stem),
+    return ExecCommand(argv=python_module(config, "ocx.node.unit.stop_step", config.name, record_dir.hash, stem),
                        privileged=True)
 
 

@@ -9,7 +9,7 @@ boot (D6, check.py). For a session:
 | --------------- | ----------------------------------------- | ---------------------------------- |
 | answering       | any                                       | write the answer (respond.py)      |
 | answered        | a unit still runs / none                  | stop it / remove the workspace     |
-| open            | ended (its stop step's record)            | answer from the end (finish.py)    |
+| open            | ended (its stop step's record)            | answer from the end (run_end.py)   |
 | stop, unenforced| its unit runs                             | stop it                            |
 | stop, unenforced| no unit                                   | answer `stopped` / `unenforced`    |
 | open            | its unit ended, no record (systemd's)     | record the end from systemd        |
@@ -38,7 +38,7 @@ from ..record_dirs import RecordDir, record_dirs
 from ..states import Failure, Mark, RecordState as S, RunState as R, ending
 from .admit import runner_page
 from .context import NodeContext
-from .finish import before_this_boot, end_facts, end_from_systemd, return_homes
+from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
 from .runner_pages import RunnerPage
