@@ -20,7 +20,7 @@ def node_socket_path(node: str) -> str:
 
 
 # The names of the environment a session's program keeps (D15): set by the
-# unit's description (service/sessions.py), read by the feeder inside the run.
+# unit's description (service/run_units.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"
 
 

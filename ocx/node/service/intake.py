@@ -35,7 +35,7 @@ from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
-from .command_runs import enqueue
+from .checkin_runs import enqueue
 from .context import NodeContext
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units

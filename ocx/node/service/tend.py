@@ -19,7 +19,7 @@ boot (D6, check.py). For a session:
 Each record is tended on its own: a failure is logged with the record
 (OCX_RECORD), counted in its marks and tried again on a later pass; when
 states.Failure gives up, the record is answered, its note naming what
-failed. Command records go their own way (command_runs.py).
+failed. Command records go their own way (checkin_runs.py).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
 from .runner_pages import RunnerPage
-from .runs import start_session, stop_session
-from .sessions import prepared_in_unit
+from .start_stop import start_session, stop_session
+from .run_units import prepared_in_unit
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
 
@@ -143,7 +143,7 @@ class Tending:
 
     async def record(self, record_dir: RecordDir) -> None:
         from .cleanup import clean_up
-        from .command_runs import tend_record
+        from .checkin_runs import tend_record
 
         state = record_dir.state
         if state is S.NEW:

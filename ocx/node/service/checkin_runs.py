@@ -30,22 +30,17 @@ from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
-from ...systemd.units import TransientService
 from .. import template
 from ..cut import cut_here
-from ..run_layout import SLICE, RunHome, unit_name, unit_stem
+from ..run_layout import RunHome, unit_stem
 from ..record_dirs import RecordDir
 from ..states import Mark, RecordState, RunState as R, ending
 from ..unit import bounded
 from .context import NodeContext
 from .run_end import end_facts, end_from_systemd, ended_before_this_boot
 from .outcome import decide_outcome
-from .runs import egress_filter, start_unit
-from .sandbox import run_hardening
-from .sessions import (KEPT_WHEN_FAILED, STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step,
-                       prepared_in_unit, preparation, python_module, stop_step)
-
-LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
+from .start_stop import egress_filter, start_unit
+from .run_units import LAST_LINE, command_service
 
 
 def queue_dir(record_dir: RecordDir) -> Path:
@@ -74,51 +69,6 @@ def queued(record_dir: RecordDir) -> list[str]:
     if not queue.is_dir():
         return []
     return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
-
-
-def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None, pull: bool = False) -> TransientService:
-    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL: sessions.preparation's."""
-    config, record = context.config, opened.record
-    name = unit_name(context.server_code, opened.hash, checkin)
-    home = RunHome(name.removesuffix(".service"))
-    budget, sandbox = record.budget, record.sandbox
-    last_line = str(home.inside / LAST_LINE)
-    checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
-    argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
-                         "--", *(record.command or []))
-    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull)
-    return TransientService(
-        name=name,
-        description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
-        slice=SLICE,
-        argv=argv,
-        environment=environment(str(home.inside), record.user, {}),
-        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41).
-        dynamic_user=True,
-        state_directory=[home.state_directory],
-        memory_max=budget.memory_bytes,
-        tasks_max=budget.processes,
-        runtime_max_sec=budget.wall_seconds,
-        cpu_quota=config.cpu_quota,
-        protect_system="strict",
-        protect_home="tmpfs",
-        private_tmp=True,
-        private_network=not sandbox.network,  # D34
-        read_only_paths=list(sandbox.read_only),
-        read_write_paths=list(sandbox.read_write),
-        inaccessible_paths=hidden_paths(config),
-        hardening=run_hardening(sandbox.network, egress_filter),
-        exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
-        timeout_start_sec=600,
-        exec_stop_post=[stop_step(config, record_dir, home.stem)],
-        standard_input="null",
-        standard_output="journal",
-        standard_error="journal",
-        add_ref=False,
-        collect_mode=KEPT_WHEN_FAILED,  # forgotten once judged (tend_record)
-        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
-    )
 
 
 def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict,
