@@ -39,7 +39,7 @@ from .checkin_runs import enqueue
 from .context import NodeContext
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
-from .tool_sockets import served_by_socket, socket_accepts, socket_path, tools_lost
+from .tool_sockets import served_by_socket, socket_accepts, tool_socket_path, tools_lost
 
 __all__ = ["PassReport", "run_pass"]
 
@@ -268,7 +268,7 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
             admins = context.served.admins(repository) if admins is None else admins
             admin = opened.record.user in admins
-            if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
+            if not admin and not (served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))):
                 continue
             name = unit_name(context.server_code, opened.hash)
             state = await systemd.state(name)
