@@ -104,7 +104,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
                                                          - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
-        ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
+        ready = list(takewhile(repository.settled, receipts))
         # Read after the receipts: a login given admin before it sent a record is an admin here.
         reading = PassReading(ReceiptReader(repository, ready))
         for receipt in ready:
@@ -285,17 +285,6 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             context.log(f"unenforced: {why}", record=opened.hash, priority=4)
         except Exception as error:  # one record's trouble stops no other; the next pass looks again
             context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
-
-
-SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
-
-
-def settled(repository: Repository, receipt) -> bool:
-    """Whether Fossil has finished crosslinking what this receipt stored."""
-    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
-        return True
-    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
-                   if stored.event_type is None)
 
 
 def _place_kind(came: d.Arrival) -> str:
