@@ -64,7 +64,7 @@ class ReceiptReader:
         age = time.time() - receipt.time.timestamp()
         event_type = stored.event_type
         if event_type is None and age < RECROSSLINK_SECONDS:
-            # Read again: the receipt's list may predate Fossil's crosslinking (intake.settled).
+            # Read again: the receipt's list may predate Fossil's crosslinking (Repository.settled).
             event_type = self.repository.event_type(stored.hash)
         kind = _KINDS.get(event_type or "", OTHER)
         if kind == OTHER:
