@@ -34,7 +34,7 @@ from .. import template
 from ..cut import cut_here
 from ..run_layout import RunHome, unit_stem
 from ..record_dirs import RecordDir
-from ..states import Mark, RecordState, RunState as R, ending
+from ..states import Mark, RecordState, RunState, ending
 from ..unit import bounded
 from .context import NodeContext
 from .run_end import end_facts, end_from_systemd, ended_before_this_boot
@@ -100,20 +100,20 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
     for checkin in queued(record_dir):
         stem = unit_stem(code, opened.hash, checkin)
         run = record_dir.run_state(stem)
-        if run is R.JUDGED:
+        if run is RunState.JUDGED:
             continue
-        if run in (R.ENDED, R.JUDGING):
-            if run is R.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
+        if run in (RunState.ENDED, RunState.JUDGING):
+            if run is RunState.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
                 # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
                 if ended_before_this_boot(record_dir.marked(Mark.ENDED, stem) or {}):
                     record_dir.reset(stem)
                     await start_checkin(tending, record_dir, opened, checkin)
                 break  # else the host is going down now: the first pass after it is back runs it
-            if run is R.ENDED and await _again_after_fault(tending, record_dir, opened, checkin, stem):
+            if run is RunState.ENDED and await _again_after_fault(tending, record_dir, opened, checkin, stem):
                 break
             unjudged.append((checkin, stem))  # judged once the next one is on its way
             continue
-        if run is R.NONE:
+        if run is RunState.NONE:
             await start_checkin(tending, record_dir, opened, checkin)
             break
         if units.live(f"{stem}.service"):
@@ -127,7 +127,7 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         break
     for checkin, stem in unjudged:
         judge(tending, record_dir, opened, checkin, stem)
-        if record_dir.run_state(stem) is R.JUDGED and units.held(f"{stem}.service") is not None:
+        if record_dir.run_state(stem) is RunState.JUDGED and units.held(f"{stem}.service") is not None:
             try:  # a failed run's unit is kept until judged (KEPT_WHEN_FAILED); judged, it is forgotten
                 await tending.systemd.reset_failed(f"{stem}.service")
             except Exception:
@@ -183,7 +183,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
             # judged `fail: not run`, and the queue goes on
-            if record_dir.run_state(stem) is R.NONE:
+            if record_dir.run_state(stem) is RunState.NONE:
                 record_dir.mark(Mark.STARTING, {"unit": f"{stem}.service", "at": time.time()}, stem)
             record_dir.mark(Mark.UNPREPARED, {"why": failure.error, "fault": failure.fault}, stem)
             record_dir.mark(Mark.ENDED, {"unit": f"{stem}.service", "at": time.time(), "result": "exit-code"}, stem)
@@ -256,7 +256,8 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
     """A stop ends the check-in run in progress, then the record is answered (C2, C4); no later one runs."""
     code, units = tending.context.server_code, tending.units
     running = [u for u in units.of_record(code, opened.hash) if units.live(u.name)
-               and record_dir.run_state(u.name.removesuffix(".service")) not in (R.ENDED, R.JUDGING, R.JUDGED)]
+               and record_dir.run_state(u.name.removesuffix(".service"))
+               not in (RunState.ENDED, RunState.JUDGING, RunState.JUDGED)]
     for unit in running:
         if unit.job == "stop" or unit.active_state == "deactivating":
             continue

@@ -35,7 +35,7 @@ from ..cut import cut_here
 from ..faults import describe, is_node_fault
 from ..run_layout import unit_stem
 from ..record_dirs import RecordDir, record_dirs
-from ..states import Failure, Mark, RecordState as S, RunState as R, ending
+from ..states import Failure, Mark, RecordState, RunState, ending
 from .admit import runner_page
 from .context import NodeContext
 from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
@@ -146,11 +146,11 @@ class Tending:
         from .checkin_runs import tend_record
 
         state = record_dir.state
-        if state is S.NEW:
+        if state is RecordState.NEW:
             return  # half-saved: its receipt is read again (the mark did not move past it)
-        if state is S.ANSWERED:
+        if state is RecordState.ANSWERED:
             await clean_up(self, record_dir)
-        elif state is S.ANSWERING:
+        elif state is RecordState.ANSWERING:
             self.answer(record_dir)
         else:
             opened, _ = record_dir.load()
@@ -186,7 +186,7 @@ class Tending:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
-        if run is R.ENDED:
+        if run is RunState.ENDED:
             await self.answer_end(record_dir, opened, state, stem)
             return
         if self.units.live(name):
@@ -197,7 +197,7 @@ class Tending:
                 except Exception as error:
                     self.failed(record_dir, "stop", error, opened.received, opened.record.budget.wall_seconds)
             return
-        if run is not R.NONE and self.units.held(name) is not None:
+        if run is not RunState.NONE and self.units.held(name) is not None:
             if await end_from_systemd(self.systemd, record_dir, stem) is not None:
                 self.context.log(f"{name} ended without its stop step's record: answered from systemd's",
                                  record=opened.hash, priority=4)
@@ -206,9 +206,10 @@ class Tending:
         if ending(state):
             self.decide(record_dir, *self.ended_unstarted(record_dir))
             return
-        if run is not R.NONE:
+        if run is not RunState.NONE:
             present = marks.present(record_dir.path)[1].get(stem, frozenset())
-            ran = Mark.STARTED in present or (prepared_in_unit(opened) and run in (R.PREPARED, R.UNPREPARED))
+            ran = Mark.STARTED in present or (prepared_in_unit(opened)
+                                              and run in (RunState.PREPARED, RunState.UNPREPARED))
             if ran:  # D6: it started, its unit is gone, and nothing recorded its end
                 starting = record_dir.marked(Mark.STARTING, stem) or {}
                 why = ("the node went down during the session" if before_this_boot(starting.get("at"))
