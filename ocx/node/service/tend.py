@@ -182,7 +182,7 @@ class Tending:
         self.report.actions.append("answered")
 
     # -- sessions ----------------------------------------------------------
-    async def session(self, record_dir: RecordDir, opened, state: S) -> None:
+    async def session(self, record_dir: RecordDir, opened, state: RecordState) -> None:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
@@ -248,7 +248,7 @@ class Tending:
         self.succeeded(record_dir, "start")
         self.report.actions.append("started")
 
-    async def answer_end(self, record_dir: RecordDir, opened, state: S, stem: str) -> None:
+    async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
         if self.shutting_down():
             return  # D4: a node shutting down writes no response; the next start answers lost
         ended = record_dir.marked(Mark.ENDED, stem) or {}
