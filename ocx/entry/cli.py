@@ -96,10 +96,10 @@ def node_poke(name: str = typer.Argument(..., help="The node's name."),
               wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:
     """Wake the node's service: it answers ended runs and reads what arrived (D26)."""
     from ..node import config as node_config
-    from ..node.service.poke import poke_node
+    from ..node.wake import poke_when_server_answers
 
     config = node_config.load(name)
-    raise typer.Exit(0 if poke_node(name, config.url if wait_server else None) else 1)
+    raise typer.Exit(0 if poke_when_server_answers(name, config.url if wait_server else None) else 1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -40,7 +40,7 @@ def where(command: str, repository: str | None, at_node: str | None) -> tuple[st
     """(the repository file, its node's user: D20's usual one when no node is
     configured for it). The configuration is read as its file holds it: a
     reader's start-up is part of what it costs (issue 15)."""
-    from ..node.paths import DEFAULT_NODE_USER, configured_nodes, plain_config
+    from ..node.host_paths import DEFAULT_NODE_USER, configured_nodes, plain_config
     from .hook import node_of
 
     try:

@@ -95,13 +95,13 @@ def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -
     (tools/remote.py), ASK giving a password nothing else gave."""
     from ..tools.tool_socket import ask as ask_socket, inside_socket
 
-    socket_path = where.pop("socket", None)
+    tool_socket = where.pop("socket", None)
     # Only a socket-served run's unit has the directory mounted (systemd also leaves an
     # empty mount point on the host, which every other unit sees); its socket may come a moment later.
-    if socket_path is None and not any(where.values()) and (inside_socket().exists() or os.path.ismount(inside_socket().parent)):
-        socket_path = str(inside_socket())
-    if socket_path is not None:
-        return lambda name, raw: ask_socket(socket_path, name, raw)
+    if tool_socket is None and not any(where.values()) and (inside_socket().exists() or os.path.ismount(inside_socket().parent)):
+        tool_socket = str(inside_socket())
+    if tool_socket is not None:
+        return lambda name, raw: ask_socket(tool_socket, name, raw)
     made: list = []  # the way calls go, made at the first call that passes its input's check
 
     def call(name: str, raw: object) -> dict:

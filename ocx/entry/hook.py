@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from ..node.paths import CONFIG_DIR
+from ..node.host_paths import CONFIG_DIR
 from ..node.wake import poke
 
 

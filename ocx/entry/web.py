@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..fossil.repository import Repository
-from ..node.paths import page_secret_path
+from ..node.host_paths import page_secret_path
 
 JSON = "application/json"
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ocx.fossil.errors import RepositoryError, WrongKind
 from ocx.fossil.manifest import parse
-from ocx.fossil.records import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
+from ocx.fossil.artifacts import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
 from ocx.fossil.storage import hash_matches
 from ocx.fossil.tag_reads import artifact_bytes
 from ocx.fossil.times import card_date, julian_to_datetime

@@ -10,6 +10,7 @@ fossil-facts.md). Artifact bytes are decoded in Python (storage.py), so no
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
@@ -18,7 +19,7 @@ from ocx.fossil import capabilities
 from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact, UnknownUser
 from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
-from ocx.fossil.records import ReceivedArtifact, Receipt, Sender, User
+from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
 from ocx.fossil.tag_reads import TagReads
 from ocx.fossil.storage import content, hash_matches
 from ocx.fossil.times import julian_to_datetime
@@ -26,6 +27,7 @@ from ocx.fossil.times import julian_to_datetime
 BUSY_TIMEOUT_SECONDS = 10.0
 _HEX = frozenset("0123456789abcdef")
 MIN_PREFIX = 10  # D11
+SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
 
 
 class Repository(WorkReads, TagReads):
@@ -138,6 +140,14 @@ class Repository(WorkReads, TagReads):
         except (ManifestError, UnicodeDecodeError, RepositoryError):
             return False  # a file's content, or nothing readable: never crosslinked
         return any(card.letter not in ("M", "Z") for card in artifact.cards)  # M+Z only: a cluster
+
+    def settled(self, receipt: Receipt) -> bool:
+        """Whether Fossil has finished crosslinking what RECEIPT stored: the node's
+        pass, the server's node and the receipts it serves hold back the rest."""
+        if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
+            return True
+        return not any(self.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
+                       if stored.event_type is None)
 
     def is_private(self, hash_: str) -> bool:
         return self._one("SELECT 1 FROM private WHERE rid=?", (self._rid(hash_),)) is not None

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.manifest import ManifestError, parse
-from ocx.fossil.records import Sender, TagChange
+from ocx.fossil.artifacts import Sender, TagChange
 from ocx.fossil.storage import StorageError, content, decompress, hash_matches
 from ocx.fossil.times import card_date, julian_to_datetime
 

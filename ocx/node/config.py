@@ -12,13 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from . import paths
-from .paths import page_secret_path  # noqa: F401  (init, the page's tests)
+from . import host_paths
+from .host_paths import page_secret_path  # noqa: F401  (init, the page's tests)
 
-CONFIG_DIR = Path(paths.CONFIG_DIR)
-STATE_ROOT = Path(paths.STATE_ROOT)
-RUNTIME_ROOT = Path(paths.RUNTIME_ROOT)
-RUNS_STATE_DIRECTORY = paths.RUNS_STATE_DIRECTORY
+CONFIG_DIR = Path(host_paths.CONFIG_DIR)
+STATE_ROOT = Path(host_paths.STATE_ROOT)
+RUNTIME_ROOT = Path(host_paths.RUNTIME_ROOT)
+RUNS_STATE_DIRECTORY = host_paths.RUNS_STATE_DIRECTORY
 
 
 class NodeConfig(BaseModel):
@@ -27,7 +27,7 @@ class NodeConfig(BaseModel):
     name: str  # the instance name of the node's units, e.g. ocx-node@NAME.service
     repository: str  # the served repository file (D29)
     url: str  # the Fossil server's base URL; runs clone from it (D16)
-    node_user: str = paths.DEFAULT_NODE_USER  # D20
+    node_user: str = host_paths.DEFAULT_NODE_USER  # D20
     server_account: str = "fossil"  # the Unix account the Fossil server runs as (D27)
     cpu_quota: float = 1.0  # D17: the node's own per-run CPU rate, in CPUs
     python: str = "/opt/ocx/venv/bin/python"  # runs OCX's steps inside units
@@ -45,11 +45,6 @@ class NodeConfig(BaseModel):
     @property
     def runtime_dir(self) -> Path:
         return RUNTIME_ROOT / self.name
-
-    @property
-    def socket_path(self) -> Path:
-        """The node service's socket: the hook and the runs' stop steps poke it (D4, D27)."""
-        return Path(paths.socket_path(self.name))
 
     def own_paths(self) -> list[Path]:
         """What is the node's and never a run's (D16): its repository's directory,
@@ -80,7 +75,7 @@ def load_file(config_file: Path | str) -> NodeConfig:
 def configured_nodes(config_dir: Path | None = None) -> list[str]:
     """The names of the nodes set up on this host: a command that is not told
     which node uses the one there is (readers, attach)."""
-    return paths.configured_nodes(str(config_dir or CONFIG_DIR))
+    return host_paths.configured_nodes(str(config_dir or CONFIG_DIR))
 
 
 def load(name: str) -> NodeConfig:

@@ -14,7 +14,6 @@ senders").
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import takewhile
@@ -22,23 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..fossil.errors import UnknownUser
-from ..fossil.records import ReceivedArtifact, Receipt
+from ..fossil.artifacts import ReceivedArtifact, Receipt
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
     from .config import NodeConfig
     from .elsewhere.link import ServerLink
 
-SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
 ACTED_ON = ("f", "t", "ci")  # what can be a message or a delivery: the clone must hold these first
-
-
-def settled(repository: Repository, receipt: Receipt) -> bool:
-    """Whether Fossil has finished crosslinking what this receipt stored."""
-    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
-        return True
-    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
-                   if stored.event_type is None)
 
 
 @dataclass(frozen=True)
@@ -59,7 +49,7 @@ class Here:
     def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
         """Settled receipts after SINCE, each sender's letters, and whether more wait (crosslinking)."""
         found = repository.receipts_since(since)
-        ready = list(takewhile(lambda receipt: settled(repository, receipt), found))
+        ready = list(takewhile(repository.settled, found))
         letters = {r.sender: _capabilities(repository, r.sender) for r in ready if r.sender is not None}
         return ready, letters, len(ready) < len(found)
 

@@ -2,7 +2,7 @@
 
 Pure: no I/O, standard library only (the stop step and the preparation use
 it too). A record's state on the node is the set of marks in its directory
-(records.py, marks.py): each mark is one change, kept as a file so that a
+(record_dirs.py, marks.py): each mark is one change, kept as a file so that a
 node killed anywhere finds, on its next pass, where it was (D2: a
 shortcut; the repository decides). Two machines:
 

@@ -1,7 +1,10 @@
-"""Poking a node's service through its socket, and `python -m ocx.node.wake NAME` (D26).
+"""Waking a node's service: a poke on its socket, `python -m ocx.node.wake NAME`
+and `ocx node poke NAME` (D26).
 
 Every wake-up goes through here: Fossil's hook, a run's stop step, the
-Fossil server coming back, and the path unit. The path unit does not fire
+Fossil server coming back (its unit's ExecStartPost runs `ocx node poke
+--wait-server`, so responses that waited while the server was down are
+written at once), and the path unit. The path unit does not fire
 again while the unit it starts is still running, so it must not start the
 node's service itself: a change that came as that service was exiting
 would wait for the next one. It starts `ocx-wake@NAME` instead, which lives
@@ -14,7 +17,7 @@ from __future__ import annotations
 import socket
 import sys
 
-from .paths import socket_path
+from .host_paths import node_socket_path
 
 
 def poke(node: str, text: str) -> OSError | None:
@@ -22,11 +25,31 @@ def poke(node: str, text: str) -> OSError | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(2)
-            connection.connect(socket_path(node))
+            connection.connect(node_socket_path(node))
             connection.sendall(text.encode() + b"\n")
         return None
     except OSError as error:
         return error  # the path unit and the boot-time check still find the work (D26, D6)
+
+
+def server_answers(url: str) -> bool:
+    import urllib.request  # here, not above: the stop step and the hook poke without HTTP
+
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/index", timeout=2):
+            return True
+    except Exception:
+        return False
+
+
+def poke_when_server_answers(name: str, url: str | None = None, wait: float = 30.0) -> bool:
+    """Poke NAME's socket, after waiting up to WAIT seconds for URL to answer: `ocx node poke`."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while url is not None and not server_answers(url) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return poke(name, "poke") is None
 
 
 if __name__ == "__main__":

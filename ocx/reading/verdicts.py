@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..fossil.errors import RepositoryError
-from ..fossil.records import Checkin, TagChange
+from ..fossil.artifacts import Checkin, TagChange
 from ..fossil.repository import Repository
 from ..protocol.verdict import Judgement
 from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, read_verdicts

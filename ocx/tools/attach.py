@@ -18,7 +18,7 @@ from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, Unknown
 from ..fossil.web import WebError
 from ..node.service.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 from ..node.config import CONFIG_DIR, configured_nodes
-from ..node.layout import RunHome, unit_stem
+from ..node.run_layout import RunHome, unit_stem
 from ..protocol.hashes import is_hash_prefix
 from ..protocol.messages import Record
 from .caller import Caller

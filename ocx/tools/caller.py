@@ -31,7 +31,7 @@ from ..fossil.repository import Repository
 from ..fossil.web import WebSession
 from ..node import config as node_config
 from ..node.config import NodeConfig
-from ..node.records import open_records
+from ..node.record_dirs import open_records
 from ..protocol.decide import OpenRecord
 
 

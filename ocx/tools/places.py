@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..fossil.errors import WrongKind
-from ..fossil.records import Sender
+from ..fossil.artifacts import Sender
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
 from ..protocol.messages import Message, Record, Response, message_in

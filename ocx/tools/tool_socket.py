@@ -3,7 +3,7 @@ outside the sandbox, one socket a run, reachable only from that run's unit.
 
 Each open record that restricts `no_password` (or has no network, D34) gets
 a socket in its record directory's `tools/` directory, which the run's unit
-binds at TOOLS_INSIDE (sessions.py); the node's state is hidden from every
+binds at TOOLS_INSIDE (run_units.py); the node's state is hidden from every
 run (D16), so no other run reaches it. Which socket a call came in on proves
 the caller: the server runs the tool as that record's user, writing with a
 password it sets and keeps only in memory.
@@ -35,10 +35,10 @@ from ..fossil import admin
 from ..node import config as node_config
 from ..node.config import NodeConfig
 from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
-from ..node.layout import RunHome, unit_stem
+from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
-from ..node.records import RecordDir, open_records
-from ..node.service.sessions import TOOLS_INSIDE
+from ..node.record_dirs import RecordDir, open_records
+from ..node.service.run_units import TOOLS_INSIDE
 from ..node.service.tool_sockets import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
 from ..systemd import notify

@@ -13,7 +13,7 @@ ROOT_SIDE = boundary.root_side_files(FILES)
 
 
 def test_the_root_side_is_what_it_says():
-    assert {"ocx/node/service/intake.py", "ocx/node/unit/ended.py", "ocx/node/unit/prepare.py",
+    assert {"ocx/node/service/intake.py", "ocx/node/unit/stop_step.py", "ocx/node/unit/prepare.py",
             "ocx/tools/tool_socket.py", "ocx/tools/push.py", "ocx/node/unit/bounded.py"} <= ROOT_SIDE
 
 
@@ -56,7 +56,7 @@ def _isolated(argv: ast.expr | None) -> bool:
 def test_every_privileged_step_runs_python_isolated():
     steps = {path: argvs for path in FILES if path.startswith("ocx/")
              and (argvs := _privileged_argvs((scan.ROOT / path).read_text()))}
-    assert "ocx/node/service/sessions.py" in steps  # the preparation and the stop step
+    assert "ocx/node/service/run_units.py" in steps  # the preparation and the stop step
     offenders = [path for path, argvs in steps.items() if not all(_isolated(a) for a in argvs)]
     assert not offenders
 

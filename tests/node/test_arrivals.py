@@ -12,7 +12,7 @@ import pytest
 
 from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.node.service.arrivals import ReceiptReader
-from ocx.protocol import decide as d
+from ocx.protocol.decide import CHECKIN, Deliver, Ignore, NodeFacts, OpenRecord, decide
 from ocx.protocol.messages import parse_message
 
 pytestmark = pytest.mark.fossil
@@ -44,20 +44,20 @@ def test_a_post_is_read_only_where_it_can_matter_and_decided_alike(served) -> No
         stored = {a.hash: (r, a) for r in receipts for a in r.artifacts}
         # As a pass after a lost mark reads them: received long ago.
         old = {h: (replace(r, time=r.time - timedelta(days=30)), a) for h, (r, a) in stored.items()}
-        opened = d.OpenRecord(message, parse_message(record), message, rcvid=stored[message][0].rcvid)
-        facts = d.NodeFacts(node, "ocx-node", (opened,))
+        opened = OpenRecord(message, parse_message(record), message, rcvid=stored[message][0].rcvid)
+        facts = NodeFacts(node, "ocx-node", (opened,))
         reader = ReceiptReader(repository, receipts)
         came = {h: reader.arrival(*old[h], facts) for h in (chatter, message, heard, checkin, tag)}
         assert came[tag] is None  # a tag change is neither message nor delivery
         assert came[chatter] is None  # alice may send no message that counts, and not in an open place: not read
         assert came[message].text == repository.post(message).body  # an admin's: it may be a record
         assert came[heard].text == "in an open record's place" and came[heard].place == message  # a delivery (D12)
-        assert [type(a) for a in d.decide(came[heard], facts)] == [d.Deliver]
-        assert (came[checkin].kind, came[checkin].branch) == (d.CHECKIN, repository.checkin(checkin).branch)
+        assert [type(a) for a in decide(came[heard], facts)] == [Deliver]
+        assert (came[checkin].kind, came[checkin].branch) == (CHECKIN, repository.checkin(checkin).branch)
         assert came[message].sender_capabilities == repository.effective_capabilities("admin")
         # Read whole, what was left unread would have done nothing.
         whole = reader.arrival(*old[chatter])
-        assert whole.text == "no message here" and all(isinstance(a, d.Ignore) for a in d.decide(whole, facts))
+        assert whole.text == "no message here" and all(isinstance(a, Ignore) for a in decide(whole, facts))
         # Recent, everything is read, so that why it did nothing is logged.
         assert reader.arrival(*stored[chatter], facts).text == "no message here"
         # A pass lists only receipts that can hold a message or a delivery.

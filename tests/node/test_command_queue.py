@@ -1,6 +1,6 @@
 """A command record's queue (D18): arrival order, each check-in once. Files only."""
-from ocx.node.service.command_runs import enqueue, queued
-from ocx.node.records import RecordDir
+from ocx.node.service.checkin_runs import enqueue, queued
+from ocx.node.record_dirs import RecordDir
 
 
 def test_the_queue_keeps_arrival_order_not_hash_order_and_takes_each_checkin_once(tmp_path):

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ocx.fossil.records import Receipt
+from ocx.fossil.artifacts import Receipt
 from ocx.node.config import NodeConfig
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.node.service.context import NodeContext
 from ocx.node.service.intake import Failed, _retried
 from ocx.node.service.respond import Target

@@ -14,7 +14,7 @@ from .harness import PYTHON, Node, wait_for
 # never imported it.
 PLANT = 'import os\nwith open({marker!r}, "w") as out:\n    out.write(str(os.getuid()))\n'
 # What `python -m ocx…` or a working directory on sys.path would import first.
-PLANTED = ("ocx/__init__.py", "ocx/node/__init__.py", "ocx/node/unit/__init__.py", "ocx/node/unit/ended.py",
+PLANTED = ("ocx/__init__.py", "ocx/node/__init__.py", "ocx/node/unit/__init__.py", "ocx/node/unit/stop_step.py",
            "ocx/node/unit/prepare.py", "sitecustomize.py", "usercustomize.py")
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.systemd.system_state import started_at
 
 from .battery import Committer, ci_values, open_command_record

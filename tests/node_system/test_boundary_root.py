@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.layout import RunHome, unit_stem
+from ocx.node.run_layout import RunHome, unit_stem
 
 from .battery import (PLANT, PLANTED, Committer, answers_a_plain_record, ci_values, marker, open_command_record,
                       plants, runner, session)

@@ -13,9 +13,9 @@ import urllib.parse
 
 import pytest
 
-from ocx.node.layout import RunHome, unit_stem
-from ocx.node.records import RecordDir
-from ocx.node.service.tool_sockets import short_path, socket_accepts, socket_path
+from ocx.node.run_layout import RunHome, unit_stem
+from ocx.node.record_dirs import RecordDir
+from ocx.node.service.tool_sockets import short_path, socket_accepts, tool_socket_path
 from ocx.node.unit.prepare import PASSWORD_FILE
 from ocx.tools.tool_socket import CONNECTIONS, REQUEST_BYTES
 
@@ -146,8 +146,8 @@ def test_a_tool_socket_is_reached_by_its_run_alone_and_the_node_secrets_by_root_
     fields = node.record(objective="sleep 600", restrict={"no_password": True}, budget={"wall": "5m"})
     record = node.post(fields)
     record_dir = RecordDir.of(node.config, record)
-    wait_for(lambda: socket_accepts(socket_path(record_dir)), 60, 0.2, "its tool socket")
-    path = socket_path(record_dir)
+    wait_for(lambda: socket_accepts(tool_socket_path(record_dir)), 60, 0.2, "its tool socket")
+    path = tool_socket_path(record_dir)
     secrets_ = [node.config.password_file, node.config.state_dir / "node-clone.fossil",
                 f"/etc/ocx/{node.name}.admin-password"]
     # The Fossil server's account: no path to the socket, no secret
@@ -181,7 +181,7 @@ def test_the_tool_service_bounds_what_it_reads_and_how_many_calls_wait(node):
     calls past CONNECTIONS at once are closed; then a call is served again."""
     record = node.post(node.record(objective="sleep 600", restrict={"no_password": True}, budget={"wall": "5m"}))
     record_dir = RecordDir.of(node.config, record)
-    path = socket_path(record_dir)
+    path = tool_socket_path(record_dir)
     wait_for(lambda: socket_accepts(path), 60, 0.2, "its tool socket")
 
     def connected() -> socket.socket:

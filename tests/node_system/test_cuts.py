@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ocx.node.cut import CUT_ROOT
-from ocx.node.records import node_lock
+from ocx.node.record_dirs import node_lock
 from ocx.protocol import Outcome
 
 from .harness import journal, systemctl, wait_for

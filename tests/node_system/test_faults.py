@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ocx.node.records import RecordDir, node_lock
+from ocx.node.record_dirs import RecordDir, node_lock
 from ocx.protocol import Outcome
 
 from .harness import journal, ocx, systemctl, wait_for
@@ -110,7 +110,7 @@ def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_recor
     until its record is answered, sessions.KEPT_WHEN_FAILED)."""
     import asyncio
 
-    from ocx.node.service.finish import end_facts, end_from_systemd
+    from ocx.node.service.run_end import end_facts, end_from_systemd
     from ocx.node.service.outcome import decide_outcome
     from ocx.node.states import Mark
     from ocx.protocol.messages import Budget

@@ -10,7 +10,7 @@ import secrets
 
 import pytest
 
-from ocx.node.layout import unit_stem
+from ocx.node.run_layout import unit_stem
 from ocx.protocol import Outcome
 
 from .harness import PYTHON, journal, wait_for

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from ocx.node import config as node_config
-from ocx.node.paths import awake_path
+from ocx.node.host_paths import awake_path
 
 from .harness import ocx, systemctl, wait_for
 

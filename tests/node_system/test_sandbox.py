@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ocx.node.layout import RunHome
+from ocx.node.run_layout import RunHome
 from ocx.protocol import Outcome
 
 from .harness import journal, systemctl, wait_for

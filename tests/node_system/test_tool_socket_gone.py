@@ -3,9 +3,9 @@
 (ocx/node/service/tool_sockets.py says what "gone" is). In the systemd container."""
 import pytest
 
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.node.states import Mark
-from ocx.node.service.tool_sockets import socket_accepts, socket_path
+from ocx.node.service.tool_sockets import socket_accepts, tool_socket_path
 from ocx.protocol import Outcome
 from ocx.tools.tool_socket import ask
 
@@ -28,7 +28,7 @@ def open_socket_run(node, objective: str = "echo") -> tuple[str, RecordDir, str]
     record = node.post(fields)
     wait_for(lambda: prop(node.unit(record), "ActiveState") == "active", 60, what="the run")
     record_dir = RecordDir.of(node.config, record)
-    wait_for(lambda: socket_accepts(socket_path(record_dir)), 30, what="its tool socket")
+    wait_for(lambda: socket_accepts(tool_socket_path(record_dir)), 30, what="its tool socket")
     return record, record_dir, fields["user"]
 
 
@@ -51,7 +51,7 @@ def test_a_brief_restart_of_the_tool_service_ends_no_run(node):
     pass_done(node)
     assert prop(node.unit(record), "ActiveState") == "active"
     assert not record_dir.marked(Mark.UNENFORCED) and node.responses(record) == []
-    answer = ask(socket_path(record_dir), "status", {})
+    answer = ask(tool_socket_path(record_dir), "status", {})
     assert answer["stopped"] is None and answer["result"]["login"] == user
     node.stop(record)
     assert node.response(record).outcome is Outcome.stopped
@@ -71,7 +71,7 @@ def test_the_tool_service_stopped_for_good_answers_the_run_unenforced(node):
 
 def test_the_socket_file_removed_answers_the_run_unenforced(node):
     record, record_dir, _ = open_socket_run(node)
-    socket_path(record_dir).unlink()  # the service still runs, but nothing can reach it
+    tool_socket_path(record_dir).unlink()  # the service still runs, but nothing can reach it
     node.reply(record, "any request wakes the node (D26)")
     response = node.response(record, timeout=90)
     assert response.outcome is Outcome.unenforced, response

@@ -113,7 +113,7 @@ def test_reviewer_and_fixer_through_mcp(node):
     assert second["stopped"]["field"] == "branch"
     # C6: the fixer's home holds no password of its user: no password file, none saved in its clone
     from ocx.fossil.repository import Repository
-    from ocx.node.layout import RunHome, unit_stem
+    from ocx.node.run_layout import RunHome, unit_stem
     from ocx.node.unit.prepare import CLONE, PASSWORD_FILE
 
     home = RunHome(unit_stem(node.server_code, fix)).on_host

@@ -8,7 +8,7 @@ import pytest
 
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
-from ocx.node.layout import RunHome
+from ocx.node.run_layout import RunHome
 from ocx.node.template import template_path
 from ocx.node.unit.prepare import CHECKOUT, CLONE
 

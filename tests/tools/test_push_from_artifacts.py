@@ -22,7 +22,7 @@ from ocx.fossil import admin
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.protocol import find_message, parse_message
 from ocx.protocol.decide import OpenRecord
 from ocx.tools.caller import Caller

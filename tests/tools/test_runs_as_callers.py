@@ -10,7 +10,7 @@ import pytest
 from ocx.fossil import admin
 from ocx.fossil.program import run_fossil
 from ocx.fossil.sync import CallerClone
-from ocx.node.records import RecordDir
+from ocx.node.record_dirs import RecordDir
 from ocx.node.states import Mark
 from ocx.protocol.decide import OpenRecord
 from ocx.protocol.messages import Record

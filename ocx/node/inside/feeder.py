@@ -42,7 +42,7 @@ import sys
 from ..inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
 
-from ..paths import KEEP_ENVIRONMENT as KEEP
+from ..host_paths import KEEP_ENVIRONMENT as KEEP
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:

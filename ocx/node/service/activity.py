@@ -18,8 +18,8 @@ from datetime import datetime
 from ...fossil.repository import Repository
 from ...protocol.answers import answers_record
 from ...protocol.messages import Message, Record, Response, message_in
-from ..layout import unit_stem
-from ..records import THREAD, TICKET  # D12: a record's place
+from ..run_layout import unit_stem
+from ..record_dirs import THREAD, TICKET  # D12: a record's place
 
 LATEST = 10
 

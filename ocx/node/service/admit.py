@@ -14,7 +14,7 @@ from ...protocol.decide import OpenRecord
 from ...protocol.errors import FieldError
 from ...protocol.messages import Record
 from ..config import NodeConfig
-from ..records import open_records
+from ..record_dirs import open_records
 from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ...fossil.records import Receipt, ReceivedArtifact
+from ...fossil.artifacts import Receipt, ReceivedArtifact
 from ...fossil.repository import Repository
 from ...protocol.answers import answers_record
 from ...protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival, NodeFacts, may_act
@@ -64,7 +64,7 @@ class ReceiptReader:
         age = time.time() - receipt.time.timestamp()
         event_type = stored.event_type
         if event_type is None and age < RECROSSLINK_SECONDS:
-            # Read again: the receipt's list may predate Fossil's crosslinking (intake.settled).
+            # Read again: the receipt's list may predate Fossil's crosslinking (Repository.settled).
             event_type = self.repository.event_type(stored.hash)
         kind = _KINDS.get(event_type or "", OTHER)
         if kind == OTHER:

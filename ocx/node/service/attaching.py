@@ -1,5 +1,5 @@
 """The host's end of a session's terminal (D32): connect to the unit's
-terminal socket (layout.py RunHome.terminal_socket), show what the program
+terminal socket (run_layout.py RunHome.terminal_socket), show what the program
 prints, pass keystrokes to it.
 
 The other end is the feeder inside the unit (terminal.py). Standard

@@ -17,7 +17,7 @@ from collections import Counter
 
 from .. import config as node_config
 from ..faults import describe
-from ..wake import poke
+from ..wake import poke, server_answers
 from .context import NodeContext
 from .intake import run_pass
 
@@ -48,7 +48,6 @@ SERVER_WAIT_SECONDS = 60.0  # at boot the Fossil server may still be starting
 
 async def check_node(name: str) -> dict[str, int]:
     from ...systemd.manager import Systemd
-    from .poke import server_answers
 
     context = NodeContext.load(node_config.load(name))
     deadline = asyncio.get_running_loop().time() + SERVER_WAIT_SECONDS

@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 
 from ..cut import cut_here
-from ..layout import RunHome, unit_stem
-from ..paths import RUNS_STATE_DIRECTORY
-from ..records import RecordDir
+from ..run_layout import RunHome, unit_stem
+from ..host_paths import RUNS_STATE_DIRECTORY
+from ..record_dirs import RecordDir
 from ..unit.bounded import remove_tree
 
 PRIVATE_RUNS = Path("/var/lib/private") / RUNS_STATE_DIRECTORY  # DynamicUser's StateDirectory (D16)

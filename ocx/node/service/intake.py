@@ -22,23 +22,25 @@ import time
 from dataclasses import dataclass
 from itertools import takewhile
 
+from ...files import write_atomically
 from ...fossil.repository import Repository
-from ...protocol import decide as d
+from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, Deliver, Ignore, NodeFacts, OpenRecord,
+                                Refuse, RunCheckin, StopRun, decide)
 from ...protocol.deliveries import record_delivery
 from ...protocol.messages import Outcome
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
-from ..layout import unit_name
-from ..records import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs, write_atomically
+from ..run_layout import unit_name
+from ..record_dirs import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs
 from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
-from .command_runs import enqueue
+from .checkin_runs import enqueue
 from .context import NodeContext
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
-from .tool_sockets import served_by_socket, socket_accepts, socket_path, tools_lost
+from .tool_sockets import served_by_socket, socket_accepts, tool_socket_path, tools_lost
 
 __all__ = ["PassReport", "run_pass"]
 
@@ -60,12 +62,12 @@ def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict]) -> None
     write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid, "retry": retry}) + "\n")
 
 
-def facts(context: NodeContext) -> d.NodeFacts:
+def facts(context: NodeContext) -> NodeFacts:
     states = {record_dir: record_dir.state for record_dir in record_dirs(context.config)}
     opened = tuple(r.load()[0] for r, state in states.items() if acting(state))
     # A record whose answer is decided, or written, was acted on already (F3): never admitted again.
     done = frozenset(r.hash for r, state in states.items() if state in (RecordState.ANSWERING, RecordState.ANSWERED))
-    return d.NodeFacts(context.server_code, context.config.node_user, opened, answered=done)
+    return NodeFacts(context.server_code, context.config.node_user, opened, answered=done)
 
 
 async def run_pass(context: NodeContext, systemd) -> PassReport:
@@ -103,7 +105,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
                                                          - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
-        ready = list(takewhile(lambda receipt: settled(repository, receipt), receipts))
+        ready = list(takewhile(repository.settled, receipts))
         # Read after the receipts: a login given admin before it sent a record is an admin here.
         reading = PassReading(ReceiptReader(repository, ready))
         for receipt in ready:
@@ -207,9 +209,9 @@ class PassReading:
     pass did, which may have opened or closed one)."""
 
     reader: ReceiptReader
-    known: d.NodeFacts | None = None
+    known: NodeFacts | None = None
 
-    def facts(self, context: NodeContext) -> d.NodeFacts:
+    def facts(self, context: NodeContext) -> NodeFacts:
         if self.known is None:
             self.known = facts(context)
         return self.known
@@ -225,7 +227,7 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
         known = reading.facts(context)
         try:
             came = reading.reader.arrival(receipt, stored, known)
-            actions = d.decide(came, known) if came is not None else []
+            actions = decide(came, known) if came is not None else []
         except Exception as error:  # one unreadable artifact stops nothing else
             context.log(f"cannot read {stored.hash}: {describe(error)}", record=stored.hash, priority=4)
             failed.append(Failed(stored.hash, error))
@@ -240,17 +242,17 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
                 context.log(f"{type(action).__name__} failed: {describe(error)}",
                             record=target.hash if target else came.hash, priority=4)
                 failed.append(Failed(came.hash, error, target))
-            if not isinstance(action, d.Ignore):
+            if not isinstance(action, Ignore):
                 reading.known, acted = None, True
     return failed, acted
 
 
-def _target(came: d.Arrival, action: d.Action) -> Target | None:
-    return _record_target(came, action) if isinstance(action, (d.Admit, d.Refuse)) else None
+def _target(came: Arrival, action: Action) -> Target | None:
+    return _record_target(came, action) if isinstance(action, (Admit, Refuse)) else None
 
 
-def _record_target(came: d.Arrival, action: d.Admit | d.Refuse) -> Target:
-    wall = action.record.budget.wall_seconds if isinstance(action, d.Admit) else 0
+def _record_target(came: Arrival, action: Admit | Refuse) -> Target:
+    wall = action.record.budget.wall_seconds if isinstance(action, Admit) else 0
     return Target(action.record_hash, _place_kind(came), came.place or "", came.received, wall)
 
 
@@ -267,7 +269,7 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
             admins = context.served.admins(repository) if admins is None else admins
             admin = opened.record.user in admins
-            if not admin and not (served_by_socket(opened) and not socket_accepts(socket_path(record_dir))):
+            if not admin and not (served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))):
                 continue
             name = unit_name(context.server_code, opened.hash)
             state = await systemd.state(name)
@@ -286,52 +288,41 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
 
 
-SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
+def _place_kind(came: Arrival) -> str:
+    return THREAD if came.kind == POST else TICKET
 
 
-def settled(repository: Repository, receipt) -> bool:
-    """Whether Fossil has finished crosslinking what this receipt stored."""
-    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
-        return True
-    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
-                   if stored.event_type is None)
-
-
-def _place_kind(came: d.Arrival) -> str:
-    return THREAD if came.kind == d.POST else TICKET
-
-
-async def act(context: NodeContext, repository: Repository, came: d.Arrival, action: d.Action,
+async def act(context: NodeContext, repository: Repository, came: Arrival, action: Action,
               report: PassReport) -> None:
     """What an arrival asks, kept as marks; tend.py takes each record's next step."""
-    if isinstance(action, d.Ignore):
+    if isinstance(action, Ignore):
         # An operator can see why a post did nothing; not again for each old one a lost mark reads (D2).
-        if came.kind in (d.POST, d.CHANGE) and time.time() - came.received < QUIET_AFTER_SECONDS:
+        if came.kind in (POST, CHANGE) and time.time() - came.received < QUIET_AFTER_SECONDS:
             context.log(f"ignored {came.kind} {came.hash[:12]} from {came.sender}: {action.why}", record=came.hash,
                         priority=7)
         return
     report.actions.append(type(action).__name__)
-    if isinstance(action, d.Refuse):  # C4 `refused`, naming the first field at fault (D8), once
+    if isinstance(action, Refuse):  # C4 `refused`, naming the first field at fault (D8), once
         target = _target(came, action)
         decide_answer(context, RecordDir.of(context.config, action.record_hash), Outcome.refused, str(action.error),
                       target)
-    elif isinstance(action, d.Admit):
+    elif isinstance(action, Admit):
         admit(context, repository, came, action)
-    elif isinstance(action, d.StopRun):
+    elif isinstance(action, StopRun):
         record_dir = RecordDir.of(context.config, action.record_hash)
         record_dir.mark(Mark.STOP, {"by": action.by, "stop": came.hash})
         context.log(f"stop {came.hash[:12]} by {action.by}", record=action.record_hash)
-    elif isinstance(action, d.Deliver):
+    elif isinstance(action, Deliver):
         RecordDir.of(context.config, action.record_hash).deliver(action.delivery)
-    elif isinstance(action, d.Answered):  # its answer is in the repository: letters withdrawn next (C4, D31)
+    elif isinstance(action, Answered):  # its answer is in the repository: letters withdrawn next (C4, D31)
         decide_answer(context, RecordDir.of(context.config, action.record_hash), action.outcome,
                       f"answered by {action.by}", by=action.by)
-    elif isinstance(action, d.RunCheckin):
+    elif isinstance(action, RunCheckin):
         if enqueue(RecordDir.of(context.config, action.record_hash), action.checkin, action.branch):
             context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)
 
 
-def admit(context: NodeContext, repository: Repository, came: d.Arrival, action: d.Admit) -> None:
+def admit(context: NodeContext, repository: Repository, came: Arrival, action: Admit) -> None:
     """Saved if it can run here, else refused; its run is started by tend.py."""
     record_dir = RecordDir.of(context.config, action.record_hash)
     target = _record_target(came, action)
@@ -343,7 +334,7 @@ def admit(context: NodeContext, repository: Repository, came: d.Arrival, action:
     if error is not None:
         decide_answer(context, record_dir, Outcome.refused, str(error), target)
         return
-    opened = d.OpenRecord(action.record_hash, action.record, action.place, came.received, came.rcvid)
+    opened = OpenRecord(action.record_hash, action.record, action.place, came.received, came.rcvid)
     first = None if action.record.is_command else record_delivery(opened.hash, action.record.objective)
     record_dir.save(opened, target.place_kind, first)  # C3: a session's first delivery is its record
     context.log("command record open: waiting for its first check-in" if action.record.is_command

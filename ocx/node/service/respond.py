@@ -17,7 +17,7 @@ from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
 from ...protocol.render import one_line, render_response
 from ..cut import cut_here
-from ..records import THREAD, RecordDir, open_records
+from ..record_dirs import THREAD, RecordDir, open_records
 from ..states import Mark
 from .context import NodeContext
 

@@ -8,7 +8,7 @@ It runs passes while pokes or changes of the repository keep coming, or
 while a step that failed is due to be tried again (tend.py), then one last
 pass, and exits: the node keeps no process per run, and none at all while
 nothing happens. While it runs it watches the repository file itself, and
-has the directory `awake` (paths.awake_path, made by systemd before its
+has the directory `awake` (host_paths.awake_path, made by systemd before its
 process starts) so that ocx-wake@NAME starts no process for each read of
 the repository meanwhile (issue 12: the trigger coalesced); it removes it
 before its last look, so a change that comes after starts ocx-wake, whose
@@ -31,7 +31,7 @@ from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
 from .. import template
-from ..paths import awake_path
+from ..host_paths import awake_path
 from .context import NodeContext
 from .intake import PassReport, run_pass
 

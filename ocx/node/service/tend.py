@@ -9,7 +9,7 @@ boot (D6, check.py). For a session:
 | --------------- | ----------------------------------------- | ---------------------------------- |
 | answering       | any                                       | write the answer (respond.py)      |
 | answered        | a unit still runs / none                  | stop it / remove the workspace     |
-| open            | ended (its stop step's record)            | answer from the end (finish.py)    |
+| open            | ended (its stop step's record)            | answer from the end (run_end.py)   |
 | stop, unenforced| its unit runs                             | stop it                            |
 | stop, unenforced| no unit                                   | answer `stopped` / `unenforced`    |
 | open            | its unit ended, no record (systemd's)     | record the end from systemd        |
@@ -19,7 +19,7 @@ boot (D6, check.py). For a session:
 Each record is tended on its own: a failure is logged with the record
 (OCX_RECORD), counted in its marks and tried again on a later pass; when
 states.Failure gives up, the record is answered, its note naming what
-failed. Command records go their own way (command_runs.py).
+failed. Command records go their own way (checkin_runs.py).
 """
 from __future__ import annotations
 
@@ -33,17 +33,17 @@ from ...systemd.manager import ListedUnit
 from .. import marks
 from ..cut import cut_here
 from ..faults import describe, is_node_fault
-from ..layout import unit_stem
-from ..records import RecordDir, record_dirs
-from ..states import Failure, Mark, RecordState as S, RunState as R, ending
+from ..run_layout import unit_stem
+from ..record_dirs import RecordDir, record_dirs
+from ..states import Failure, Mark, RecordState, RunState, ending
 from .admit import runner_page
 from .context import NodeContext
-from .finish import before_this_boot, end_facts, end_from_systemd, return_homes
+from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
 from .runner_pages import RunnerPage
-from .runs import start_session, stop_session
-from .sessions import prepared_in_unit
+from .start_stop import start_session, stop_session
+from .run_units import prepared_in_unit
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
 
@@ -143,14 +143,14 @@ class Tending:
 
     async def record(self, record_dir: RecordDir) -> None:
         from .cleanup import clean_up
-        from .command_runs import tend_record
+        from .checkin_runs import tend_record
 
         state = record_dir.state
-        if state is S.NEW:
+        if state is RecordState.NEW:
             return  # half-saved: its receipt is read again (the mark did not move past it)
-        if state is S.ANSWERED:
+        if state is RecordState.ANSWERED:
             await clean_up(self, record_dir)
-        elif state is S.ANSWERING:
+        elif state is RecordState.ANSWERING:
             self.answer(record_dir)
         else:
             opened, _ = record_dir.load()
@@ -182,11 +182,11 @@ class Tending:
         self.report.actions.append("answered")
 
     # -- sessions ----------------------------------------------------------
-    async def session(self, record_dir: RecordDir, opened, state: S) -> None:
+    async def session(self, record_dir: RecordDir, opened, state: RecordState) -> None:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
-        if run is R.ENDED:
+        if run is RunState.ENDED:
             await self.answer_end(record_dir, opened, state, stem)
             return
         if self.units.live(name):
@@ -197,7 +197,7 @@ class Tending:
                 except Exception as error:
                     self.failed(record_dir, "stop", error, opened.received, opened.record.budget.wall_seconds)
             return
-        if run is not R.NONE and self.units.held(name) is not None:
+        if run is not RunState.NONE and self.units.held(name) is not None:
             if await end_from_systemd(self.systemd, record_dir, stem) is not None:
                 self.context.log(f"{name} ended without its stop step's record: answered from systemd's",
                                  record=opened.hash, priority=4)
@@ -206,9 +206,10 @@ class Tending:
         if ending(state):
             self.decide(record_dir, *self.ended_unstarted(record_dir))
             return
-        if run is not R.NONE:
+        if run is not RunState.NONE:
             present = marks.present(record_dir.path)[1].get(stem, frozenset())
-            ran = Mark.STARTED in present or (prepared_in_unit(opened) and run in (R.PREPARED, R.UNPREPARED))
+            ran = Mark.STARTED in present or (prepared_in_unit(opened)
+                                              and run in (RunState.PREPARED, RunState.UNPREPARED))
             if ran:  # D6: it started, its unit is gone, and nothing recorded its end
                 starting = record_dir.marked(Mark.STARTING, stem) or {}
                 why = ("the node went down during the session" if before_this_boot(starting.get("at"))
@@ -247,7 +248,7 @@ class Tending:
         self.succeeded(record_dir, "start")
         self.report.actions.append("started")
 
-    async def answer_end(self, record_dir: RecordDir, opened, state: S, stem: str) -> None:
+    async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
         if self.shutting_down():
             return  # D4: a node shutting down writes no response; the next start answers lost
         ended = record_dir.marked(Mark.ENDED, stem) or {}

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...protocol.decide import OpenRecord
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 
 SOCKET_NAME = "tools.sock"
 RESTART_GRACE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s
@@ -45,7 +45,7 @@ def tools_service(name: str) -> str:
     return f"ocx-tools@{name}.service"
 
 
-def socket_path(record_dir: RecordDir) -> Path:
+def tool_socket_path(record_dir: RecordDir) -> Path:
     return record_dir.tools / SOCKET_NAME
 
 
@@ -84,7 +84,7 @@ async def _settled(systemd, service: str) -> tuple[str, str | None]:
 
 async def tools_lost(node_name: str, systemd, record_dir: RecordDir) -> str | None:
     """Why the run of RECORD_DIR can no longer reach its tools, or None."""
-    path = socket_path(record_dir)
+    path = tool_socket_path(record_dir)
     if socket_accepts(path):
         return None
     service = tools_service(node_name)

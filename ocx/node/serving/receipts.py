@@ -14,7 +14,7 @@ wakes on a timer (D38). A change of who holds admin or setup is something
 for the node too (D24: a run user given admin ends its run `unenforced`),
 though it is no receipt: each answer carries a digest of that list, and a
 request naming the digest it knows is answered when the list differs. A receipt Fossil is still crosslinking is held
-back, as the node's own pass holds it (intake.settled), until it settles.
+back, as the node's own pass holds it (Repository.settled), until it settles.
 """
 from __future__ import annotations
 
@@ -23,21 +23,12 @@ import os
 import select
 import time
 
-from ...fossil.records import Receipt
+from ...fossil.artifacts import Receipt
 from ...fossil.repository import Repository
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain, watch
 
 WAIT_MOST = 60.0  # D38: then the node renews its request
 LIMIT = 500  # receipts in one answer; `more` says when there are others after them
-SETTLE_SECONDS = 60.0  # as the node's own pass (intake.py)
-
-
-def settled(repository: Repository, receipt: Receipt) -> bool:
-    """Whether Fossil has finished crosslinking what RECEIPT stored."""
-    if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
-        return True
-    return not any(repository.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
-                   if stored.event_type is None)
 
 
 def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> dict:
@@ -45,7 +36,7 @@ def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> d
     found = repository.receipts_since(since)
     listed: list[Receipt] = []
     for receipt in found:
-        if len(listed) >= limit or not settled(repository, receipt):
+        if len(listed) >= limit or not repository.settled(receipt):
             break
         listed.append(receipt)
     senders: dict[str, str] = {}

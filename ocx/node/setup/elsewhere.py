@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...files import write_atomically
 from ...fossil.repository import Repository
 from ...fossil.sync import CallerClone
 from ...protocol.admission import ENFORCED_RESTRICTIONS
 from .. import config as node_config
 from ..config import STATE_ROOT, NodeConfig
 from ..elsewhere.link import Refused, ServerLink, Unreachable, WebError
-from ..records import write_atomically
 from . import unit_install
 from .init import InitError, InitReport, pid1_is_systemd
 

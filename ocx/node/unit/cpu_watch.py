@@ -13,7 +13,7 @@ kills the unit, every process of it, as a spent budget ends a run, or
 starts round N+1 for the earliest moment the rest could be spent. No OCX
 process waits meanwhile (D17): only systemd's timer. A run that ends, by
 any way, stops its pending timer (StopPropagatedFrom). The stop step's own
-reading of the cgroup decides the answer `budget` (finish.py); the
+reading of the cgroup decides the answer `budget` (run_end.py); the
 `cpu-STEM` mark written here only says when and why the unit was killed.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from ...systemd.timers import TransientTimer
 from ...systemd.units import TransientService
 from ..marks import write_atomically
-from ..paths import STATE_ROOT
+from ..host_paths import STATE_ROOT
 
 RUNNING = ("active", "activating", "reloading")
 SOONEST = 0.2  # seconds: a floor under the next wait, and the timer's accuracy

@@ -69,7 +69,7 @@ def copy_back(marks: Path, stem: str, run_home: Path | None = None) -> int:
     except FileNotFoundError:
         return 0
     if run_home is None:
-        from ..layout import RunHome
+        from ..run_layout import RunHome
 
         run_home = RunHome(stem).on_host
     count = 0

@@ -1,7 +1,9 @@
-"""A session record becomes a transient unit (C3, D3, D13-D17, D19).
+"""What systemd holds for a run: its transient unit (C3, D3, D13-D17, D19).
 
-`session_service` is pure: from a record, its runner page and the node's
-configuration to the unit systemd will hold. The run's home (a clone over
+`session_service` (a session record's one run) and `command_service` (a
+command record's run of one check-in) are pure: from a record, its runner
+page or check-in and the node's configuration to the unit systemd will hold;
+start_stop.py asks systemd for it. The run's home (a clone over
 HTTP as the run user and a checkout) is made by prepare.py: in the unit's
 ExecStartPre where the run has network, by the node before start otherwise.
 """
@@ -10,11 +12,12 @@ from __future__ import annotations
 from ...protocol.decide import OpenRecord
 from ...systemd.units import BindPath, ExecCommand, TransientService
 from ..config import NodeConfig
-from ..paths import KEEP_ENVIRONMENT
-from ..layout import SLICE, RunHome, unit_name
+from ..host_paths import KEEP_ENVIRONMENT
+from ..run_layout import SLICE, RunHome, unit_name
 from ..unit.prepare import Preparation
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 from ..unit.runner_homes import copy_path
+from .context import NodeContext
 from .runner_pages import RunnerPage
 from .sandbox import run_hardening
 from ..template import template_path
@@ -27,11 +30,12 @@ PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec co
 # little CPU and PID 1 is slow to answer it; past this systemd kills it and the end goes unrecorded
 # (seen at 30 s with fifty runs eating memory, issue 12). It also bounds SIGTERM before SIGKILL.
 STOP_TIMEOUT_SECONDS = 90
+LAST_LINE = ".ocx-last-line"  # in a check-in run's home: its program's last line of output
 
 
 # A unit that failed stays in systemd's memory, with its Result and exit status, until the node
 # has answered its record (cleanup.py resets it): systemd's own record of the end, should the
-# stop step have kept none (service/finish.py, issue 13). One that ended well is collected at once.
+# stop step have kept none (service/run_end.py, issue 13). One that ended well is collected at once.
 KEPT_WHEN_FAILED = "inactive"
 
 
@@ -56,7 +60,7 @@ def python_module(config: NodeConfig, module: str, *args: str) -> list[str]:
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
-    return ExecCommand(argv=python_module(config, "ocx.node.unit.ended", config.name, record_dir.hash, stem),
+    return ExecCommand(argv=python_module(config, "ocx.node.unit.stop_step", config.name, record_dir.hash, stem),
                        privileged=True)
 
 
@@ -138,5 +142,50 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         standard_error="journal",
         add_ref=False,
         collect_mode=KEPT_WHEN_FAILED,
+        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
+    )
+
+
+def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
+                    egress_filter: str | None = None, pull: bool = False) -> TransientService:
+    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL: `preparation`'s."""
+    config, record = context.config, opened.record
+    name = unit_name(context.server_code, opened.hash, checkin)
+    home = RunHome(name.removesuffix(".service"))
+    budget, sandbox = record.budget, record.sandbox
+    last_line = str(home.inside / LAST_LINE)
+    checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
+    argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
+                         "--", *(record.command or []))
+    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull)
+    return TransientService(
+        name=name,
+        description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
+        slice=SLICE,
+        argv=argv,
+        environment=environment(str(home.inside), record.user, {}),
+        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41).
+        dynamic_user=True,
+        state_directory=[home.state_directory],
+        memory_max=budget.memory_bytes,
+        tasks_max=budget.processes,
+        runtime_max_sec=budget.wall_seconds,
+        cpu_quota=config.cpu_quota,
+        protect_system="strict",
+        protect_home="tmpfs",
+        private_tmp=True,
+        private_network=not sandbox.network,  # D34
+        read_only_paths=list(sandbox.read_only),
+        read_write_paths=list(sandbox.read_write),
+        inaccessible_paths=hidden_paths(config),
+        hardening=run_hardening(sandbox.network, egress_filter),
+        exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
+        timeout_start_sec=600,
+        exec_stop_post=[stop_step(config, record_dir, home.stem)],
+        standard_input="null",
+        standard_output="journal",
+        standard_error="journal",
+        add_ref=False,
+        collect_mode=KEPT_WHEN_FAILED,  # forgotten once judged (tend_record)
         timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )

@@ -1,6 +1,6 @@
 """A run's stop step: what systemd says of its end, kept for the node (D4).
 
-    python -I -m ocx.node.unit.ended NODE RECORD STEM
+    python -I -m ocx.node.unit.stop_step NODE RECORD STEM
 
 systemd runs it as root (ExecStopPost with `+`) when the program has ended,
 still in the unit's cgroup and network namespace; isolated (`-I`: no working
@@ -22,7 +22,7 @@ from pathlib import Path
 from ...systemd import stoppost
 from ...systemd.system_state import stopping
 from .. import marks
-from ..paths import STATE_ROOT
+from ..host_paths import STATE_ROOT
 from ..states import Mark
 from ..wake import poke
 
@@ -39,13 +39,13 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
 def main(argv: list[str]) -> int:
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     if len(argv) != 3:
-        print("usage: python -m ocx.node.unit.ended NODE RECORD STEM", file=sys.stderr)
+        print("usage: python -m ocx.node.unit.stop_step NODE RECORD STEM", file=sys.stderr)
         return 2
     node, record, stem = argv
     try:
         record_end(node, record, stem)
     except Exception as error:  # the node answers from systemd's own record of the end (tend.py)
-        print(f"ocx ended: {error}", file=sys.stderr)
+        print(f"ocx stop step: {error}", file=sys.stderr)
     poke(node, f"ended {stem}")  # on failure the boot-time check answers it later (D6)
     return 0
 

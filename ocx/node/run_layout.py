@@ -1,6 +1,6 @@
 """Where a run lives: its unit's name (D3) and its workspace (D2, D16).
 
-A record's workspace has two parts. The node's part (records.py), under the
+A record's workspace has two parts. The node's part (record_dirs.py), under the
 node's state directory, holds what the node must trust and is never writable
 from inside the run. The run's part is its HOME, below.
 """

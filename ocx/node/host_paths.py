@@ -14,11 +14,13 @@ def page_secret_path(config_file: str | Path) -> Path:
     return Path(config_file).with_suffix(".page-secret")
 
 
-def socket_path(node: str) -> str:
+def node_socket_path(node: str) -> str:
     """The node service's socket (units/ocx-node@.socket): every poke goes here (D4, D27)."""
     return f"{RUNTIME_ROOT}/{node}/node.sock"
+
+
 # The names of the environment a session's program keeps (D15): set by the
-# unit's description (service/sessions.py), read by the feeder inside the run.
+# unit's description (service/run_units.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"
 
 

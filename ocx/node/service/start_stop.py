@@ -14,15 +14,15 @@ from ...protocol.decide import OpenRecord
 from ...systemd import loopback_filter
 from ...systemd.units import TransientService
 from ..cut import cut_here
-from ..layout import unit_name
-from ..records import RecordDir
+from ..run_layout import unit_name
+from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch
 from ..unit.prepare import prepare_run
 from .. import template
 from .context import NodeContext
 from .runner_pages import RunnerPage
-from .sessions import preparation, prepared_in_unit, session_service
+from .run_units import preparation, prepared_in_unit, session_service
 
 
 def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
@@ -52,7 +52,7 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
                      service: TransientService, checkin: str | None = None, homes: list[str] | None = None,
                      keep: tuple[tuple[int, str], ...] = (), pull: bool = False) -> None:
     """STARTING, the node's own preparation where the run has no network (D34), the unit, STARTED.
-    PULL: sessions.preparation's."""
+    PULL: run_units.preparation's."""
     stem = service.name.removesuffix(".service")
     record_dir.mark(Mark.STARTING, {"unit": service.name, "at": time.time()}, stem)
     cut_here(context.config.name, "starting", opened.hash)

@@ -1,4 +1,5 @@
-"""What the repository reader returns: frozen records, no behaviour.
+"""What the repository reader returns: frozen artifacts (posts, ticket changes,
+check-ins, tag changes, wiki versions), receipts and users; no behaviour.
 
 `sender` is always who the artifact reached this repository from (rcvfrom,
 F2/D21); `user` is the U card, a claim made by the writer's clone.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from ..records import RecordDir
+from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import runner_homes
 from .context import NodeContext

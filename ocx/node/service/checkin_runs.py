@@ -24,27 +24,23 @@ import json
 import time
 from pathlib import Path
 
+from ...files import write_atomically
 from ...fossil.errors import UnknownArtifact
 from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
-from ...systemd.units import TransientService
 from .. import template
 from ..cut import cut_here
-from ..layout import SLICE, RunHome, unit_name, unit_stem
-from ..records import RecordDir, write_atomically
-from ..states import Mark, RecordState, RunState as R, ending
+from ..run_layout import RunHome, unit_stem
+from ..record_dirs import RecordDir
+from ..states import Mark, RecordState, RunState, ending
 from ..unit import bounded
 from .context import NodeContext
-from .finish import end_facts, end_from_systemd, ended_before_this_boot
+from .run_end import end_facts, end_from_systemd, ended_before_this_boot
 from .outcome import decide_outcome
-from .runs import egress_filter, start_unit
-from .sandbox import run_hardening
-from .sessions import (KEPT_WHEN_FAILED, STOP_TIMEOUT_SECONDS, environment, hidden_paths, prepare_step,
-                       prepared_in_unit, preparation, python_module, stop_step)
-
-LAST_LINE = ".ocx-last-line"  # in the run's home: its program's last line of output
+from .start_stop import egress_filter, start_unit
+from .run_units import LAST_LINE, command_service
 
 
 def queue_dir(record_dir: RecordDir) -> Path:
@@ -73,51 +69,6 @@ def queued(record_dir: RecordDir) -> list[str]:
     if not queue.is_dir():
         return []
     return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
-
-
-def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None, pull: bool = False) -> TransientService:
-    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL: sessions.preparation's."""
-    config, record = context.config, opened.record
-    name = unit_name(context.server_code, opened.hash, checkin)
-    home = RunHome(name.removesuffix(".service"))
-    budget, sandbox = record.budget, record.sandbox
-    last_line = str(home.inside / LAST_LINE)
-    checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
-    argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
-                         "--", *(record.command or []))
-    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull)
-    return TransientService(
-        name=name,
-        description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
-        slice=SLICE,
-        argv=argv,
-        environment=environment(str(home.inside), record.user, {}),
-        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41).
-        dynamic_user=True,
-        state_directory=[home.state_directory],
-        memory_max=budget.memory_bytes,
-        tasks_max=budget.processes,
-        runtime_max_sec=budget.wall_seconds,
-        cpu_quota=config.cpu_quota,
-        protect_system="strict",
-        protect_home="tmpfs",
-        private_tmp=True,
-        private_network=not sandbox.network,  # D34
-        read_only_paths=list(sandbox.read_only),
-        read_write_paths=list(sandbox.read_write),
-        inaccessible_paths=hidden_paths(config),
-        hardening=run_hardening(sandbox.network, egress_filter),
-        exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
-        timeout_start_sec=600,
-        exec_stop_post=[stop_step(config, record_dir, home.stem)],
-        standard_input="null",
-        standard_output="journal",
-        standard_error="journal",
-        add_ref=False,
-        collect_mode=KEPT_WHEN_FAILED,  # forgotten once judged (tend_record)
-        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
-    )
 
 
 def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict,
@@ -149,20 +100,20 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
     for checkin in queued(record_dir):
         stem = unit_stem(code, opened.hash, checkin)
         run = record_dir.run_state(stem)
-        if run is R.JUDGED:
+        if run is RunState.JUDGED:
             continue
-        if run in (R.ENDED, R.JUDGING):
-            if run is R.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
+        if run in (RunState.ENDED, RunState.JUDGING):
+            if run is RunState.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
                 # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
                 if ended_before_this_boot(record_dir.marked(Mark.ENDED, stem) or {}):
                     record_dir.reset(stem)
                     await start_checkin(tending, record_dir, opened, checkin)
                 break  # else the host is going down now: the first pass after it is back runs it
-            if run is R.ENDED and await _again_after_fault(tending, record_dir, opened, checkin, stem):
+            if run is RunState.ENDED and await _again_after_fault(tending, record_dir, opened, checkin, stem):
                 break
             unjudged.append((checkin, stem))  # judged once the next one is on its way
             continue
-        if run is R.NONE:
+        if run is RunState.NONE:
             await start_checkin(tending, record_dir, opened, checkin)
             break
         if units.live(f"{stem}.service"):
@@ -176,7 +127,7 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         break
     for checkin, stem in unjudged:
         judge(tending, record_dir, opened, checkin, stem)
-        if record_dir.run_state(stem) is R.JUDGED and units.held(f"{stem}.service") is not None:
+        if record_dir.run_state(stem) is RunState.JUDGED and units.held(f"{stem}.service") is not None:
             try:  # a failed run's unit is kept until judged (KEPT_WHEN_FAILED); judged, it is forgotten
                 await tending.systemd.reset_failed(f"{stem}.service")
             except Exception:
@@ -232,7 +183,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
             # judged `fail: not run`, and the queue goes on
-            if record_dir.run_state(stem) is R.NONE:
+            if record_dir.run_state(stem) is RunState.NONE:
                 record_dir.mark(Mark.STARTING, {"unit": f"{stem}.service", "at": time.time()}, stem)
             record_dir.mark(Mark.UNPREPARED, {"why": failure.error, "fault": failure.fault}, stem)
             record_dir.mark(Mark.ENDED, {"unit": f"{stem}.service", "at": time.time(), "result": "exit-code"}, stem)
@@ -305,7 +256,8 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
     """A stop ends the check-in run in progress, then the record is answered (C2, C4); no later one runs."""
     code, units = tending.context.server_code, tending.units
     running = [u for u in units.of_record(code, opened.hash) if units.live(u.name)
-               and record_dir.run_state(u.name.removesuffix(".service")) not in (R.ENDED, R.JUDGING, R.JUDGED)]
+               and record_dir.run_state(u.name.removesuffix(".service"))
+               not in (RunState.ENDED, RunState.JUDGING, RunState.JUDGED)]
     for unit in running:
         if unit.job == "stop" or unit.active_state == "deactivating":
             continue
