@@ -24,6 +24,7 @@ from itertools import takewhile
 
 from ...files import write_atomically
 from ...fossil.repository import Repository
+from ...protocol.admission import Inadmissible
 from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, Deliver, Ignore, NodeFacts, OpenRecord,
                                 Refuse, RunCheckin, StopRun, decide)
 from ...protocol.deliveries import record_delivery
@@ -330,9 +331,10 @@ def admit(context: NodeContext, repository: Repository, came: Arrival, action: A
                              node=context.server_code, received=came.received,
                              wall_seconds=action.record.budget.wall_seconds):
         return  # F3: a record that has its response is never acted on again
-    error, _page = admission(repository, context.config, action.record_hash, action.record, served=context.served)
-    if error is not None:
-        decide_answer(context, record_dir, Outcome.refused, str(error), target)
+    try:
+        admission(repository, context.config, action.record_hash, action.record, served=context.served)
+    except Inadmissible as refusal:
+        decide_answer(context, record_dir, Outcome.refused, str(refusal), target)
         return
     opened = OpenRecord(action.record_hash, action.record, action.place, came.received, came.rcvid)
     first = None if action.record.is_command else record_delivery(opened.hash, action.record.objective)

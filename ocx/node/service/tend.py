@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...fossil.repository import Repository
+from ...protocol.admission import Inadmissible
 from ...protocol.messages import Outcome
 from ...systemd.manager import ListedUnit
 from .. import marks
@@ -41,7 +42,6 @@ from .context import NodeContext
 from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
-from .runner_pages import RunnerPage
 from .start_stop import start_session, stop_session
 from .run_units import prepared_in_unit
 
@@ -233,11 +233,11 @@ class Tending:
         try:
             with Repository(self.context.config.repository) as repository:
                 page = runner_page(repository, opened.record.runner, self.context.served)  # D37: the server's
-            if not isinstance(page, RunnerPage):
-                self.decide(record_dir, Outcome.refused, str(page) if page else
-                            f"runner: {opened.record.runner!r} is no longer offered on this node (D14)")
-                return
+            if page is None:
+                raise Inadmissible("runner", f"{opened.record.runner!r} is no longer offered on this node (D14)")
             await start_session(self.context, self.systemd, record_dir, opened, page)
+        except Inadmissible as refusal:
+            self.decide(record_dir, Outcome.refused, str(refusal))
         except Exception as error:
             failure = self.failed(record_dir, "start", error, opened.received, opened.record.budget.wall_seconds)
             if failure.gives_up(time.time(), opened.received, opened.record.budget.wall_seconds):
