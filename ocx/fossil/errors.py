@@ -2,8 +2,16 @@
 prefix stops a tool, naming the field)."""
 from __future__ import annotations
 
+from ..protocol.errors import OcxError
 
-class RepositoryError(LookupError):
+
+class FossilLayerError(OcxError):
+    """What the Fossil layer raises: a read of the repository, `fossil` itself,
+    its web pages, a stored artifact that does not decode, a run's clone.
+    Whether one passes by itself: fossil/faults.py (issue 13)."""
+
+
+class RepositoryError(FossilLayerError, LookupError):
     """A read that names something the repository does not have as asked."""
 
 

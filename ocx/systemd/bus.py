@@ -15,6 +15,7 @@ from dbus_next import BusType, Message, MessageType, Variant
 from dbus_next.aio import MessageBus
 
 from .units import Property
+from .errors import SystemdLayerError
 
 CALL_TIMEOUT_SECONDS = 25.0  # D-Bus's own default for a method call; a busy PID 1 answers well within it
 SYSTEMD = "org.freedesktop.systemd1"
@@ -23,7 +24,7 @@ MANAGER = "org.freedesktop.systemd1.Manager"
 PROPS = "org.freedesktop.DBus.Properties"
 
 
-class BusError(Exception):
+class BusError(SystemdLayerError):
     """An error reply; `name` is the D-Bus error name."""
 
     def __init__(self, name: str, text: str):

@@ -28,6 +28,7 @@ from .. import config as node_config
 from . import unit_install
 from ..config import CONFIG_DIR, NodeConfig
 from .unit_install import port_of
+from ...protocol.errors import OcxError
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),
 # read tickets (r) and append to them (c), clone (g) and push by sync (i,
@@ -39,7 +40,7 @@ REPOSITORY_ROOT = Path("/var/lib/ocx-fossil")  # the server account's home, and 
 BACKOFFICE_LOG_DIR = Path("/var/log/ocx-fossil")  # LogsDirectory= of ocx-fossil@.service
 
 
-class InitError(RuntimeError):
+class InitError(OcxError, RuntimeError):
     """Why init stopped; nothing it did before is undone, and a rerun goes on."""
 
 
