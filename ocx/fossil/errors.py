@@ -2,6 +2,8 @@
 prefix stops a tool, naming the field)."""
 from __future__ import annotations
 
+import sqlite3
+
 from ..protocol.errors import OcxError
 
 
@@ -9,6 +11,18 @@ class FossilLayerError(OcxError):
     """What the Fossil layer raises: a read of the repository, `fossil` itself,
     its web pages, a stored artifact that does not decode, a run's clone.
     Whether one passes by itself: fossil/faults.py (issue 13)."""
+
+
+class RepositoryUnreadable(FossilLayerError):
+    """A repository file that cannot be opened as one: not a database, damaged, unreadable."""
+
+
+# What a use of the Fossil layer may raise without a bug: its own errors;
+# sqlite's, for a repository file busy, locked or damaged mid-read, which reads
+# pass on as sqlite raises them; and the OS's (a file missing, a full disk,
+# `fossil` not starting). fossil/faults.py tells which pass by themselves.
+# Callers outside the layer, which never import sqlite3, catch these.
+FOSSIL_FAILURES: tuple[type[Exception], ...] = (FossilLayerError, sqlite3.Error, OSError)
 
 
 class RepositoryError(FossilLayerError, LookupError):

@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 
 from ...files import write_atomically
-from ...fossil.errors import UnknownArtifact
+from ...fossil.errors import FOSSIL_FAILURES, UnknownArtifact
 from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
+from ...systemd.errors import BusError
 from .. import template
 from ..cut import cut_here
 from ..run_layout import RunHome, unit_stem
@@ -130,7 +131,7 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         if record_dir.run_state(stem) is RunState.JUDGED and units.held(f"{stem}.service") is not None:
             try:  # a failed run's unit is kept until judged (KEPT_WHEN_FAILED); judged, it is forgotten
                 await tending.systemd.reset_failed(f"{stem}.service")
-            except Exception:
+            except BusError:  # gone already, or systemd busy: it forgets the unit itself
                 pass
 
 
@@ -173,7 +174,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         with Repository(context.config.repository) as repository:
             received = repository.sender(checkin).rcvid or 0
         pull = template.ensure(context.config, received, log=context.log)
-    except Exception as trouble:  # its preparation then pulls it, or says what is missing
+    except FOSSIL_FAILURES as trouble:  # its preparation then pulls it, or says what is missing
         context.log(f"runs' clone: {trouble}", record=opened.hash, priority=4)
         pull = True
     try:

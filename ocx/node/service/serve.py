@@ -27,6 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ...fossil.errors import FOSSIL_FAILURES
 from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
@@ -146,7 +147,7 @@ def keep_template(context: NodeContext) -> None:
     next run on a quiet node starts without waiting for a pull."""
     try:
         template.current(context.config, log=context.log)
-    except Exception as error:  # the server is down, say: the next run's start tries again
+    except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again
         context.log(f"runs' clone not brought up to date: {error}", priority=4)
 
 

@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...fossil import admin
-from ...fossil.errors import UnknownUser
+from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ...fossil.program import run_fossil
 from ...fossil.repository import Repository
+from ...protocol.errors import OcxError
 from . import account as accounts
 from .. import config as node_config
 from . import unit_install
 from ..config import CONFIG_DIR, NodeConfig
 from .unit_install import port_of
-from ...protocol.errors import OcxError
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),
 # read tickets (r) and append to them (c), clone (g) and push by sync (i,
@@ -166,7 +166,7 @@ def _runs_clone(config: NodeConfig, report: InitReport) -> None:
     existed = template.template_path(config).exists()
     try:
         template.current(config, -1)
-    except Exception as error:  # the server not up yet, say: the first run makes it
+    except FOSSIL_FAILURES as error:  # the server not up yet, say: the first run makes it
         report.add(f"the node's clone for runs: not made yet ({error})", False)
         return
     report.add(f"the node's clone for runs {template.template_path(config)}", not existed)
