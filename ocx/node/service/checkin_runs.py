@@ -180,7 +180,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     try:
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
-    except Exception as error:
+    except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
             # judged `fail: not run`, and the queue goes on
@@ -265,7 +265,7 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
         try:
             await tending.systemd.stop(unit.name)
             tending.context.log(f"stopping {unit.name}", record=opened.hash)
-        except Exception as error:
+        except Exception as error:  # a run's stop, counted and tried again (issue 13)
             tending.failed(record_dir, "stop", error, time.time(), 0)
     if running:
         return  # answered once its end is recorded (its stop step pokes the node)

@@ -197,7 +197,7 @@ def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, 
                 decide_answer(context, RecordDir.of(context.config, given_up.target.hash),
                               Outcome.lost if fault else Outcome.refused,
                               f"the node could not act on it: {describe(given_up.error)}", given_up.target)
-            except Exception as error:
+            except Exception as error:  # one failing answer stops no other given-up record's
                 context.log(f"could not keep its answer either: {describe(error)}", record=given_up.target.hash,
                             priority=2)
     return retry
@@ -238,7 +238,7 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
         for action in actions:
             try:
                 await act(context, repository, came, action, report)
-            except Exception as error:
+            except Exception as error:  # one action's trouble stops no other; counted against the receipt
                 target = _target(came, action)
                 context.log(f"{type(action).__name__} failed: {describe(error)}",
                             record=target.hash if target else came.hash, priority=4)

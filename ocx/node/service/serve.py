@@ -105,8 +105,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         context = NodeContext.load(node_config.load(name))
         changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
         systemd = await Systemd.connect()
-    except Exception as error:
-        # Read the pokes that started it, or systemd starts it again for them at once, for ever.
+    except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
+        # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
             drain(listener)
         print(f"ocx node serve {name}: cannot start: {describe(error)}", file=sys.stderr, flush=True)

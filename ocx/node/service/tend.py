@@ -194,7 +194,7 @@ class Tending:
             if ending(state) and unit is not None and unit.active_state != "deactivating" and unit.job != "stop":
                 try:
                     await stop_session(self.context, self.systemd, record_dir, opened)
-                except Exception as error:
+                except Exception as error:  # a session's stop, counted and tried again (issue 13)
                     self.failed(record_dir, "stop", error, opened.received, opened.record.budget.wall_seconds)
             return
         if run is not RunState.NONE and self.units.held(name) is not None:
@@ -238,7 +238,7 @@ class Tending:
             await start_session(self.context, self.systemd, record_dir, opened, page)
         except Inadmissible as refusal:
             self.decide(record_dir, Outcome.refused, str(refusal))
-        except Exception as error:
+        except Exception as error:  # a session's start, counted: tried again, then answered (C4, issue 13)
             failure = self.failed(record_dir, "start", error, opened.received, opened.record.budget.wall_seconds)
             if failure.gives_up(time.time(), opened.received, opened.record.budget.wall_seconds):
                 # C4: `refused` for what it cannot hold; its own fault outlasting the record's wall is `lost`.
