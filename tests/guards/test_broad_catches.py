@@ -80,3 +80,29 @@ def test_the_detector_sees_a_catch_all_and_lets_a_cleanup_pass():
     assert scan.broad_catches("try:\n    f()\nexcept builtins.Exception:\n    pass\n") == ["<module>"]
     assert scan.broad_catches("try:\n    f()\nexcept BaseException:\n    close()\n    raise\n") == []
     assert scan.broad_catches("try:\n    f()\nexcept (OSError, ValueError):\n    pass\n") == []
+
+
+# Exceptions of OCX's own that are not OcxErrors, with why.
+STANDARD_ONLY = {
+    "ocx.protocol.finder._Duplicate": "json's object hook must raise a ValueError; caught where json.loads is called",
+}
+
+
+def test_every_error_ocx_defines_is_an_ocx_error():
+    import importlib
+    import inspect
+
+    from ocx.protocol.errors import OcxError
+
+    outside = []
+    for path in scan.tracked_python_files():
+        if not path.startswith("ocx/") or path.endswith("__main__.py"):
+            continue
+        name = path[:-3].replace("/", ".").removesuffix(".__init__")
+        module = importlib.import_module(name)
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            qualified = f"{value.__module__}.{value.__qualname__}"
+            if (value.__module__ == name and issubclass(value, BaseException) and not issubclass(value, OcxError)
+                    and qualified not in STANDARD_ONLY):
+                outside.append(qualified)
+    assert not outside, f"derive these from OcxError (ocx/protocol/errors.py), or say why not: {outside}"
