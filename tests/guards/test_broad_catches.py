@@ -29,11 +29,11 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "a record's step (its stop): counted, tried again (issue 13)"),
     ("ocx/node/service/tend.py", "Tending.start"): (
         1, "a record's step: counted, tried again, then answered lost or refused (C4, issue 13)"),
-    ("ocx/node/service/command_runs.py", "start_checkin"): (
+    ("ocx/node/service/checkin_runs.py", "start_checkin"): (
         1, "a check-in run's start: counted, tried again, then judged `fail: not run` (issue 13)"),
-    ("ocx/node/service/command_runs.py", "judge"): (
+    ("ocx/node/service/checkin_runs.py", "judge"): (
         1, "a verdict's tag: counted, tried again, then given up, the queue going on (issue 13)"),
-    ("ocx/node/service/command_runs.py", "_stop"): (
+    ("ocx/node/service/checkin_runs.py", "_stop"): (
         1, "a check-in run's stop: counted, tried again (issue 13)"),
     ("ocx/node/service/intake.py", "handle"): (
         2, "one artifact of a receipt, and one action on it: stops no other, counted against the receipt (issue 12)"),
@@ -43,7 +43,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the enforcement check of one record stops no other's (D24)"),
     ("ocx/node/unit/prepare.py", "main"): (
         1, "a run's preparation, run once by systemd: any failure is kept for the node to answer (UNPREPARED)"),
-    ("ocx/node/unit/ended.py", "main"): (
+    ("ocx/node/unit/stop_step.py", "main"): (
         1, "a run's stop step, run once by systemd: whatever fails, the node is still poked (D4, D6)"),
     ("ocx/node/elsewhere/follow.py", "Follower.step"): (
         1, "the follower's held request, for ever: whatever fails, it asks again after a pause (D39)"),
