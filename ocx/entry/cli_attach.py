@@ -19,7 +19,8 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
     record's place, written as you, says who attached, when and for how long.
     """
     from ..node import config as node_config
-    from ..tools.attach import Refused, attach_session, only_node
+    from ..protocol.errors import FieldError
+    from ..tools.attach import attach_session, only_node
     from ..tools.caller import caller_at_node
     from ..tools.credentials import credentials
     from .cli_tools import terminal_password
@@ -34,7 +35,7 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
         given = credentials(login=login, password_file=password_file, clone=clone,
                             url=node_config.load(node).url, ask=ask)
         caller = caller_at_node(node, given.login, given.password)
-    except Refused as refused:
+    except FieldError as refused:
         refuse(refused.field, refused.why)
     except FileNotFoundError as error:
         refuse("node", f"no such node on this host: {error.filename} is missing")
@@ -43,7 +44,7 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
     with caller:
         try:
             done = attach_session(caller, record, say=lambda text: typer.echo(text, err=True))
-        except Refused as refused:
+        except FieldError as refused:
             refuse(refused.field, refused.why)
     if done.post is None:
         typer.echo(f"could not post the attachment ({done.error}); its text: {done.text}", err=True)

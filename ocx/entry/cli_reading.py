@@ -60,11 +60,12 @@ def where(command: str, repository: str | None, at_node: str | None) -> tuple[st
 
 
 def _open(command: str, path: str):
+    from ..fossil.errors import FOSSIL_FAILURES
     from ..fossil.repository import Repository
 
     try:
         return Repository(path)
-    except Exception as error:  # missing, unreadable, or a file sqlite cannot read: say so, no trace
+    except FOSSIL_FAILURES as error:  # missing, unreadable, or a file sqlite cannot read: say so
         _fail(command, f"cannot read repository {path}: {error}")
 
 
@@ -132,12 +133,13 @@ def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's n
 def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
              latest: int = typer.Option(10, "--latest", help="How many of the latest responses to show.")) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
+    from ..fossil.errors import FOSSIL_FAILURES
     from ..node.service.activity import activity as read_activity, activity_json
 
     path, node_user = where("activity", repository, at_node)
     try:
         found = read_activity(path, node_user, latest)
-    except Exception as error:  # missing, unreadable, or not a repository: say so, no trace
+    except FOSSIL_FAILURES as error:  # missing, unreadable, or not a repository: say so, no trace
         _fail("activity", f"cannot read repository {path}: {error}")
     if as_json:
         typer.echo(json.dumps(activity_json(found)))

@@ -9,12 +9,13 @@ bytes of the delta, and `N;` ends it, N being a checksum of the output.
 from __future__ import annotations
 
 import struct
+from .errors import FossilLayerError
 
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"
 _VALUE = {ord(c): i for i, c in enumerate(_DIGITS)}
 
 
-class DeltaError(ValueError):
+class DeltaError(FossilLayerError, ValueError):
     """A delta that is malformed or does not fit its source."""
 
 

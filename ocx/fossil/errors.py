@@ -2,8 +2,30 @@
 prefix stops a tool, naming the field)."""
 from __future__ import annotations
 
+import sqlite3
 
-class RepositoryError(LookupError):
+from ..protocol.errors import OcxError
+
+
+class FossilLayerError(OcxError):
+    """What the Fossil layer raises: a read of the repository, `fossil` itself,
+    its web pages, a stored artifact that does not decode, a run's clone.
+    Whether one passes by itself: fossil/faults.py (issue 13)."""
+
+
+class RepositoryUnreadable(FossilLayerError):
+    """A repository file that cannot be opened as one: not a database, damaged, unreadable."""
+
+
+# What a use of the Fossil layer may raise without a bug: its own errors;
+# sqlite's, for a repository file busy, locked or damaged mid-read, which reads
+# pass on as sqlite raises them; and the OS's (a file missing, a full disk,
+# `fossil` not starting). fossil/faults.py tells which pass by themselves.
+# Callers outside the layer, which never import sqlite3, catch these.
+FOSSIL_FAILURES: tuple[type[Exception], ...] = (FossilLayerError, sqlite3.Error, OSError)
+
+
+class RepositoryError(FossilLayerError, LookupError):
     """A read that names something the repository does not have as asked."""
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import NamedTuple
+from .errors import FossilLayerError
 
 _ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
@@ -20,7 +21,7 @@ _PGP_HEAD = b"-----BEGIN PGP SIGNED MESSAGE-----"
 _PGP_SIGNATURE = b"\n-----BEGIN PGP SIGNATURE-----"
 
 
-class ManifestError(ValueError):
+class ManifestError(FossilLayerError, ValueError):
     """Bytes that are not a structural artifact."""
 
 

@@ -27,12 +27,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from .errors import FossilLayerError
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FOSSIL = "fossil"
 
 
-class FossilError(RuntimeError):
+class FossilError(FossilLayerError, RuntimeError):
     """`fossil` exited non-zero (or could not start): says what and why."""
 
     def __init__(self, args: Sequence[str], returncode: int, stdout: str, stderr: str):

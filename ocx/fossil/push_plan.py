@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ocx.fossil.manifest import Artifact, ManifestError, parse, strip_signature
+from ocx.protocol.errors import FieldError
 
 CHECKIN_CARDS = frozenset("BCDFNPQRTUZ")
 _MARKS = frozenset("BCFPQR")  # what makes Fossil call a manifest a check-in rather than a tag change
@@ -40,12 +41,9 @@ _KINDS = (("A", "an attachment"), ("E", "a technote"), ("G", "a forum post"), ("
 _Z_CARD = re.compile(rb"Z [0-9a-f]{32}\n")
 
 
-class PlanRefused(Exception):
-    """FIELD is at fault (`branch`, or `caller` for what its clone holds), for WHY."""
-
-    def __init__(self, field: str, why: str):
-        super().__init__(f"{field}: {why}")
-        self.field, self.why = field, why
+class PlanRefused(FieldError):
+    """FIELD is at fault (`branch`, or `caller` for what its clone holds), for WHY:
+    a refusal naming the field, which the push tool answers as it stands (Part 4)."""
 
 
 @dataclass(frozen=True)

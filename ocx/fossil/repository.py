@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ocx.fossil import capabilities
-from ocx.fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact, UnknownUser
+from ocx.fossil.errors import (AmbiguousPrefix, BadPrefix, RepositoryError, RepositoryUnreadable, UnknownArtifact,
+                              UnknownUser)
 from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
@@ -39,8 +40,11 @@ class Repository(WorkReads, TagReads):
         if not self.path.is_file():
             raise FileNotFoundError(f"no repository file at {self.path}")
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-        self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False)
-        self._db.execute("PRAGMA query_only=1")
+        try:
+            self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False)
+            self._db.execute("PRAGMA query_only=1")
+        except sqlite3.Error as error:  # a locked file stays a passing fault: faults.py reads the cause
+            raise RepositoryUnreadable(f"{self.path}: {error}") from error
 
     def close(self) -> None:
         self._db.close()

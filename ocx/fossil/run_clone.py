@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ocx.fossil.delta import DeltaError, apply_delta
 from ocx.fossil.storage import hash_matches
+from .errors import FossilLayerError
 
 MAX_ARTIFACT_BYTES = 128 * 1024 * 1024  # one artifact, stored or rebuilt
 MAX_BLOBS = 2_000_000  # rows of `blob` looked at
@@ -35,7 +36,7 @@ MAX_SECONDS = 60.0  # all the reading of one push
 _HASH_LENGTHS = (40, 64)
 
 
-class CloneRefused(Exception):
+class CloneRefused(FossilLayerError):
     """The clone cannot be read as a run's own clone: WHY says what it is."""
 
 

@@ -13,12 +13,13 @@ import sqlite3
 import zlib
 
 from ocx.fossil.delta import apply_delta
+from .errors import FossilLayerError
 
 # A chain longer than this is a loop in a damaged repository.
 MAX_DELTA_CHAIN = 100_000
 
 
-class StorageError(ValueError):
+class StorageError(FossilLayerError, ValueError):
     """A blob that is missing, a phantom, or does not decode."""
 
 

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 
 from ocx.fossil.forms import Form, form_posting_to
 from ocx.fossil.manifest import ManifestError, parse, tag_change, unescape
+from .errors import FossilLayerError
 
 MARKDOWN = "text/x-markdown"
 _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
@@ -39,7 +40,7 @@ _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
 LOCKED_DELAYS = (0.2, 0.4, 0.8, 1.6, 2.0, 2.0)  # seconds, 7 s in all
 
 
-class WebError(RuntimeError):
+class WebError(FossilLayerError, RuntimeError):
     """A page answered otherwise than a successful write does."""
 
 

@@ -231,7 +231,7 @@ def _capabilities(repository: Repository, login: str | None) -> frozenset[str]:
         return frozenset()
     try:
         return repository.effective_capabilities(login)
-    except Exception:  # a login deleted since: it holds nothing now
+    except UnknownUser:  # a login deleted since: it holds nothing now
         return frozenset()
 
 

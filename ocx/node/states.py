@@ -29,9 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from ..protocol.errors import OcxError
 
 
-class StateError(RuntimeError):
+class StateError(OcxError, RuntimeError):
     """A change the table does not allow from the state the record is in."""
 
 

@@ -25,12 +25,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..fossil.copies import lacking, make_template, refresh_template
+from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
     from .config import NodeConfig
 
 TEMPLATE, MARK = "runs.fossil", "runs.json"  # the mark beside it: unit/prepare.py reads it too
+
+
+class NotPulled(FossilLayerError):
+    """A pull that exited 0 and left artifacts out (Fossil 2.21 does when it cannot reach the server)."""
 
 
 def template_path(config: "NodeConfig") -> Path:
@@ -99,7 +104,7 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
             _check_pulled(config, path, before, newest)
         else:
             make_template(path, config.url, config.node_user, config.node_password(), home=home)
-    except Exception as error:
+    except FOSSIL_FAILURES as error:
         if not path.exists():
             raise
         if log:
@@ -117,4 +122,4 @@ def _check_pulled(config: "NodeConfig", path: Path, after: int, upto: int) -> No
     after AFTER up to UPTO (copies.lacking: a pull may fail and exit 0)."""
     missing = lacking(path, config.repository, after, upto)
     if missing:
-        raise RuntimeError(f"{missing} artifacts received up to receipt {upto} not pulled")
+        raise NotPulled(f"{missing} artifacts received up to receipt {upto} not pulled")

@@ -33,12 +33,13 @@ def poke(node: str, text: str) -> OSError | None:
 
 
 def server_answers(url: str) -> bool:
-    import urllib.request  # here, not above: the stop step and the hook poke without HTTP
+    import http.client  # here, not above: the stop step and the hook poke without HTTP
+    import urllib.request
 
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/index", timeout=2):
             return True
-    except Exception:
+    except (OSError, http.client.HTTPException):  # not up, refused, cut off (URLError is an OSError)
         return False
 
 

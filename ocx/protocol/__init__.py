@@ -9,7 +9,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the checker sees the names themselves; Python loads them when used
-    from .errors import FieldError as FieldError
+    from .errors import FieldError as FieldError, OcxError as OcxError
     from .finder import Envelope as Envelope, envelope as envelope, find_message as find_message
     from .messages import (Budget as Budget, Message as Message, Outcome as Outcome, Record as Record,
                            Response as Response, Restrict as Restrict, Sandbox as Sandbox, Stop as Stop,
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the checker sees the names themselves; Python loads them wh
                           format_verdict as format_verdict, parse_verdict as parse_verdict)
 
 _HOMES = {
-    "FieldError": "errors",
+    "FieldError": "errors", "OcxError": "errors",
     "Envelope": "finder", "envelope": "finder", "find_message": "finder",
     "Budget": "messages", "Message": "messages", "Outcome": "messages", "Record": "messages",
     "Response": "messages", "Restrict": "messages", "Sandbox": "messages", "Stop": "messages",

@@ -23,6 +23,12 @@ def holds_admin(capabilities: frozenset[str] | set[str] | str) -> bool:
     return bool(set(capabilities) & ADMIN_LETTERS)
 
 
+class Inadmissible(FieldError):
+    """A well-formed record this node cannot run as asked: answered `refused`,
+    naming the field (C4, C6, D8). Raised by the admission's checks only, so
+    a caller that catches it lets every other failure be tried again."""
+
+
 @dataclass(frozen=True)
 class RunnerOffer:
     """A runner this node offers: its page sandbox/NAME, sent by an admin (D14)."""
@@ -31,34 +37,33 @@ class RunnerOffer:
     remote: bool  # the page names arguments for remote control
 
 
-def admission_error(
+def check_admission(
     record: Record,
     *,
     offers: Mapping[str, RunnerOffer],
     node_user: str,
     run_user_letters: str | None,
     enforced: frozenset[str] = ENFORCED_RESTRICTIONS,
-) -> FieldError | None:
-    """The first reason this node must answer the record `refused`, or None.
+) -> None:
+    """Inadmissible, naming the first reason this node must answer the record `refused`.
     RUN_USER_LETTERS: the login's own capability letters (Fossil's user.cap),
     None when it does not exist yet."""
     offer = offers.get(record.runner)
     if not record.is_command and offer is None:
-        return FieldError("runner", f"{record.runner!r} is not offered by this node: no wiki page "
-                                    f"sandbox/{record.runner} sent by an admin or setup user (D14)")
+        raise Inadmissible("runner", f"{record.runner!r} is not offered by this node: no wiki page "
+                                     f"sandbox/{record.runner} sent by an admin or setup user (D14)")
     if record.remote and (record.is_command or offer is None or not offer.remote):
-        return FieldError("remote", f"runner {record.runner} offers no remote control here (D35)")
+        raise Inadmissible("remote", f"runner {record.runner} offers no remote control here (D35)")
     asked = record.restrict.model_dump(exclude_none=True)
     for name, value in asked.items():
         if value is not False and name not in enforced:
-            return FieldError(f"restrict.{name}", "this node cannot enforce it (C6)")
+            raise Inadmissible(f"restrict.{name}", "this node cannot enforce it (C6)")
     if record.user in SPECIAL_LOGINS:
-        return FieldError("user", f"{record.user!r} is one of Fossil's special logins: a run user is new, or "
-                                  "holds no capability (D40)")
+        raise Inadmissible("user", f"{record.user!r} is one of Fossil's special logins: a run user is new, or "
+                                     "holds no capability (D40)")
     if record.user == node_user:
-        return FieldError("user", f"{record.user!r} is the node user (D35, D40)")
+        raise Inadmissible("user", f"{record.user!r} is the node user (D35, D40)")
     if run_user_letters:
         what = "admin or setup" if holds_admin(run_user_letters) else f"capabilities {run_user_letters!r}"
-        return FieldError("user", f"{record.user!r} exists and holds {what}: a run user is new, or holds no "
-                                  "capability (D40)")
-    return None
+        raise Inadmissible("user", f"{record.user!r} exists and holds {what}: a run user is new, or holds no "
+                                     "capability (D40)")

@@ -68,7 +68,7 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
 
         try:
             record = message_in(record_text(repository, record_hash) or "")
-        except Exception:  # not there: no verdict counts against it
+        except RepositoryError:  # not there, or not a post or ticket change: no verdict counts against it
             return None
         return tuple(record.checkins) if isinstance(record, Record) else None
 

@@ -14,6 +14,7 @@ import os
 import platform
 import struct
 from dataclasses import dataclass, field
+from .errors import SystemdLayerError
 
 BPFFS = "/sys/fs/bpf"
 PROG_TYPE_CGROUP_SKB = 8
@@ -113,7 +114,7 @@ def _s32(value: int) -> int:
 
 # --- the kernel side -------------------------------------------------------------
 
-class BpfError(OSError):
+class BpfError(SystemdLayerError, OSError):
     """The kernel refused; for a load, `log` is the verifier's account."""
 
     def __init__(self, err: int, what: str, log: str = ""):

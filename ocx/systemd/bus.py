@@ -13,23 +13,16 @@ from typing import Any, Callable, Sequence
 
 from dbus_next import BusType, Message, MessageType, Variant
 from dbus_next.aio import MessageBus
+from dbus_next.errors import AuthError
 
 from .units import Property
+from .errors import BusError, BusUnreadable
 
 CALL_TIMEOUT_SECONDS = 25.0  # D-Bus's own default for a method call; a busy PID 1 answers well within it
 SYSTEMD = "org.freedesktop.systemd1"
 MANAGER_PATH = "/org/freedesktop/systemd1"
 MANAGER = "org.freedesktop.systemd1.Manager"
 PROPS = "org.freedesktop.DBus.Properties"
-
-
-class BusError(Exception):
-    """An error reply; `name` is the D-Bus error name."""
-
-    def __init__(self, name: str, text: str):
-        super().__init__(f"{name}: {text}")
-        self.name = name
-        self.text = text
 
 
 # D-Bus errors that pass by themselves: systemd busy or restarting, the bus going away (issue 13).
@@ -83,7 +76,10 @@ class Bus:
     async def connect(cls, negotiate_unix_fd: bool = False,
                       address: str | None = None) -> "Bus":
         kw = {"bus_address": address} if address else {"bus_type": BusType.SYSTEM}
-        bus = await MessageBus(negotiate_unix_fd=negotiate_unix_fd, **kw).connect()
+        try:
+            bus = await MessageBus(negotiate_unix_fd=negotiate_unix_fd, **kw).connect()
+        except (OSError, EOFError, ValueError, AuthError) as error:  # faults.py reads the cause
+            raise BusUnreadable(f"the system bus: {error}") from error
         return cls(bus)
 
     @property

@@ -13,13 +13,14 @@ import re
 import socket
 import struct
 import sys
+from .errors import SystemdLayerError
 
 SOCKET = "/run/systemd/journal/socket"
 _FIELD = re.compile(r"[A-Z0-9][A-Z0-9_]*")
 
 
-class JournalError(OSError):
-    pass
+class JournalError(SystemdLayerError, OSError):
+    """A journal field name journald would drop, or the journal refused the entry."""
 
 
 def _fields(message: str, priority: int, fields: dict[str, object]) -> dict[str, str]:

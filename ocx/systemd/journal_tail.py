@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
+from .errors import SystemdLayerError
 
 JOURNALCTL = "/usr/bin/journalctl"
 TIMEOUT_SECONDS = 5.0
 
 
-class JournalUnreadable(Exception):
+class JournalUnreadable(SystemdLayerError):
     """The journal could not be read: why, for the page to say."""
 
 

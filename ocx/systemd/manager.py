@@ -123,7 +123,7 @@ class Systemd:
         timer of its name left by an earlier attempt (a node cut off before it started what
         the timer watches) is stopped and this one started in its place (D5)."""
         from . import timers
-        from .bus import BusError
+        from .errors import BusError
 
         if service.name != timer.service:
             raise ValueError(f"{timer.name} starts {timer.service}, not {service.name}")
@@ -148,7 +148,7 @@ class Systemd:
         is harmless); True when this call started it. A unit of its name left
         failed by an earlier attempt is reset first: a transient unit's name
         is taken until systemd collects it."""
-        from .bus import BusError
+        from .errors import BusError
 
         for _ in range(attempts):
             try:
@@ -204,7 +204,7 @@ class Systemd:
 
     async def release(self, name: str) -> None:
         """Drop the AddRef reference; the unit may be collected at once."""
-        from .bus import BusError
+        from .errors import BusError
 
         try:
             await self.bus.unref_unit(name)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .units import unit_path
+from .errors import BusUnreadable
 
 SYSTEMD = b"org.freedesktop.systemd1"
 MANAGER_PATH = b"/org/freedesktop/systemd1"
@@ -29,10 +30,6 @@ UNIT = "org.freedesktop.systemd1.Unit"
 SERVICE = "org.freedesktop.systemd1.Service"
 TIMEOUT_USEC = 2_000_000  # a reply not here by then is not waited for
 IN_FLIGHT = 64  # calls waiting for their reply at once
-
-
-class BusUnreadable(Exception):
-    """systemd could not be asked: the reason, for the page to show."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from .errors import SystemdLayerError
 
 if TYPE_CHECKING:
     from .hardening import Hardening
@@ -35,7 +36,7 @@ _STD = {"null", "tty", "tty-force", "tty-fail", "inherit", "journal", "kmsg",
         "socket", "data"}
 
 
-class UnitError(ValueError):
+class UnitError(SystemdLayerError, ValueError):
     """A unit description systemd would refuse, caught before the bus."""
 
 

@@ -19,19 +19,12 @@ from ..fossil.web import WebError
 from ..node.service.attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 from ..node.config import CONFIG_DIR, configured_nodes
 from ..node.run_layout import RunHome, unit_stem
+from ..protocol.errors import FieldError
 from ..protocol.hashes import is_hash_prefix
 from ..protocol.messages import Record
 from .caller import Caller
 from .framework import ADMIN_OR_SETUP
 from .places import FORUM, Placed, placed
-
-
-class Refused(Exception):
-    """Attaching was refused before connecting: FIELD, for WHY."""
-
-    def __init__(self, field: str, why: str):
-        super().__init__(f"{field}: {why}")
-        self.field, self.why = field, why
 
 
 def duration_text(seconds: float) -> str:
@@ -57,7 +50,7 @@ def only_node(config_dir: Path = CONFIG_DIR) -> str:
     names = configured_nodes(config_dir)
     if len(names) != 1:
         found = ", ".join(names) or "none"
-        raise Refused("node", f"say which node with --at-node NAME (nodes on this host: {found})")
+        raise FieldError("node", f"say which node with --at-node NAME (nodes on this host: {found})")
     return names[0]
 
 
@@ -75,37 +68,37 @@ def check_caller(caller: Caller) -> None:
     held = caller.capabilities()
     if held is None or not ADMIN_OR_SETUP.held_by(held):
         letters = "".join(sorted(held or ())) or "nothing"
-        raise Refused("caller", f"{caller.login} may not attach: it needs {ADMIN_OR_SETUP.means} "
+        raise FieldError("caller", f"{caller.login} may not attach: it needs {ADMIN_OR_SETUP.means} "
                                 f"(one of {ADMIN_OR_SETUP.letters!r}), and holds {letters}")
     if caller.password is None:
-        raise Refused("caller", f"no password for {caller.login}: give --password-file or --clone, or type it (D22)")
+        raise FieldError("caller", f"no password for {caller.login}: give --password-file or --clone, or type it (D22)")
     try:
         caller.web()  # logs in: the server, not this host, says the password is right
     except (WebError, OSError) as error:
-        raise Refused("caller", str(error)) from None
+        raise FieldError("caller", str(error)) from None
 
 
 def find_session(caller: Caller, prefix: str) -> Session:
     """RECORD as a session record of this node (D3: its unit; D32: its terminal)."""
     if not is_hash_prefix(prefix):
-        raise Refused("record", f"{prefix!r} is not 10 to 64 lower-case hex digits of a hash (D11)")
+        raise FieldError("record", f"{prefix!r} is not 10 to 64 lower-case hex digits of a hash (D11)")
     with caller.reading() as repository:
         try:
             full = repository.resolve(prefix)
         except AmbiguousPrefix as error:
-            raise Refused("record", f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
+            raise FieldError("record", f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
         except UnknownArtifact:
-            raise Refused("record", f"{prefix} names no artifact in {caller.where} (D11)") from None
+            raise FieldError("record", f"{prefix} names no artifact in {caller.where} (D11)") from None
         except (BadPrefix, RepositoryError) as error:
-            raise Refused("record", str(error)) from None
+            raise FieldError("record", str(error)) from None
         where = placed(repository, full)
         server_code = repository.server_code
     if where is None or not isinstance(where.message, Record):
-        raise Refused("record", f"{full} is not a post or ticket change holding a record (C1)")
+        raise FieldError("record", f"{full} is not a post or ticket change holding a record (C1)")
     if where.message.node != server_code:
-        raise Refused("record", f"{full} is a record for node {where.message.node}, not this one ({server_code})")
+        raise FieldError("record", f"{full} is a record for node {where.message.node}, not this one ({server_code})")
     if where.message.is_command:
-        raise Refused("record", f"{full} is a command record: its runs have no terminal (C2)")
+        raise FieldError("record", f"{full} is a command record: its runs have no terminal (C2)")
     stem = unit_stem(server_code, full)
     return Session(where, f"{stem}.service", RunHome(stem).terminal_socket)
 
@@ -144,7 +137,7 @@ def attach_session(caller: Caller, prefix: str, say: Callable[[str], None], keys
         try:
             sock = connect(session.socket, session.unit)
         except NoTerminal as error:
-            raise Refused("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
+            raise FieldError("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
         started, clock = datetime.now(timezone.utc), time.monotonic()
         tell(f"attached to {session.unit} as {caller.login}; detach with {DETACH_NAME}")
         with sock, raw_mode(keys_fd):

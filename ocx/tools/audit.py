@@ -11,7 +11,7 @@ from ..protocol.errors import FieldError
 from ..protocol.fields import Text
 from ..protocol.verdict import check_against, format_verdict, looks_like_a_hash
 from ..reading.verdicts import record_checkins
-from .framework import MAY_CHECK_IN, Act, HashRef, Stop, Tool, ToolInput
+from .framework import MAY_CHECK_IN, Act, HashRef, Tool, ToolInput
 
 
 class AuditInput(ToolInput):
@@ -38,16 +38,13 @@ class AuditTool(Tool):
             try:
                 checkin = repository.checkin(given.checkin)
             except WrongKind:
-                raise Stop("checkin", f"{given.checkin} is not a check-in") from None
+                raise FieldError("checkin", f"{given.checkin} is not a check-in") from None
             for whose, login in (("sent", checkin.sender.login), ("is the user written in", checkin.user)):
                 if login == caller.login:
-                    raise Stop("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
+                    raise FieldError("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
             act.check(f"{given.checkin} on {checkin.branch}, sent by {checkin.sender.login}, not the caller's", "checkin")
             against = self._against(act, repository, given.against, checkin.branch)
-            try:
-                value = format_verdict(given.verdict, given.reason, against)
-            except FieldError as error:
-                raise Stop(error.field, error.why) from None
+            value = format_verdict(given.verdict, given.reason, against)  # a FieldError names the field
         act.check(f"tag {given.tag} = {value!r}")
         return act.write(f"tag {given.tag} on {given.checkin}",
                          lambda: caller.tag(checkin.hash, given.tag, value))
@@ -57,21 +54,18 @@ class AuditTool(Tool):
         check-in's branch, by its full hash (a prefix resolved here), or a
         plausible path of a file; never a prefix or a record that lacks it."""
         if not looks_like_a_hash(against):
-            try:
-                return check_against(against)
-            except FieldError as error:
-                raise Stop(error.field, error.why) from None
+            return check_against(against)
         try:
             full = repository.resolve(against)
         except RepositoryError as error:
-            raise Stop("against", f"{error}: a record's hash, or a file's path that is not all hex digits (D11)") from None
+            raise FieldError("against", f"{error}: a record's hash, or a file's path that is not all hex digits (D11)") from None
         if full != against:
             act.step("resolved", f"{against} is {full}", "against")
         checkins = record_checkins(repository)(full)
         if checkins is None:
-            raise Stop("against", f"{full} is not a record (C2): V2 counts a verdict against a record or a file")
+            raise FieldError("against", f"{full} is not a record (C2): V2 counts a verdict against a record or a file")
         if branch not in checkins:
-            raise Stop("against", f"record {full[:12]} does not list branch {branch!r} in its checkins "
+            raise FieldError("against", f"record {full[:12]} does not list branch {branch!r} in its checkins "
                                   f"({', '.join(checkins) or 'none'}): V2 would not count this verdict")
         act.check(f"record {full[:12]} lists branch {branch} in its checkins", "against")
         return full

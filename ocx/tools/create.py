@@ -6,16 +6,16 @@ import secrets
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..fossil.callers import ticket_id
-from ..fossil.errors import WrongKind
+from ..fossil.errors import UnknownUser, WrongKind
 from ..fossil.repository import Repository
 from ..node.service.admit import admission, runner_page
 from ..node.wake import poke
-from ..protocol.admission import admission_error
+from ..protocol.admission import Inadmissible, check_admission
 from ..protocol.errors import FieldError
 from ..protocol.fields import AbsolutePath, BranchName, Login, RunnerName, ServerCode, Text
 from ..protocol.messages import Budget, Record, Restrict, check_record
 from ..protocol.render import render_message
-from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
 
 DEFAULT_RUNNER = "claude"
 
@@ -77,7 +77,7 @@ class Create(Tool):
     def act(self, act: Act, given: CreateInput) -> str | None:
         caller = act.caller
         if given.to is not None and given.ticket is not None:
-            raise Stop("ticket", "give `to` or `ticket`, not both: a record has one place (D12)")
+            raise FieldError("ticket", "give `to` or `ticket`, not both: a record has one place (D12)")
         with caller.reading() as repository:
             record = self._record(act, repository, given)
             place = self._place(act, repository, given)
@@ -111,11 +111,14 @@ class Create(Tool):
         if given.remote is not None:
             remote = given.remote
         else:
-            page = None if is_command else runner_page(repository, runner)
-            remote = page is not None and not isinstance(page, FieldError) and page.offer(runner).remote
+            try:
+                page = None if is_command else runner_page(repository, runner)
+            except Inadmissible:  # a broken page offers no remote control; _admit says why
+                page = None
+            remote = page is not None and page.offer(runner).remote
         node = given.node or caller.server_code()
         if not node:
-            raise Stop("node", f"{caller.where} has no server-code; name the node")
+            raise FieldError("node", f"{caller.where} has no server-code; name the node")
         data = {"ocx": 1, "kind": "record", "node": node, "user": user, "runner": runner,
                 "objective": given.objective, "checkins": list(given.checkins), "hears": hears, "remote": remote,
                 "restrict": given.restrict.model_dump(exclude_none=True), "sandbox": given.sandbox.model_dump(),
@@ -132,16 +135,16 @@ class Create(Tool):
             try:
                 repository.post(given.to)
             except WrongKind:
-                raise Stop("to", f"{given.to} is not a forum post") from None
+                raise FieldError("to", f"{given.to} is not a forum post") from None
             act.check(f"the record goes in reply to post {given.to}", "to")
             return given.to
         if given.ticket is not None:
             try:
                 full = ticket_id(repository, given.ticket) if len(given.ticket) >= 10 else None
             except ValueError as error:
-                raise Stop("ticket", f"{error} (D11)") from None
+                raise FieldError("ticket", f"{error} (D11)") from None
             if full is None:
-                raise Stop("ticket", f"{given.ticket!r} names no ticket (10 or more hex digits of its id, D11)")
+                raise FieldError("ticket", f"{given.ticket!r} names no ticket (10 or more hex digits of its id, D11)")
             act.check(f"the record goes in ticket {full}", "ticket")
             return full
         act.check("the record starts a new thread")
@@ -151,20 +154,14 @@ class Create(Tool):
         caller = act.caller
         if caller.node is not None and record.node == caller.server_code():
             # Part 4, C6: on the node, the node's own refusal checks.
-            error, _ = admission(repository, caller.node, "", record, caller.open_runs())
-            if error is not None:
-                raise Stop(error.field, error.why)
+            admission(repository, caller.node, "", record, caller.open_runs())  # Inadmissible names the field
             act.check("the node's own checks (C6, D35) pass: it would run this record")
             return
         page = None if record.is_command else runner_page(repository, record.runner)
-        if isinstance(page, FieldError):
-            raise Stop(page.field, page.why)
         offers = {record.runner: page.offer(record.runner)} if page is not None else {}
         try:
             letters = repository.user(record.user).capabilities
-        except Exception:
+        except UnknownUser:  # not made yet: the node makes it (D19)
             letters = None
-        error = admission_error(record, offers=offers, node_user="", run_user_letters=letters)
-        if error is not None:
-            raise Stop(error.field, error.why)
+        check_admission(record, offers=offers, node_user="", run_user_letters=letters)
         act.check("the record passes the checks this repository can make (not on its node)")

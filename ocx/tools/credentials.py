@@ -30,11 +30,12 @@ from pathlib import Path
 
 from ..fossil.callers import saved_login
 from ..node.unit.prepare import CLONE, PASSWORD_FILE
+from ..protocol.errors import OcxError
 
 _SYNC_SECRET = re.compile(r"[0-9a-f]{40}")
 
 
-class NoCaller(ValueError):
+class NoCaller(OcxError, ValueError):
     """Nothing says who or where the caller is: the message says what to give."""
 
 

@@ -99,14 +99,6 @@ MAY_CHECK_IN = Capability(letters="i", means="check in")
 ANYONE = Capability(letters="", means="anyone")
 
 
-class Stop(Exception):
-    """Raised by a tool's method: FIELD is at fault, for WHY."""
-
-    def __init__(self, field: str, why: str):
-        super().__init__(f"{field}: {why}")
-        self.field, self.why = field, why
-
-
 class Act:
     """What a tool's method is given: the caller, the log, and the one way to write."""
 
@@ -178,11 +170,11 @@ def resolve_hashes(caller: Caller, given: ToolInput, act: Act) -> ToolInput:
         try:
             full = caller.resolve(value)
         except AmbiguousPrefix as error:
-            raise Stop(name, f"{value} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
+            raise FieldError(name, f"{value} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
         except UnknownArtifact:
-            raise Stop(name, f"{value} names no artifact in {caller.where} (D11)") from None
+            raise FieldError(name, f"{value} names no artifact in {caller.where} (D11)") from None
         except (BadPrefix, RepositoryError) as error:
-            raise Stop(name, str(error)) from None
+            raise FieldError(name, str(error)) from None
         if full != value:
             act.step("resolved", f"{value} is {full}", name)
         resolved[name] = full
@@ -200,7 +192,7 @@ def run_tool(tool: Tool, raw: object, caller: Caller) -> Answer:
         _check_capability(tool, caller, act)
         given = resolve_hashes(caller, given, act)
         result = tool.act(act, given)
-    except (Stop, FieldError) as fault:
+    except FieldError as fault:  # a tool's method, like its input's type, refuses by naming the field
         return _stopped(tool, act, fault.field, fault.why)
     except (WebError, FossilError, PermissionError) as refused:
         # The server refused the write: the caller's rights (D22), not the input.
@@ -229,6 +221,6 @@ def _check_capability(tool: Tool, caller: Caller, act: Act) -> None:
         return
     held = caller.capabilities()
     if not tool.capability.held_by(held):
-        raise Stop("caller", f"{caller.login} may not {tool.name}: it needs {tool.capability.means} "
+        raise FieldError("caller", f"{caller.login} may not {tool.name}: it needs {tool.capability.means} "
                              f"(one of {tool.capability.letters!r}), and holds {''.join(sorted(held)) or 'nothing'}")
     act.check(f"{caller.login} holds {tool.capability.means}", "caller")

@@ -9,7 +9,7 @@ from ..fossil.artifacts import Sender
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
 from ..protocol.messages import Message, Record, Response, message_in
-from .framework import Stop
+from ..protocol.errors import FieldError
 
 FORUM, TICKET = "forum", "ticket"
 
@@ -47,10 +47,10 @@ def messages_in(repository: Repository, where: Placed) -> list[Placed]:
 
 
 def the_record(repository: Repository, hash_: str, field: str) -> Placed:
-    """HASH as a record, or Stop naming FIELD."""
+    """HASH as a record, or FieldError naming FIELD."""
     where = placed(repository, hash_)
     if where is None or not isinstance(where.message, Record):
-        raise Stop(field, f"{hash_} is not a post or ticket change holding a record (C1)")
+        raise FieldError(field, f"{hash_} is not a post or ticket change holding a record (C1)")
     return where
 
 

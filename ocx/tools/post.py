@@ -5,7 +5,8 @@ from pydantic import Field
 
 from ..fossil.errors import WrongKind
 from ..protocol.fields import Text
-from .framework import MAY_POST, Act, HashRef, Stop, Tool, ToolInput
+from ..protocol.errors import FieldError
+from .framework import MAY_POST, Act, HashRef, Tool, ToolInput
 
 
 class PostInput(ToolInput):
@@ -26,12 +27,12 @@ class PostTool(Tool):
             try:
                 post = repository.post(given.to)
             except WrongKind:
-                raise Stop("to", f"{given.to} is not a forum post") from None
+                raise FieldError("to", f"{given.to} is not a forum post") from None
             act.check(f"{given.to} is a post in thread {post.root}", "to")
             run = caller.open_run()
             if run is not None and run.record.restrict.own_thread:
                 if post.root != run.place:
-                    raise Stop("to", f"{given.to} is outside record {run.hash[:12]}'s place {run.place}, "
+                    raise FieldError("to", f"{given.to} is outside record {run.hash[:12]}'s place {run.place}, "
                                      "and the record restricts own_thread (C6)")
                 act.check(f"within record {run.hash[:12]}'s own thread (own_thread, C6)", "to")
         return act.write(f"a reply to {given.to}", lambda: caller.web().reply(given.to, given.text))

@@ -15,10 +15,11 @@ from ..fossil.errors import WrongKind
 from ..fossil.push_plan import Line, Plan, PlanRefused, plan_push
 from ..fossil.repository import Repository
 from ..fossil.run_clone import MAX_ARTIFACT_BYTES, CloneRefused, RunClone
+from ..protocol.errors import FieldError
 from ..node.service.tool_sockets import served_by_socket
 from ..node.wake import poke
 from .caller import Caller
-from .framework import Act, Capability, Stop, Tool, ToolInput
+from .framework import Act, Capability, Tool, ToolInput
 
 MAX_PUSH_BYTES = 4 * MAX_ARTIFACT_BYTES  # all the new artifacts of one push, read
 SEND_BYTES = 8 * 1024 * 1024  # one sync request's files
@@ -86,18 +87,16 @@ class PushTool(Tool):
         caller = act.caller
         run = caller.open_run()
         if run is None or not served_by_socket(run):
-            raise Stop("caller", f"{caller.login} is not the user of an open record on this node that restricts "
+            raise FieldError("caller", f"{caller.login} is not the user of an open record on this node that restricts "
                                  "no_password or has no network: only such a run pushes through OCX (C6, D34)")
         if caller.run_clone is None:
-            raise Stop("caller", f"the clone of record {run.hash[:12]}'s run is not known on this node")
+            raise FieldError("caller", f"the clone of record {run.hash[:12]}'s run is not known on this node")
         act.check(f"{caller.login} runs record {run.hash[:12]}, served by its tool socket", "caller")
         branch = run.record.restrict.branch if run.record.restrict.no_password else None
         try:
             plan = _plan(act, branch)
         except CloneRefused as refused:
-            raise Stop("caller", f"the run's clone: {refused}") from None
-        except PlanRefused as refused:
-            raise Stop(refused.field, refused.why) from None
+            raise FieldError("caller", f"the run's clone: {refused}") from None
         for hash_, what in plan.left_out[:SHOWN]:
             act.check(f"left out {what}, {hash_}: push copies check-ins and their files only (C6)")
         if len(plan.left_out) > SHOWN:

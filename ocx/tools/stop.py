@@ -8,7 +8,8 @@ from pydantic import Field
 from ..protocol.messages import Outcome, Record, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
-from .framework import ADMIN_OR_SETUP, Act, HashRef, Stop, Tool, ToolInput
+from ..protocol.errors import FieldError
+from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
 from ..fossil.repository import Repository
 from ..node.config import NodeConfig
 from .caller import Caller
@@ -53,13 +54,13 @@ class StopTool(Tool):
             answered = answer_of(repository, where, node_user)
         if answered is not None:
             assert isinstance(answered.message, Response)  # answer_of finds only responses
-            raise Stop("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
+            raise FieldError("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
         if given.lost:
             received = where.sender.time
             due = received + timedelta(seconds=record.budget.wall_seconds) if received else None
             now = datetime.now(timezone.utc)
             if due is None or now < due:
-                raise Stop("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
+                raise FieldError("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
                                    "until then only its node answers it (D31)")
             act.check(f"its receipt plus its wall ended at {due.isoformat()}", "lost")
             message: Response | StopMessage = Response(ocx=1, kind="response", node=record.node, answers=where.hash,

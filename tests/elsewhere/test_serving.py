@@ -12,7 +12,7 @@ import time
 import pytest
 
 from ocx.fossil.web import WebSession
-from ocx.node.elsewhere.link import Refused, ServerLink
+from ocx.node.elsewhere.link import ServerLink, ServerRefused
 from ocx.node.serving.registry import MARK
 from ocx.node.unit.prepare import RUN_USER_CAPABILITIES
 
@@ -24,13 +24,13 @@ def test_only_an_admin_registers_a_node_and_its_user_holds_only_what_its_writes_
     assert sorted(user.capabilities) == sorted("24cgir")  # D37: never a, s or p
     assert user.contact.startswith(MARK) and '"name": "build1"' in user.contact
     assert node.receipts(0)["receipts"]  # it may ask
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(ServerRefused) as refused:
         site.link("alice").register("build2", "ocx-node-build2", None, [], password=True)
     assert refused.value.field == "caller"
-    with pytest.raises(Refused) as clash:  # another login for a registered name
+    with pytest.raises(ServerRefused) as clash:  # another login for a registered name
         site.link("admin").register("build1", "someone-else", None, [], password=True)
     assert clash.value.field == "name"
-    with pytest.raises(Refused) as person:  # a person's login is never made a node user
+    with pytest.raises(ServerRefused) as person:  # a person's login is never made a node user
         site.link("admin").register("build3", "alice", None, [], password=True)
     assert person.value.field == "node_user"
 
@@ -48,7 +48,7 @@ def test_receipts_name_the_sender_the_server_recorded_never_a_u_card(site):
 
 
 def test_a_person_or_an_unregistered_login_is_told_nothing(site):
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(ServerRefused) as refused:
         site.link("alice").receipts(0)
     assert refused.value.field == "caller"
 
@@ -148,11 +148,11 @@ def test_a_grant_is_refused_for_a_record_not_for_that_node_or_not_from_an_admin(
     code = secrets.token_hex(20)
     node = site.register("picky", code)
     other, _ = site.record(secrets.token_hex(20))
-    with pytest.raises(Refused) as elsewhere:
+    with pytest.raises(ServerRefused) as elsewhere:
         node.grant(other)
     assert elsewhere.value.field == "record"
     by_alice, user = site.record(code, by="alice")
-    with pytest.raises(Refused) as not_admin:
+    with pytest.raises(ServerRefused) as not_admin:
         node.grant(by_alice)
     assert not_admin.value.field == "record"
     with site.served.repository() as repository:
@@ -165,14 +165,14 @@ def test_a_run_user_works_for_the_node_of_the_first_record_naming_it(site):
     user = f"shared-{secrets.token_hex(3)}"
     for_first, _ = site.record(first_code, user=user)
     for_second, _ = site.record(second_code, user=user)
-    with pytest.raises(Refused) as refused:  # the first record named it for the first node
+    with pytest.raises(ServerRefused) as refused:  # the first record named it for the first node
         second.grant(for_second)
     assert refused.value.field == "user" and first_code[:12] in refused.value.why
     first.grant(for_first)
     first.withdraw(for_first)  # answered: it holds nothing now, and still works for the first
-    with pytest.raises(Refused):
+    with pytest.raises(ServerRefused):
         second.grant(for_second)
-    with pytest.raises(Refused) as withdraw:  # nor may the second take anything back from it
+    with pytest.raises(ServerRefused) as withdraw:  # nor may the second take anything back from it
         second.withdraw(for_second)
     assert withdraw.value.field == "user"
 
@@ -182,7 +182,7 @@ def test_a_login_holding_capabilities_or_a_node_user_is_never_a_run_user(site):
     node = site.register("careful", code)
     for user in ("alice", "ocx-node-careful", "nobody"):
         record, _ = site.record(code, user=user)
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(ServerRefused) as refused:
             node.grant(record)
         assert refused.value.field == "user", refused.value
 
@@ -199,7 +199,7 @@ def test_a_records_answer_is_read_from_the_served_repository(site):
     WebSession(site.served.base_url, "ocx-node-answering", site.served.passwords["ocx-node-answering"]).reply(
         record, response)
     assert node.answer(record)["answer"]["outcome"] == "exited"
-    with pytest.raises(Refused):  # answered: its user acts no more
+    with pytest.raises(ServerRefused):  # answered: its user acts no more
         node.grant(record)
 
 

@@ -36,7 +36,7 @@ PROPAGATE = {"str", "Path", "fspath", "join", "joinpath", "with_name", "with_suf
              "removesuffix", "removeprefix"}
 # Calls that take one and touch nothing: they describe a unit to systemd, or name it in a message.
 DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Preparation", "python_module",
-            "preparation", "log", "Stop", "NoTerminal", "Refused", "Session", "Caller", "RunSocket"}
+            "preparation", "log", "FieldError", "NoTerminal", "Refused", "Session", "Caller", "RunSocket"}
 
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {

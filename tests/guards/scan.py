@@ -91,3 +91,39 @@ def mocks_something(source: str) -> list[str]:
     if MONKEYPATCH_SET in source:
         hits.append(MONKEYPATCH_SET)
     return hits
+
+
+BROAD = {"Exception", "BaseException"}
+
+
+def _is_broad(kind: ast.expr | None) -> bool:
+    if kind is None:  # a bare `except:`
+        return True
+    if isinstance(kind, ast.Tuple):
+        return any(_is_broad(element) for element in kind.elts)
+    return isinstance(kind, (ast.Name, ast.Attribute)) and (kind.id if isinstance(kind, ast.Name) else kind.attr) in BROAD
+
+
+def _re_raises(handler: ast.ExceptHandler) -> bool:
+    """Cleans up and passes the error on: its last statement is a bare `raise`."""
+    last = handler.body[-1]
+    return isinstance(last, ast.Raise) and last.exc is None
+
+
+def broad_catches(source: str) -> list[str]:
+    """The enclosing function (`Class.method`, or `<module>`) of each handler that
+    catches everything (Exception, BaseException, a bare except) and keeps it,
+    once per handler; one that only cleans up and re-raises is not a catch."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, child.name if where == "<module>" else f"{where}.{child.name}")
+                continue
+            if isinstance(child, ast.ExceptHandler) and _is_broad(child.type) and not _re_raises(child):
+                found.append(where)
+            visit(child, where)
+
+    visit(ast.parse(source), "<module>")
+    return found

@@ -1,7 +1,7 @@
 import pytest
 
 from ocx.protocol import parse_message
-from ocx.protocol.admission import RunnerOffer, admission_error
+from ocx.protocol.admission import Inadmissible, RunnerOffer, check_admission
 
 from .examples import ci_record, record
 
@@ -9,8 +9,13 @@ OFFERS = {"claude": RunnerOffer("claude", remote=True), "codex": RunnerOffer("co
 
 
 def error(obj, caps=None, enforced=None, node_user="ocx-node"):
+    """The refusal check_admission raises, or None when it admits the record."""
     kwargs = {} if enforced is None else {"enforced": enforced}
-    return admission_error(parse_message(obj), offers=OFFERS, node_user=node_user, run_user_letters=caps, **kwargs)
+    try:
+        check_admission(parse_message(obj), offers=OFFERS, node_user=node_user, run_user_letters=caps, **kwargs)
+    except Inadmissible as refusal:
+        return refusal
+    return None
 
 
 def test_an_offered_runner_with_an_ordinary_user_is_admitted():

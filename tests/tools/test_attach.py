@@ -9,7 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ocx.protocol import find_message
-from ocx.tools.attach import (Refused, attach_session, attachment_text, check_caller, duration_text, find_session,
+from ocx.protocol.errors import FieldError
+from ocx.tools.attach import (attach_session, attachment_text, check_caller, duration_text, find_session,
                               only_node, post_attachment)
 
 WALL = {"wall": "4h"}
@@ -27,24 +28,24 @@ def test_the_post_names_who_when_in_utc_and_for_how_long():
 
 
 def test_the_node_is_the_only_one_on_the_host_or_named(tmp_path):
-    with pytest.raises(Refused, match="none"):
+    with pytest.raises(FieldError, match="none"):
         only_node(tmp_path)
     (tmp_path / "demo.json").write_text("{}")
     (tmp_path / "demo.node-password").write_text("x")
     assert only_node(tmp_path) == "demo"
     (tmp_path / "other.json").write_text("{}")
-    with pytest.raises(Refused, match="--at-node NAME .*demo, other"):
+    with pytest.raises(FieldError, match="--at-node NAME .*demo, other"):
         only_node(tmp_path)
 
 
 def test_only_admin_or_setup_with_the_right_password_may_attach(world):
-    with world.caller("alice") as alice, pytest.raises(Refused, match="alice may not attach: it needs admin or setup"):
+    with world.caller("alice") as alice, pytest.raises(FieldError, match="alice may not attach: it needs admin or setup"):
         check_caller(alice)
     with world.caller("admin") as admin:
         admin.password = "not the password"
-        with pytest.raises(Refused, match="login as admin .* failed"):
+        with pytest.raises(FieldError, match="login as admin .* failed"):
             check_caller(admin)
-    with world.caller("admin", password=False) as admin, pytest.raises(Refused, match="no password"):
+    with world.caller("admin", password=False) as admin, pytest.raises(FieldError, match="no password"):
         check_caller(admin)
     with world.caller("admin") as admin:
         check_caller(admin)  # no exception: this one may
@@ -68,19 +69,19 @@ def test_the_session_is_found_by_its_units_name_d3(world):
 
 def test_what_is_not_a_session_of_this_node_is_refused_naming_the_record(world):
     with world.caller("admin") as admin:
-        with pytest.raises(Refused, match="not 10 to 64"):
+        with pytest.raises(FieldError, match="not 10 to 64"):
             find_session(admin, "xyz")
-        with pytest.raises(Refused, match="names no artifact"):
+        with pytest.raises(FieldError, match="names no artifact"):
             find_session(admin, "0" * 12)
-        with pytest.raises(Refused, match="holding a record"):
+        with pytest.raises(FieldError, match="holding a record"):
             find_session(admin, world.thread)
         command = created(world, runner="command", command=["/bin/true"], checkins=["trunk"], hears=[])
-        with pytest.raises(Refused, match="command record"):
+        with pytest.raises(FieldError, match="command record"):
             find_session(admin, command)
         with world.served.repository() as repository:
             mine = find_message(repository.post(created(world)).body)
         elsewhere = admin.web().new_thread("Elsewhere", "```json\n" + json.dumps({**mine, "node": "ab" * 20}) + "\n```\n")
-        with pytest.raises(Refused, match="for node abab"):
+        with pytest.raises(FieldError, match="for node abab"):
             find_session(admin, elsewhere)
 
 
@@ -88,7 +89,7 @@ def test_a_session_that_is_not_running_is_refused_and_nothing_is_written(world):
     record = created(world)
     before = world.snapshot()
     said = []
-    with world.caller("admin") as admin, pytest.raises(Refused, match="no terminal at /run/ocx-runs/"):
+    with world.caller("admin") as admin, pytest.raises(FieldError, match="no terminal at /run/ocx-runs/"):
         attach_session(admin, record, said.append)
     assert said == [] and world.snapshot() == before
 

@@ -9,7 +9,8 @@ import json
 from hypothesis import given, strategies as st
 
 from ocx.entry.console import catalog
-from ocx.entry.console.forms import UNIT, FormFault, tool_input
+from ocx.entry.console.forms import UNIT, tool_input
+from ocx.protocol.errors import FieldError
 from ocx.protocol import budget as grammar
 from ocx.tools.registry import TOOLS
 
@@ -69,7 +70,7 @@ def test_what_a_form_cannot_read_stops_there_naming_the_field():
                         ({"remote": "yes"}, "remote")):
         try:
             tool_input(create, form)
-        except FormFault as fault:
+        except FieldError as fault:
             assert fault.field == field, (form, fault)
         else:
             raise AssertionError(f"{form} was read")

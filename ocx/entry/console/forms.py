@@ -12,23 +12,19 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ...protocol.errors import FieldError
+
 TOKEN_FIELD = "token"  # the form's token (D43): every form carries it, every POST must
 TOOL_FIELD = "tool"
 UNIT = "~unit"
 EMPTY = object()  # left empty: the tool's default
 
 
-class FormFault(Exception):
-    def __init__(self, field: str, why: str):
-        super().__init__(f"{field}: {why}")
-        self.field, self.why = field, why
-
-
 def _number(name: str, raw: str) -> int:
     try:
         return int(raw.strip())
     except ValueError:
-        raise FormFault(name, f"{raw.strip()!r} is not a whole number") from None
+        raise FieldError(name, f"{raw.strip()!r} is not a whole number") from None
 
 
 def value(spec: dict[str, Any], form: Mapping[str, str], name: str) -> Any:
@@ -46,7 +42,7 @@ def value(spec: dict[str, Any], form: Mapping[str, str], name: str) -> Any:
         return EMPTY
     if widget == "flag":
         if raw not in ("true", "false"):
-            raise FormFault(name, f"{raw!r} is not true or false")
+            raise FieldError(name, f"{raw!r} is not true or false")
         return raw == "true"
     if widget == "number":
         return _number(name, raw)
@@ -54,14 +50,14 @@ def value(spec: dict[str, Any], form: Mapping[str, str], name: str) -> Any:
         unit = form.get(name + UNIT, "")
         suffixes = [suffix for suffix, _name in spec.get("units", [])]
         if unit not in suffixes:
-            raise FormFault(name, f"{unit!r} is not one of its units ({', '.join(map(repr, suffixes))})")
+            raise FieldError(name, f"{unit!r} is not one of its units ({', '.join(map(repr, suffixes))})")
         number = _number(name, raw)
         return number if unit == "" else f"{number}{unit}"
     if widget == "json":
         try:
             return json.loads(raw)
         except ValueError:
-            raise FormFault(name, "is not valid JSON") from None
+            raise FieldError(name, "is not valid JSON") from None
     return raw.strip() if widget == "text" else raw
 
 

@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...fossil.repository import Repository
+from ...protocol.errors import FieldError
 from ...reading.console import deliveries, needs_you, queue_of, branches
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
 from ..web import Node, refusal, token
 from . import catalog, sections
 from .cards import Defaults, card
-from .forms import TOKEN_FIELD, TOOL_FIELD, FormFault, tool_input
+from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
 from .style import CSS
 from .view import View
 from .words import esc, plain, short
@@ -156,7 +157,7 @@ def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict[str
         return name, form, stopped("caller", refused)
     try:
         raw = tool_input(spec, form)
-    except FormFault as fault:
+    except FieldError as fault:
         return name, form, stopped(fault.field, fault.why)
     from ..web_tools import run_call
 

@@ -17,42 +17,18 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from typing import TYPE_CHECKING, Any
-
 from ...fossil.web import WebError, WebSession
-
-if TYPE_CHECKING:
-    from ...protocol.errors import FieldError
-
-    class Refused(FieldError):
-        """The server's node refused the request, naming the field (D8's shape)."""
+from ...protocol.errors import FieldError, OcxError  # errors.py alone: no pydantic for a run's preparation
 
 PAGE = "/ext/ocx"
 WAIT_SLACK = 30.0  # beyond the page's own wait, before a held request counts as lost
-_REFUSED: list[type] = []
 
 
-def _refused_class() -> type:
-    """Refused, made on first use: a FieldError, whose package (ocx.protocol, with pydantic) a run's
-    preparation, which asks the server for its run user, does not otherwise load."""
-    if not _REFUSED:
-        from ...protocol.errors import FieldError
-
-        class Refused(FieldError):
-            """The server's node refused the request, naming the field (D8's shape)."""
-
-        Refused.__module__, Refused.__qualname__ = __name__, "Refused"
-        _REFUSED.append(Refused)
-    return _REFUSED[0]
+class ServerRefused(FieldError):
+    """The server's node refused the request, naming the field (D8's shape)."""
 
 
-def __getattr__(name: str) -> Any:  # `from .link import Refused`
-    if name == "Refused":
-        return _refused_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class Unreachable(ConnectionError):
+class Unreachable(OcxError, ConnectionError):
     """The server did not answer as OCX's page does: down, cut off (D39), or no OCX there."""
 
 
@@ -131,7 +107,7 @@ class ServerLink:
                 self._forget()  # its cookie lapsed, or the token is stale: log in again, once
                 continue
             if isinstance(refused, dict):
-                raise _refused_class()(str(refused.get("field", "")), str(refused.get("why", "")))
+                raise ServerRefused(str(refused.get("field", "")), str(refused.get("why", "")))
             return answer
         raise AssertionError("unreachable")
 
@@ -217,4 +193,4 @@ def session_file(state_dir: Path) -> Path:
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["Refused", "ServerLink", "Unreachable", "WebError", "hand_over", "lost_mark", "session_file", "take_handed"]
+__all__ = ["ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "lost_mark", "session_file", "take_handed"]

@@ -35,13 +35,14 @@ import threading
 from typing import Any, BinaryIO
 
 from .feeder import _end_like as end_like
+from ...protocol.errors import OcxError
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 USAGE = ("usage: python -m ocx.node.inside.relay --line TEMPLATE -- PROGRAM [ARG...]\n"
          "       python -m ocx.node.inside.relay --run FIRST [--then LATER]")
 
 
-class NotADelivery(ValueError):
+class NotADelivery(OcxError, ValueError):
     """A line that is not one JSON object."""
 
 

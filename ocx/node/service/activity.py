@@ -18,6 +18,7 @@ from datetime import datetime
 from ...fossil.repository import Repository
 from ...protocol.answers import answers_record
 from ...protocol.messages import Message, Record, Response, message_in
+from ...systemd.errors import BusError, BusUnreadable
 from ..run_layout import unit_stem
 from ..record_dirs import THREAD, TICKET  # D12: a record's place
 
@@ -140,7 +141,7 @@ def add_units(activity: Activity) -> Activity:
     cannot be asked (no system bus here), `activity.systemd` says why."""
     try:
         asyncio.run(_read_units(activity))
-    except Exception as error:  # no bus, no permission, no systemd: say so, show the rest
+    except (BusUnreadable, BusError) as error:  # no bus, no permission, no systemd: say so, show the rest
         activity.systemd = f"{type(error).__name__}: {error}".strip()
     return activity
 

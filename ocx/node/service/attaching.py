@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...systemd.cgroup import peer
+from ...protocol.errors import OcxError
 
 DETACH = b"\x1d"  # Ctrl-]: as telnet's escape, a key no shell or agent needs
 DETACH_NAME = "Ctrl-]"
 DETACHED, ENDED, HUNG_UP = "detached", "the session ended", "the terminal hung up"
 
 
-class NoTerminal(Exception):
+class NoTerminal(OcxError):
     """The session has no terminal this process can reach."""
 
 

@@ -30,7 +30,7 @@ async def check(context: NodeContext, systemd) -> dict[str, int]:
         try:
             report = await run_pass(context, systemd)
             break
-        except Exception as error:
+        except Exception as error:  # the check's pass as a whole (the bus not there yet): tried again
             context.log(f"check: the pass failed ({tried} of {PASS_TRIES}): {describe(error)}", priority=3)
             if tried == PASS_TRIES:
                 poke(context.config.name, "check")  # the node's service tries on its own

@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 
 from ...files import write_atomically
-from ...fossil.errors import UnknownArtifact
+from ...fossil.errors import FOSSIL_FAILURES, UnknownArtifact
 from ...fossil.repository import Repository
 from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
+from ...systemd.errors import BusError
 from .. import template
 from ..cut import cut_here
 from ..run_layout import RunHome, unit_stem
@@ -130,7 +131,7 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         if record_dir.run_state(stem) is RunState.JUDGED and units.held(f"{stem}.service") is not None:
             try:  # a failed run's unit is kept until judged (KEPT_WHEN_FAILED); judged, it is forgotten
                 await tending.systemd.reset_failed(f"{stem}.service")
-            except Exception:
+            except BusError:  # gone already, or systemd busy: it forgets the unit itself
                 pass
 
 
@@ -173,13 +174,13 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         with Repository(context.config.repository) as repository:
             received = repository.sender(checkin).rcvid or 0
         pull = template.ensure(context.config, received, log=context.log)
-    except Exception as trouble:  # its preparation then pulls it, or says what is missing
+    except FOSSIL_FAILURES as trouble:  # its preparation then pulls it, or says what is missing
         context.log(f"runs' clone: {trouble}", record=opened.hash, priority=4)
         pull = True
     try:
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
-    except Exception as error:
+    except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
             # judged `fail: not run`, and the queue goes on
@@ -264,7 +265,7 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
         try:
             await tending.systemd.stop(unit.name)
             tending.context.log(f"stopping {unit.name}", record=opened.hash)
-        except Exception as error:
+        except Exception as error:  # a run's stop, counted and tried again (issue 13)
             tending.failed(record_dir, "stop", error, time.time(), 0)
     if running:
         return  # answered once its end is recorded (its stop step pokes the node)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...systemd.errors import BusError
 from ..cut import cut_here
 from ..run_layout import RunHome, unit_stem
 from ..host_paths import RUNS_STATE_DIRECTORY
@@ -31,14 +32,14 @@ async def clean_up(tending, record_dir: RecordDir) -> None:
         if unit.job != "stop" and unit.active_state != "deactivating":
             try:
                 await systemd.stop(unit.name)
-            except Exception as error:
+            except BusError as error:
                 context.log(f"could not stop {unit.name}: {error}", record=record_dir.hash, priority=4)
     if live:
         return  # the next pass, once they have ended
     for unit in own:  # a failed unit stays in systemd's memory until reset
         try:
             await systemd.reset_failed(unit.name)
-        except Exception:
+        except BusError:  # not failed, or gone already
             pass
     try:
         removed = remove_workspace(context, record_dir)

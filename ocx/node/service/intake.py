@@ -24,6 +24,7 @@ from itertools import takewhile
 
 from ...files import write_atomically
 from ...fossil.repository import Repository
+from ...protocol.admission import Inadmissible
 from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, Deliver, Ignore, NodeFacts, OpenRecord,
                                 Refuse, RunCheckin, StopRun, decide)
 from ...protocol.deliveries import record_delivery
@@ -196,7 +197,7 @@ def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, 
                 decide_answer(context, RecordDir.of(context.config, given_up.target.hash),
                               Outcome.lost if fault else Outcome.refused,
                               f"the node could not act on it: {describe(given_up.error)}", given_up.target)
-            except Exception as error:
+            except Exception as error:  # one failing answer stops no other given-up record's
                 context.log(f"could not keep its answer either: {describe(error)}", record=given_up.target.hash,
                             priority=2)
     return retry
@@ -237,7 +238,7 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
         for action in actions:
             try:
                 await act(context, repository, came, action, report)
-            except Exception as error:
+            except Exception as error:  # one action's trouble stops no other; counted against the receipt
                 target = _target(came, action)
                 context.log(f"{type(action).__name__} failed: {describe(error)}",
                             record=target.hash if target else came.hash, priority=4)
@@ -330,9 +331,10 @@ def admit(context: NodeContext, repository: Repository, came: Arrival, action: A
                              node=context.server_code, received=came.received,
                              wall_seconds=action.record.budget.wall_seconds):
         return  # F3: a record that has its response is never acted on again
-    error, _page = admission(repository, context.config, action.record_hash, action.record, served=context.served)
-    if error is not None:
-        decide_answer(context, record_dir, Outcome.refused, str(error), target)
+    try:
+        admission(repository, context.config, action.record_hash, action.record, served=context.served)
+    except Inadmissible as refusal:
+        decide_answer(context, record_dir, Outcome.refused, str(refusal), target)
         return
     opened = OpenRecord(action.record_hash, action.record, action.place, came.received, came.rcvid)
     first = None if action.record.is_command else record_delivery(opened.hash, action.record.objective)

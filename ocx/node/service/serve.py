@@ -27,6 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ...fossil.errors import FOSSIL_FAILURES
 from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
@@ -104,8 +105,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         context = NodeContext.load(node_config.load(name))
         changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
         systemd = await Systemd.connect()
-    except Exception as error:
-        # Read the pokes that started it, or systemd starts it again for them at once, for ever.
+    except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
+        # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
             drain(listener)
         print(f"ocx node serve {name}: cannot start: {describe(error)}", file=sys.stderr, flush=True)
@@ -146,7 +147,7 @@ def keep_template(context: NodeContext) -> None:
     next run on a quiet node starts without waiting for a pull."""
     try:
         template.current(context.config, log=context.log)
-    except Exception as error:  # the server is down, say: the next run's start tries again
+    except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again
         context.log(f"runs' clone not brought up to date: {error}", priority=4)
 
 

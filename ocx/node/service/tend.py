@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...fossil.repository import Repository
+from ...protocol.admission import Inadmissible
 from ...protocol.messages import Outcome
 from ...systemd.manager import ListedUnit
 from .. import marks
@@ -41,7 +42,6 @@ from .context import NodeContext
 from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
-from .runner_pages import RunnerPage
 from .start_stop import start_session, stop_session
 from .run_units import prepared_in_unit
 
@@ -194,7 +194,7 @@ class Tending:
             if ending(state) and unit is not None and unit.active_state != "deactivating" and unit.job != "stop":
                 try:
                     await stop_session(self.context, self.systemd, record_dir, opened)
-                except Exception as error:
+                except Exception as error:  # a session's stop, counted and tried again (issue 13)
                     self.failed(record_dir, "stop", error, opened.received, opened.record.budget.wall_seconds)
             return
         if run is not RunState.NONE and self.units.held(name) is not None:
@@ -233,12 +233,12 @@ class Tending:
         try:
             with Repository(self.context.config.repository) as repository:
                 page = runner_page(repository, opened.record.runner, self.context.served)  # D37: the server's
-            if not isinstance(page, RunnerPage):
-                self.decide(record_dir, Outcome.refused, str(page) if page else
-                            f"runner: {opened.record.runner!r} is no longer offered on this node (D14)")
-                return
+            if page is None:
+                raise Inadmissible("runner", f"{opened.record.runner!r} is no longer offered on this node (D14)")
             await start_session(self.context, self.systemd, record_dir, opened, page)
-        except Exception as error:
+        except Inadmissible as refusal:
+            self.decide(record_dir, Outcome.refused, str(refusal))
+        except Exception as error:  # a session's start, counted: tried again, then answered (C4, issue 13)
             failure = self.failed(record_dir, "start", error, opened.received, opened.record.budget.wall_seconds)
             if failure.gives_up(time.time(), opened.received, opened.record.budget.wall_seconds):
                 # C4: `refused` for what it cannot hold; its own fault outlasting the record's wall is `lost`.

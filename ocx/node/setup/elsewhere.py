@@ -27,7 +27,7 @@ from ...fossil.sync import CallerClone
 from ...protocol.admission import ENFORCED_RESTRICTIONS
 from .. import config as node_config
 from ..config import STATE_ROOT, NodeConfig
-from ..elsewhere.link import Refused, ServerLink, Unreachable, WebError
+from ..elsewhere.link import ServerLink, ServerRefused, Unreachable, WebError
 from . import unit_install
 from .init import InitError, InitReport, pid1_is_systemd
 
@@ -72,7 +72,7 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
     os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (issue 11, hole 6)
     try:
         _register_and_clone(options, config, home, report)
-    except (Refused, Unreachable, WebError) as error:
+    except (ServerRefused, Unreachable, WebError) as error:
         raise InitError(f"the server at {config.url} said: {error}") from None
     changed, started = unit_install.install_and_start(config, str(home), options.units_dir)
     for unit, was_written in changed.items():
@@ -88,7 +88,7 @@ def _registered(config: NodeConfig) -> dict | None:
         return None
     try:
         return ServerLink.of_node(config).whoami()
-    except (Refused, Unreachable, WebError):
+    except (ServerRefused, Unreachable, WebError):
         return None
 
 

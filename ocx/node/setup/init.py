@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...fossil import admin
-from ...fossil.errors import UnknownUser
+from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ...fossil.program import run_fossil
 from ...fossil.repository import Repository
+from ...protocol.errors import OcxError
 from . import account as accounts
 from .. import config as node_config
 from . import unit_install
@@ -39,7 +40,7 @@ REPOSITORY_ROOT = Path("/var/lib/ocx-fossil")  # the server account's home, and 
 BACKOFFICE_LOG_DIR = Path("/var/log/ocx-fossil")  # LogsDirectory= of ocx-fossil@.service
 
 
-class InitError(RuntimeError):
+class InitError(OcxError, RuntimeError):
     """Why init stopped; nothing it did before is undone, and a rerun goes on."""
 
 
@@ -165,7 +166,7 @@ def _runs_clone(config: NodeConfig, report: InitReport) -> None:
     existed = template.template_path(config).exists()
     try:
         template.current(config, -1)
-    except Exception as error:  # the server not up yet, say: the first run makes it
+    except FOSSIL_FAILURES as error:  # the server not up yet, say: the first run makes it
         report.add(f"the node's clone for runs: not made yet ({error})", False)
         return
     report.add(f"the node's clone for runs {template.template_path(config)}", not existed)

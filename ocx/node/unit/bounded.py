@@ -29,13 +29,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from ...protocol.errors import OcxError
 
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 OPEN_DIRECTORIES = 32  # at most this many directories open at once in a walk or a removal
 
 
-class Refused(OSError):
+class Refused(OcxError, OSError):
     """What a run left is not something root reads: a link, not a regular
     file, a hard link, larger than asked, or a name that climbs out."""
 

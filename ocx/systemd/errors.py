@@ -1,0 +1,24 @@
+"""What the systemd layer raises: one family, under OCX's one base (protocol/errors.py)."""
+from __future__ import annotations
+
+from ..protocol.errors import OcxError
+
+
+class SystemdLayerError(OcxError):
+    """systemd, D-Bus, the journal or the kernel (bpf) refused or could not be asked;
+    each class below says which. Whether one passes by itself: bus.passes (issue 13)."""
+
+
+class BusUnreadable(SystemdLayerError):
+    """systemd could not be asked (no system bus, no libsystemd, no permission):
+    the reason, for a reader to show (sd_bus.py, and bus.py's connect)."""
+
+
+class BusError(SystemdLayerError):
+    """An error reply; `name` is the D-Bus error name. Here, not in bus.py, so
+    the node catches it without loading dbus-next (bus.py re-exports it)."""
+
+    def __init__(self, name: str, text: str):
+        super().__init__(f"{name}: {text}")
+        self.name = name
+        self.text = text
