@@ -30,6 +30,7 @@ failed) and the page's output, and closes.
 import os
 import socket
 import sys
+from typing import NoReturn
 
 READY_SECONDS = 20.0  # the service's start on a busy machine, while systemd starts it for this request
 ANSWER_SECONDS = 560.0  # the service's own bound on a request is 540 s, Fossil's 600 s
@@ -50,7 +51,8 @@ def request(environ: dict, cwd: bytes, body: bytes) -> bytes:
 
 def read_body(length: int) -> bytes:
     """Exactly LENGTH bytes of stdin (Fossil keeps the pipe open while it waits for the answer)."""
-    parts, left = [], length
+    parts: list[bytes] = []
+    left = length
     while left > 0:
         part = os.read(0, min(left, 1 << 16))
         if not part:
@@ -60,7 +62,7 @@ def read_body(length: int) -> bytes:
     return b"".join(parts)
 
 
-def in_process(config: str, body: bytes | None) -> None:
+def in_process(config: str, body: bytes | None) -> NoReturn:
     """Run the page here, as Fossil ran it before the service (web.py); BODY, when
     already read from stdin, is given to it again as its stdin."""
     if body is not None:
@@ -74,7 +76,7 @@ def in_process(config: str, body: bytes | None) -> None:
 
 
 def receive(connection: socket.socket) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         part = connection.recv(1 << 16)
         if not part:

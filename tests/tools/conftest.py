@@ -90,7 +90,8 @@ class PageService:
                     self.status = line[7:]
             if text in notice:
                 return notice
-        raise AssertionError(f"no notice with {text!r} from the page service in {timeout:.0f} s (status {self.status!r})")
+        raise AssertionError(f"no notice with {text!r} from the page service in {timeout:.0f} s "
+                             f"(status {self.status!r})")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
