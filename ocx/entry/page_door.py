@@ -30,7 +30,6 @@ failed) and the page's output, and closes.
 import os
 import socket
 import sys
-from typing import NoReturn
 
 READY_SECONDS = 20.0  # the service's start on a busy machine, while systemd starts it for this request
 ANSWER_SECONDS = 560.0  # the service's own bound on a request is 540 s, Fossil's 600 s
@@ -62,7 +61,7 @@ def read_body(length: int) -> bytes:
     return b"".join(parts)
 
 
-def in_process(config: str, body: bytes | None) -> NoReturn:
+def in_process(config: str, body: bytes | None) -> None:  # never returns: exec
     """Run the page here, as Fossil ran it before the service (web.py); BODY, when
     already read from stdin, is given to it again as its stdin."""
     if body is not None:
