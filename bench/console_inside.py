@@ -69,14 +69,14 @@ def timed(call, looks: int) -> list[float]:
     return spent
 
 
-def page_alone(node: Node, viewer: str, query: str) -> None:
-    """The page program as Fossil starts it (its environment cleared), without Fossil around it."""
+def page_alone(node: Node, viewer: str, query: str, program: list[str]) -> None:
+    """PROGRAM as Fossil starts its ext program (its environment cleared), without Fossil around it."""
     env = {"FOSSIL_REPOSITORY": node.config.repository, "FOSSIL_USER": viewer, "REQUEST_METHOD": "GET",
            "SCRIPT_NAME": "/ext/ocx", "HTTP_HOST": f"127.0.0.1:{PORT}", "QUERY_STRING": query,
            "FOSSIL_NONCE": "0" * 48}
     account = pwd.getpwnam(node.config.server_account)
-    subprocess.run([node.config.python, "-m", "ocx.entry.web", f"/etc/ocx/{NAME}.json"], env=env, check=True,
-                   stdout=subprocess.DEVNULL, user=account.pw_uid, group=account.pw_gid, cwd="/")
+    subprocess.run(program, env=env, check=True, stdout=subprocess.DEVNULL, user=account.pw_uid, group=account.pw_gid,
+                   cwd="/")
 
 
 def main(copy: str, records: str = "100", looks: str = "20") -> None:
@@ -101,9 +101,16 @@ def main(copy: str, records: str = "100", looks: str = "20") -> None:
             print(f"{who:6} GET {path[:26]:26} through Fossil: {quantiles(timed(lambda: web.get(path), looks_))}")
     size = len(admin_web.get("/ext/ocx").body)
     print(f"the whole page for the admin: {size / 1024:.0f} KiB of HTML")
-    for query in ("", "part=work"):
-        spent = timed(lambda: page_alone(node, "admin", query), looks_)
-        print(f"the page program alone, ?{query or '':10} (a process, as Fossil starts it): {quantiles(spent)}")
+    programs = {"the ext program (the door, through the page service)": [str(node.config.extroot / "ocx")],
+                "the page in its own process (the door's fallback)": [node.config.python, "-m", "ocx.entry.web",
+                                                                      f"/etc/ocx/{NAME}.json"]}
+    for what, program in programs.items():
+        for query in ("", "part=work", "branch=main"):
+            spent = timed(lambda: page_alone(node, "admin", query, program), looks_)
+            print(f"{what}, ?{query or '':11}, no Fossil: {quantiles(spent)}")
+    status = subprocess.run(["systemctl", "show", f"ocx-page@{NAME}.service", "-p", "StatusText", "--value"],
+                            capture_output=True, text=True).stdout.strip()
+    print(f"the page service (ocx-page@{NAME}): {status or 'not running'}")
 
 
 if __name__ == "__main__":
