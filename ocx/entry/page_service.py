@@ -196,34 +196,43 @@ def serve(config_file: str, listener: socket.socket) -> None:
     listener.settimeout(1.0)  # wake now and then to collect finished requests
     notify.ready(tally.line())
     while True:
-        _reap(children, tally, block=len(children) >= CONCURRENT)
         try:
-            connection, _ = listener.accept()
-        except (socket.timeout, InterruptedError):
-            continue
-        except OSError as error:  # out of descriptors, say: wait, never stop
-            print(f"ocx-page: accept failed: {error}", file=sys.stderr)
+            _take_one(listener, config_file, children, tally)
+        except Exception:  # nothing one request brings stops the page: say it, and take the next
+            traceback.print_exc()
             time.sleep(0.5)
-            continue
-        try:
-            pid = os.fork()
-        except OSError as error:  # the door, answered nothing, runs the page itself
-            print(f"ocx-page: cannot fork for a request: {error}", file=sys.stderr)
-            connection.close()
-            continue
-        if pid == 0:
-            code = 1
-            try:
-                listener.close()
-                code = answer_one(connection, config_file)
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
+
+
+def _take_one(listener: socket.socket, config_file: str, children: set[int], tally: Tally) -> None:
+    """Wait for the next request and start its own process."""
+    _reap(children, tally, block=len(children) >= CONCURRENT)
+    try:
+        connection, _ = listener.accept()
+    except (socket.timeout, InterruptedError):
+        return
+    except OSError as error:  # out of descriptors, say: wait, never stop
+        print(f"ocx-page: accept failed: {error}", file=sys.stderr)
+        time.sleep(0.5)
+        return
+    try:
+        pid = os.fork()
+    except OSError as error:  # the door, answered nothing, runs the page itself
+        print(f"ocx-page: cannot fork for a request: {error}", file=sys.stderr)
         connection.close()
-        children.add(pid)
+        return
+    if pid == 0:
+        code = 1
+        try:
+            listener.close()
+            code = answer_one(connection, config_file)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    connection.close()
+    children.add(pid)
 
 
 def main(argv: list[str]) -> None:

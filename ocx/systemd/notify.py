@@ -11,8 +11,11 @@ def _send(message: str) -> bool:
         return False
     if address.startswith("@"):  # an abstract socket
         address = "\0" + address[1:]
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as channel:
-        channel.sendto(message.encode(), address)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as channel:
+            channel.sendto(message.encode(), address)
+    except OSError:  # systemd not listening (any more): nothing to tell
+        return False
     return True
 
 
