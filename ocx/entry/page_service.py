@@ -190,6 +190,8 @@ def _reap(children: set[int], tally: Tally, block: bool) -> bool:
 def serve(config_file: str, listener: socket.socket) -> None:
     from ..systemd import notify
 
+    # A stop ends the loop as an exit, so what runs at exit runs (a test's coverage, say).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     prepare()
     tally = Tally()
     children: set[int] = set()
@@ -223,6 +225,7 @@ def _take_one(listener: socket.socket, config_file: str, children: set[int], tal
     if pid == 0:
         code = 1
         try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a request's process is simply ended
             listener.close()
             code = answer_one(connection, config_file)
         except BaseException:
