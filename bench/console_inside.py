@@ -107,8 +107,9 @@ def main(copy: str, records: str = "100", looks: str = "20") -> None:
     print(f"the page service (ocx-page@{NAME}): {status or 'not running'}")
 
 
-def settled(node: Node, sent: list[str], began: float, timeout: float = 3600) -> None:
-    """Until every record sent runs or was answered; says how it goes now and then."""
+def settled(node: Node, sent: list[str], began: float, timeout: float = 900) -> None:
+    """Until every record sent runs or was answered, or TIMEOUT: every record is open from its
+    receipt (C1), its unit may still be starting on a busy host; says how many run."""
     deadline, said = time.monotonic() + timeout, 0.0
     while True:
         active = active_units(node)
