@@ -13,8 +13,9 @@ def _send(message: str) -> bool:
         address = "\0" + address[1:]
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as channel:
+            channel.setblocking(False)  # a status never holds the service up: a full queue drops it
             channel.sendto(message.encode(), address)
-    except OSError:  # systemd not listening (any more): nothing to tell
+    except OSError:  # systemd not listening (any more), or its queue full: nothing to tell
         return False
     return True
 
