@@ -12,7 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,37 +61,42 @@ class World:
 class PageService:
     """The node's page service (ocx/entry/page_service.py) on a socket of the
     test's, as ocx-page@NAME runs it; its sd_notify messages (READY, STATUS)
-    come to the test, as they come to systemd."""
+    come to the test, read as they come, as systemd reads them."""
 
     def __init__(self, config_file: Path, socket_path: Path):
         self.config_file, self.socket_path = config_file, socket_path
         self.notices = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notices.bind(str(socket_path.with_suffix(".notify")))
         self.process: subprocess.Popen | None = None
-        self.status = ""
+        self.status, self.ready = "", False
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                notice = self.notices.recv(4096).decode()
+            except OSError:  # closed: the test is over
+                return
+            with self.changed:
+                for line in notice.splitlines():
+                    if line.startswith("STATUS="):
+                        self.status = line[7:]
+                    self.ready = self.ready or line == "READY=1"
+                self.changed.notify_all()
+
+    def wait(self, check, what: str, timeout: float = 60.0) -> None:
+        """Until CHECK holds, checked as each notice comes."""
+        with self.changed:
+            if not self.changed.wait_for(check, timeout):
+                raise AssertionError(f"the page service: no {what} in {timeout:.0f} s (status {self.status!r})")
 
     def start(self) -> None:
         env = {**os.environ, "NOTIFY_SOCKET": self.notices.getsockname()}
+        self.ready = False
         self.process = subprocess.Popen([sys.executable, "-I", "-m", "ocx.entry.page_service", str(self.config_file),
                                          "--listen", str(self.socket_path)], env=env)
-        self.wait_for("READY=1")
-
-    def wait_for(self, text: str, timeout: float = 60.0) -> str:
-        """The newest notice holding TEXT (its status line kept in .status)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.notices.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
-                notice = self.notices.recv(4096).decode()
-            except socket.timeout:
-                break
-            for line in notice.splitlines():
-                if line.startswith("STATUS="):
-                    self.status = line[7:]
-            if text in notice:
-                return notice
-        raise AssertionError(f"no notice with {text!r} from the page service in {timeout:.0f} s "
-                             f"(status {self.status!r})")
+        self.wait(lambda: self.ready, "READY=1")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -44,11 +44,10 @@ def counts(site) -> dict[str, int]:
     return dict(zip(("answered", "failed", "not taken"), map(int, found.groups())))
 
 
-def tally_after(site, what: str, before: dict[str, int]) -> dict[str, int]:
-    """The tally once WHAT has grown past BEFORE (the service sends its status as requests end)."""
-    while (now := counts(site))[what] <= before[what]:
-        site.server.page.wait_for("STATUS=")
-    return now
+def tally_after(site, what: str, before: dict[str, int], more: int = 1) -> dict[str, int]:
+    """The tally once WHAT has grown by MORE past BEFORE (the service sends its status as requests end)."""
+    site.server.page.wait(lambda: counts(site)[what] >= before[what] + more, f"{more} more {what}")
+    return counts(site)
 
 
 def cgi_env(site, query: str = "json", method: str = "GET", login: str = "admin", **more: str) -> dict[str, str]:
@@ -144,8 +143,7 @@ def test_a_request_the_door_gave_up_on_is_never_run_and_bad_ones_stop_nothing(si
     for thread in looks:
         thread.join(120)
     assert len(answers) == len(looks) and {a["login"] for a in answers} == {"admin"}
-    while counts(site)["answered"] < after["answered"] + len(looks):
-        site.server.page.wait_for("STATUS=")
+    tally_after(site, "answered", after, len(looks))
     assert site.server.page.process.poll() is None
 
 
