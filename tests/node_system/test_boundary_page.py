@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.paths import page_socket_path
+from ocx.node.host_paths import page_socket_path
 
 from .battery import runner, session
 from .harness import journal, systemctl, wait_for
