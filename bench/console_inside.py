@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ocx.fossil import admin  # noqa: E402
 from ocx.fossil.repository import Repository  # noqa: E402
-from tests.node_system.harness import Login, Node, ocx, wait_for  # noqa: E402
+from tests.node_system.harness import Login, Node, ocx  # noqa: E402
 
 NAME, PORT = "bench", 8484
 HOME = Path("/var/tmp/ocx-bench/home")
@@ -69,14 +69,14 @@ def timed(call, looks: int) -> list[float]:
     return spent
 
 
-def page_alone(node: Node, viewer: str, query: str) -> None:
-    """The page program as Fossil starts it (its environment cleared), without Fossil around it."""
+def page_alone(node: Node, viewer: str, query: str, program: list[str]) -> None:
+    """PROGRAM as Fossil starts its ext program (its environment cleared), without Fossil around it."""
     env = {"FOSSIL_REPOSITORY": node.config.repository, "FOSSIL_USER": viewer, "REQUEST_METHOD": "GET",
            "SCRIPT_NAME": "/ext/ocx", "HTTP_HOST": f"127.0.0.1:{PORT}", "QUERY_STRING": query,
            "FOSSIL_NONCE": "0" * 48}
     account = pwd.getpwnam(node.config.server_account)
-    subprocess.run([node.config.python, "-m", "ocx.entry.web", f"/etc/ocx/{NAME}.json"], env=env, check=True,
-                   stdout=subprocess.DEVNULL, user=account.pw_uid, group=account.pw_gid, cwd="/")
+    subprocess.run(program, env=env, check=True, stdout=subprocess.DEVNULL, user=account.pw_uid, group=account.pw_gid,
+                   cwd="/")
 
 
 def main(copy: str, records: str = "100", looks: str = "20") -> None:
@@ -90,20 +90,55 @@ def main(copy: str, records: str = "100", looks: str = "20") -> None:
     ended = [node.post(node.record(objective="exit 0")) for _ in range(5)]
     for record in ended:
         node.response(record, timeout=300)
-    wait_for(lambda: active_units(node) >= count, 1200, 2.0, f"{count} units active")
-    print(f"{active_units(node)} units active, {len(ended)} records answered, "
-          f"after {time.monotonic() - began:.0f} s")
+    settled(node, sent, began)
     with Repository(node.config.repository) as repository:
         print(f"the repository: {repository.max_rcvid()} receipts; the page is {node.url}/ext/ocx")
+    program = node.config.extroot / "ocx"
+    door = program.read_text()
+    # Before: the ext program as main installed it until issue 17's page service (a process per request).
+    program.write_text(f"#!/bin/sh\nexec {node.config.python} -m ocx.entry.web /etc/ocx/{NAME}.json\n")
+    try:
+        looks_at(node, viewer, sent, looks_, "before: the page, a process per request")
+    finally:
+        program.write_text(door)
+    looks_at(node, viewer, sent, looks_, "after: the door, through the page service")
+    status = subprocess.run(["systemctl", "show", f"ocx-page@{NAME}.service", "-p", "StatusText", "--value"],
+                            capture_output=True, text=True).stdout.strip()
+    print(f"the page service (ocx-page@{NAME}): {status or 'not running'}")
+
+
+def settled(node: Node, sent: list[str], began: float, timeout: float = 900) -> None:
+    """Until every record sent runs or was answered, or TIMEOUT: every record is open from its
+    receipt (C1), its unit may still be starting on a busy host; says how many run."""
+    deadline, said = time.monotonic() + timeout, 0.0
+    while True:
+        active = active_units(node)
+        outcomes: dict[str, int] = {}
+        if active < len(sent):
+            for record in sent:
+                for response, _ in node.responses(record):
+                    outcomes[response.outcome.value] = outcomes.get(response.outcome.value, 0) + 1
+        if active + sum(outcomes.values()) >= len(sent) or time.monotonic() > deadline:
+            break
+        if time.monotonic() - said > 60:
+            print(f"... {active} units active, answered {outcomes or 'none'}, after {time.monotonic() - began:.0f} s")
+            said = time.monotonic()
+        time.sleep(5)
+    print(f"{active} units active, answered {outcomes or 'none'} of the {len(sent)} sessions, after "
+          f"{time.monotonic() - began:.0f} s")
+
+
+def looks_at(node: Node, viewer: Login, sent: list[str], looks: int, what: str) -> None:
+    print(f"-- {what}")
     admin_web, viewer_web = node.admin.web(node.url), viewer.web(node.url)
     for who, web in (("admin", admin_web), ("viewer", viewer_web)):
         for path in ("/ext/ocx", "/ext/ocx?part=work", f"/ext/ocx?output={sent[0]}", "/ext/ocx?branch=main"):
-            print(f"{who:6} GET {path[:26]:26} through Fossil: {quantiles(timed(lambda: web.get(path), looks_))}")
+            print(f"{who:6} GET {path[:26]:26} through Fossil: {quantiles(timed(lambda: web.get(path), looks))}")
     size = len(admin_web.get("/ext/ocx").body)
     print(f"the whole page for the admin: {size / 1024:.0f} KiB of HTML")
-    for query in ("", "part=work"):
-        spent = timed(lambda: page_alone(node, "admin", query), looks_)
-        print(f"the page program alone, ?{query or '':10} (a process, as Fossil starts it): {quantiles(spent)}")
+    for query in ("", "part=work", "branch=main"):
+        spent = timed(lambda: page_alone(node, "admin", query, [str(node.config.extroot / "ocx")]), looks)
+        print(f"the ext program alone, ?{query or '':11}, no Fossil: {quantiles(spent)}")
 
 
 if __name__ == "__main__":

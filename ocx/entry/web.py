@@ -28,8 +28,11 @@ tools is web_tools.py's, imported only when a request runs one, so a
 token's GET and the console's start without pydantic or the tools.
 
 Installed by `ocx node init`: a file `ocx` in the server's --extroot,
-executable, `#!/bin/sh` / `exec PYTHON -m ocx.entry.web /etc/ocx/NAME.json`
-(the node's configuration: Fossil clears an ext program's environment).
+executable, which runs the door (page_door.py): it hands each request to
+the page service that keeps this module imported (page_service.py,
+ocx-page@NAME), or runs `PYTHON -m ocx.entry.web /etc/ocx/NAME.json` (the
+node's configuration: Fossil clears an ext program's environment) when the
+service cannot be reached.
 """
 from __future__ import annotations
 
@@ -155,18 +158,25 @@ def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict:
     return answer_call(env, node, body)
 
 
-def main(argv: list[str]) -> int:
-    env = dict(os.environ)
-    length = int(env.get("CONTENT_LENGTH") or 0)
-    body = sys.stdin.buffer.read(length).decode("utf-8", "replace") if length else ""
+def cgi_answer(argv: list[str], env: Mapping[str, str], raw_body: bytes) -> str:
+    """The whole CGI answer (headers and body) to one request: what main writes
+    to Fossil, and what the page service (page_service.py) sends its door."""
+    body = raw_body.decode("utf-8", "replace") if raw_body else ""
     node = Node.from_argv(argv, env.get("FOSSIL_REPOSITORY"))
     if wants_json(env):
-        sys.stdout.write(f"Content-Type: {JSON}\r\n\r\n" + json.dumps(answer_json(env, node, body)))
-    else:
-        from .console.page import respond
+        return f"Content-Type: {JSON}\r\n\r\n" + json.dumps(answer_json(env, node, body))
+    from .console.page import respond
 
-        content_type, text = respond(env, node, body)
-        sys.stdout.write(f"Content-Type: {content_type}\r\n\r\n" + text)
+    content_type, text = respond(env, node, body)
+    return f"Content-Type: {content_type}\r\n\r\n" + text
+
+
+def main(argv: list[str]) -> int:
+    """The page in this process: run by the door (page_door.py) when the page
+    service cannot be reached, and by a Fossil whose ext program names it."""
+    env = dict(os.environ)
+    length = int(env.get("CONTENT_LENGTH") or 0)
+    sys.stdout.write(cgi_answer(argv, env, sys.stdin.buffer.read(length) if length else b""))
     return 0
 
 

@@ -19,6 +19,11 @@ def node_socket_path(node: str) -> str:
     return f"{RUNTIME_ROOT}/{node}/node.sock"
 
 
+def page_socket_path(node: str) -> str:
+    """The web page service's socket (units/ocx-page@.socket): its door hands requests here (issue 17)."""
+    return f"{RUNTIME_ROOT}/{node}/page.sock"
+
+
 # The names of the environment a session's program keeps (D15): set by the
 # unit's description (service/run_units.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"

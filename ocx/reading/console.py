@@ -197,12 +197,7 @@ def branches(repository: Repository) -> list[str]:
 def queue_of(repository: Repository, branch: str, newest: int = NEWEST) -> list:
     """The NEWEST check-ins of BRANCH with their counted verdicts, newest
     first (ocx.reading.verdicts.queue, D33)."""
-    import inspect
-
     from .verdicts import queue
 
-    if "newest" in inspect.signature(queue).parameters:
-        entries = queue(repository, branch, newest=newest)  # type: ignore[call-arg, unused-ignore]  # issue 15's
-    else:
-        entries = queue(repository, branch)[-newest:]
+    entries = queue(repository, branch, newest=newest)
     return list(reversed(entries))

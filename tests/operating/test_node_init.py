@@ -107,16 +107,24 @@ def test_the_after_receive_hook_is_registered(first):
 
 
 def test_socket_and_path_units_are_active_and_everything_enabled(first):
-    for unit in (f"ocx-node@{NAME}.socket", f"ocx-node@{NAME}.path"):
+    for unit in (f"ocx-node@{NAME}.socket", f"ocx-node@{NAME}.path", f"ocx-page@{NAME}.socket",
+                 f"ocx-page@{NAME}.service"):
         assert prop(unit, "ActiveState") == "active", unit
     for unit in (f"ocx-fossil@{NAME}.service", f"ocx-node@{NAME}.socket",
-                 f"ocx-node@{NAME}.path", f"ocx-check@{NAME}.service"):
+                 f"ocx-node@{NAME}.path", f"ocx-check@{NAME}.service", f"ocx-page@{NAME}.socket",
+                 f"ocx-page@{NAME}.service"):
         assert prop(unit, "UnitFileState") == "enabled", unit
     assert prop(f"ocx-node@{NAME}.path", "Paths") .find(str(REPO)) >= 0
     sock = Path(f"/run/ocx/{NAME}/node.sock")
     info = sock.stat()
     assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660
     assert info.st_gid == pwd.getpwnam("fossil").pw_gid
+    # The page's (issue 17): the Fossil server's account alone connects, and its service runs as that account.
+    page = Path(f"/run/ocx/{NAME}/page.sock").stat()
+    fossil = pwd.getpwnam("fossil")
+    assert stat.S_ISSOCK(page.st_mode) and stat.S_IMODE(page.st_mode) == 0o600 and page.st_uid == fossil.pw_uid
+    assert prop(f"ocx-page@{NAME}.service", "User") == "fossil"
+    assert prop(f"ocx-page@{NAME}.service", "SupplementaryGroups") == "systemd-journal"
 
 
 def test_config_and_password_files(first):
@@ -153,8 +161,11 @@ def test_the_tools_web_page_is_served_and_only_root_can_change_it(first):
     url = f"http://127.0.0.1:{PORT}"
     page = WebSession(url, "admin", Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip()).get("/ext/ocx")
     assert page.status == 200 and "data-title='OCX console'" in page.text and 'id="tool-create"' in page.text  # D30
-    # it names its node (Fossil clears an ext program's environment), so it answers as the node
-    assert program.read_text().split()[-1] == f"/etc/ocx/{NAME}.json"
+    # it names its node (Fossil clears an ext program's environment), so it answers as the node,
+    # and hands the request to the page's service (issue 17), which answered this one
+    assert program.read_text().split()[-2:] == [f"/etc/ocx/{NAME}.json", f"/run/ocx/{NAME}/page.sock"]
+    wait_status(f"ocx-page@{NAME}.service",
+                lambda text: text.startswith("answered ") and not text.startswith("answered 0 "))
     assert f"node <b>{NAME}</b>" in page.text and "no node of this page here" not in page.text
     # D43: its forms' tokens are signed with a secret only root and the server's account read
     secret = Path(f"/etc/ocx/{NAME}.page-secret").stat()
@@ -167,6 +178,15 @@ def test_a_second_init_changes_nothing(first):
     again = init()
     assert "changed" not in again.stdout.replace("nothing changed", ""), again.stdout
     assert snapshot() == before
+
+
+def wait_status(unit: str, good, timeout: float = 30.0) -> str:
+    """The unit's status line once GOOD holds for it (a service sends it as each request ends)."""
+    deadline = time.monotonic() + timeout
+    while not good(text := prop(unit, "StatusText")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert good(text), text
+    return text
 
 
 def wait_new_invocation(unit: str, before: str, timeout: float = 10.0) -> str:

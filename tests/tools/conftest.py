@@ -6,15 +6,20 @@ the page is how the CLI and MCP reach the node from anywhere."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
+import socket
+import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import ocx
 from fossil.conftest import Served, start_served  # tests/fossil's real server
 from ocx.fossil.program import serve
 from ocx.node.config import NodeConfig, page_secret_path
@@ -53,9 +58,79 @@ class World:
         return path
 
 
+class PageService:
+    """The node's page service (ocx/entry/page_service.py) on a socket of the
+    test's, as ocx-page@NAME runs it; its sd_notify messages (READY, STATUS)
+    come to the test, read as they come, as systemd reads them."""
+
+    def __init__(self, config_file: Path, socket_path: Path):
+        self.config_file, self.socket_path = config_file, socket_path
+        self.notices = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notices.bind(str(socket_path.with_suffix(".notify")))
+        self.process: subprocess.Popen | None = None
+        self.status, self.ready = "", False
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                notice = self.notices.recv(4096).decode()
+            except OSError:  # closed: the test is over
+                return
+            with self.changed:
+                for line in notice.splitlines():
+                    if line.startswith("STATUS="):
+                        self.status = line[7:]
+                    self.ready = self.ready or line == "READY=1"
+                self.changed.notify_all()
+
+    def wait(self, check, what: str, timeout: float = 60.0) -> None:
+        """Until CHECK holds, checked as each notice comes."""
+        with self.changed:
+            if not self.changed.wait_for(check, timeout):
+                raise AssertionError(f"the page service: no {what} in {timeout:.0f} s (status {self.status!r})")
+
+    def start(self) -> None:
+        env = {**os.environ, "NOTIFY_SOCKET": self.notices.getsockname()}
+        self.ready = False
+        self.process = subprocess.Popen([sys.executable, "-I", "-m", "ocx.entry.page_service", str(self.config_file),
+                                         "--listen", str(self.socket_path)], env=env)
+        self.wait(lambda: self.ready, "READY=1")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+
+class ServerAndPage:
+    """The Fossil server, and the page service beside it: stop() stops both."""
+
+    def __init__(self, server, page: PageService):
+        self.server, self.page = server, page
+
+    def __getattr__(self, name: str):
+        return getattr(self.server, name)
+
+    def stop(self, *args, **kwargs) -> None:
+        self.page.stop()
+        self.server.stop(*args, **kwargs)
+        self.page.notices.close()
+
+
+def door_program(python: str, config_file: Path, socket_path: Path) -> str:
+    """The ext program as `ocx node init` writes it (init.web_page_program), for a socket of the test's."""
+    door = Path(ocx.__file__).resolve().parent / "entry" / "page_door.py"
+    return f"#!/bin/sh\nexec {python} -I -S {door} {config_file} {socket_path}\n"
+
+
 def serve_with_page(base: Path, name_prefix: str) -> tuple[Served, NodeConfig]:
     """A served repository whose server runs the node's page for a node
-    configuration of its own (its file and page secret under BASE)."""
+    configuration of its own (its file and page secret under BASE): the door
+    as its ext program, and the page service it hands requests to
+    (`served.server.page`), as on a node."""
     served = start_served(base)
     served.server.stop()
     node = NodeConfig(name=f"{name_prefix}-{secrets.token_hex(4)}", repository=str(served.path), url="http://unset")
@@ -64,13 +139,16 @@ def serve_with_page(base: Path, name_prefix: str) -> tuple[Served, NodeConfig]:
     config_file = etc / f"{node.name}.json"
     extroot = served.work / "ext"
     extroot.mkdir()
+    page = PageService(config_file, served.work / "page.sock")
     program = extroot / "ocx"
-    program.write_text(f"#!/bin/sh\nexec {sys.executable} -m ocx.entry.web {config_file}\n")
+    program.write_text(door_program(sys.executable, config_file, page.socket_path))
     program.chmod(0o755)
-    served.server = serve(served.path, home=served.home, extra_args=["--extroot", str(extroot)])
-    node = node.model_copy(update={"url": served.base_url})
+    server = serve(served.path, home=served.home, extra_args=["--extroot", str(extroot)])
+    node = node.model_copy(update={"url": server.base_url})
     config_file.write_text(json.dumps(node.model_dump()))
     page_secret_path(config_file).write_text(secrets.token_hex(32) + "\n")
+    page.start()
+    served.server = ServerAndPage(server, page)
     return served, node
 
 

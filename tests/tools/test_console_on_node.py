@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -259,3 +261,34 @@ def test_every_section_fits_1280_and_400_px_wide(stage, open_browser, tmp_path):
             assert shot.stat().st_size > 2000 and drawn[0] <= width + 16
     for done in (docs, ci):
         console(container, "stop", done)
+
+
+def test_the_page_is_its_services_and_answers_with_the_service_stopped(stage, open_browser):
+    """Issue 17: the door Fossil runs hands each look to ocx-page@NAME (its
+    status counts it); with the service and its socket stopped, the door runs
+    the page itself and the console is the same."""
+    container, name = stage["container"], stage["name"]
+    units = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")
+
+    def answered() -> int:
+        status = container.exec(["systemctl", "show", units[1], "-p", "StatusText", "--value"]).output
+        found = re.match(r"answered (\d+) requests", status.strip())
+        return int(found.group(1)) if found else -1
+
+    before = answered()
+    assert before >= 0, "the page service is not running"
+    browser = open_browser("admin", stage["admin"], stage["url"])
+    drawn = "!!document.querySelector('#tool-create form') && !!document.querySelector('#queue select')"
+    assert f"node {name}" in text_of(browser, "#in-work") and browser.js(drawn)
+    until(lambda: answered() > before, "the page service counting the look")
+    assert container.exec(["systemctl", "stop", *units]).exit_code == 0
+    try:
+        assert container.exec(["test", "-e", f"/run/ocx/{name}/page.sock"]).exit_code != 0
+        browser.goto(stage["url"] + "/ext/ocx")
+        assert f"node {name}" in text_of(browser, "#in-work") and browser.js(drawn)
+        with urllib.request.urlopen(stage["url"] + "/ext/ocx?json", timeout=60) as answer:
+            assert json.loads(answer.read())["login"] == "nobody"
+        state = container.exec(["systemctl", "is-active", units[1]]).output.strip()
+        assert state == "inactive", state
+    finally:
+        container.exec(["systemctl", "start", *units])

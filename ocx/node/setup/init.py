@@ -28,6 +28,7 @@ from . import account as accounts
 from .. import config as node_config
 from . import unit_install
 from ..config import CONFIG_DIR, NodeConfig
+from ..host_paths import page_socket_path
 from .unit_install import port_of
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),
@@ -291,16 +292,23 @@ def _config(config: NodeConfig, password: str | None, report: InitReport) -> Non
     report.add(f"node user's password in {config.password_file} (0600)", password is not None)
 
 
-def web_page_program(python: str, config_file: Path | str) -> str:
+def web_page_program(python: str, config_file: Path | str, name: str) -> str:
     """The ext program the Fossil server runs for /ext/ocx (D30), as its own
-    account; Fossil clears its environment, so it names the node's configuration."""
-    return f"#!/bin/sh\nexec {python} -m ocx.entry.web {config_file}\n"
+    account: the page's door (ocx/entry/page_door.py), a standard-library
+    script that starts quickly and hands the request to the page service
+    (ocx-page@NAME), or runs the page itself (`PYTHON -m ocx.entry.web
+    CONFIG`) when the service cannot be reached. Fossil clears its
+    environment, so it names the node's configuration and the socket."""
+    import ocx  # the door is a script run by its path, not a module this layer imports
+
+    door = Path(ocx.__file__).resolve().parent / "entry" / "page_door.py"
+    return f"#!/bin/sh\nexec {python} -I -S {door} {config_file} {page_socket_path(name)}\n"
 
 
 def _web_page(config: NodeConfig, report: InitReport) -> None:
     # Root's, 0755: the server's account runs it and cannot change it.
     program = config.extroot / "ocx"
-    text = web_page_program(config.python, node_config.config_path(config.name))
+    text = web_page_program(config.python, node_config.config_path(config.name), config.name)
     changed = not program.exists() or program.read_text() != text
     if changed:
         config.extroot.mkdir(parents=True, exist_ok=True)

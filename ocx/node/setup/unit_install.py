@@ -22,7 +22,8 @@ SOURCE_UNITS = Path(__file__).resolve().parents[3] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
              "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
-             "ocx-tools@.service")  # issue 5: no_password runs' tool sockets (D22)
+             "ocx-tools@.service",  # issue 5: no_password runs' tool sockets (D22)
+             "ocx-page@.socket", "ocx-page@.service")  # issue 17: the web page, kept up
 # D36: a node elsewhere serves no repository (no Fossil server, hook or path
 # unit) and has a follower instead (D38).
 ELSEWHERE_TEMPLATES = ("ocx.slice", "ocx-node@.socket", "ocx-node@.service", "ocx-check@.service",
@@ -43,6 +44,8 @@ def instance_units(name: str) -> dict[str, str]:
         f"ocx-node@{name}.service": "the root service, started on demand by the two above",
         f"ocx-check@{name}.service": "the deliberate check at boot (D6)",
         f"ocx-tools@{name}.service": "the tool sockets of no_password runs (C6, D22, D34)",
+        f"ocx-page@{name}.socket": "the web page's socket: its door, the ext program, hands requests here (D30)",
+        f"ocx-page@{name}.service": "the web page, kept up: each request in a process of its own (issue 17)",
     }
 
 
@@ -68,6 +71,9 @@ def drop_ins(config: NodeConfig, home: str) -> dict[str, str]:
         + (" OCX_LISTEN=" if config.public else "") + "\n",
         f"ocx-node@{name}.socket": head + f"[Socket]\nSocketGroup={account}\n",
         f"ocx-node@{name}.path": head + f"[Path]\nPathChanged={config.repository}\n",
+        # The page runs as the server's account, and only that account reaches its socket.
+        f"ocx-page@{name}.socket": head + f"[Socket]\nSocketUser={account}\nSocketGroup={account}\n",
+        f"ocx-page@{name}.service": head + f"[Service]\nUser={account}\nGroup={account}\n",
     }
 
 
@@ -122,13 +128,15 @@ async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], cha
 
 
 async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float = 20.0) -> list[tuple[str, str, bool]]:
-    """The served repository's node: its server, socket, path unit, check and tools enabled; all but
-    the check (a boot-time unit, D6) started."""
+    """The served repository's node: its server, socket, path unit, check, tools and page enabled;
+    all but the check (a boot-time unit, D6) started."""
     name = config.name
     server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
                                  f"ocx-node@{name}.path", f"ocx-check@{name}.service")
     tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
-    return await _enable_and_start((server, sock, path, check, tools), (server, sock, path, tools), changed, timeout)
+    page = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")  # issue 17: started now, so the first look is quick
+    return await _enable_and_start((server, sock, path, check, tools, *page), (server, sock, path, tools, *page),
+                                   changed, timeout)
 
 
 def wait_listening(url_port: int, timeout: float = 20.0) -> float:
