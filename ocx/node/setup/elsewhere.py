@@ -2,8 +2,11 @@
 host whose PID 1 is systemd.
 
 One command, as root. An admin's login on the server, given once (a
-password file, or asked on the terminal: never on the command line), lets
-it register the node with the server's node: its own node user (default
+password file, or asked on the terminal: never on the command line), or a
+join token an admin made for NAME on the server's page (a file, stdin or
+the terminal: never the command line or the environment; good once, for an
+hour, serving/join_tokens.py) lets it register the node with the server's
+node: its own node user (default
 `ocx-node-NAME`), holding only what its writes need (D37), whose random
 password is kept in /etc/ocx/NAME.node-password (0600); then its clone of
 the served repository over HTTP as that user, whose new server-code names
@@ -26,7 +29,7 @@ from ...fossil.sync import CallerClone
 from ...protocol.admission import ENFORCED_RESTRICTIONS
 from .. import config as node_config
 from ..config import STATE_ROOT, NodeConfig
-from ..elsewhere.link import Refused, ServerLink, Unreachable, WebError
+from ..elsewhere.link import Refused, ServerLink, Unreachable, WebError, join, session_file
 from ..records import write_atomically
 from . import unit_install
 from .init import InitError, InitReport, pid1_is_systemd
@@ -39,6 +42,7 @@ class ElsewhereOptions:
     name: str
     server: str  # the server's base URL, as this host reaches it
     admin_password: Callable[[], str]  # asked only when needed: the node user is new or its password lost
+    join_token: Callable[[], str] | None = None  # instead of an admin's login: a token an admin made on the page
     admin_login: str = "admin"
     node_user: str | None = None  # default ocx-node-NAME
     python: str = "/opt/ocx/venv/bin/python"
@@ -97,14 +101,25 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
     code = _server_code(clone) if clone.exists() else None
     enforces = sorted(ENFORCED_RESTRICTIONS)  # D24: the same code holds the same restrictions
     known = _registered(config)
+    registered = known["node"]["server_code"] if known else None
     admin: ServerLink | None = None
-    if known is None or known["node"]["server_code"] != code or known["node"]["name"] != config.name:
-        admin = ServerLink(config.url, options.admin_login, options.admin_password())
-        password = admin.register(config.name, config.node_user, code, enforces, password=known is None)
+    if known is None or known["node"]["name"] != config.name or registered not in (None, code):
+        # The node user is new, its password lost, or its clone is not the registered one: an admin's
+        # authority is needed, a login or a join token made on the server's page.
+        if options.join_token is not None:
+            password: str | None = join(config.url, options.join_token(), config.name, config.node_user, code,
+                                        enforces)
+            how = "with a join token"
+        else:
+            admin = ServerLink(config.url, options.admin_login, options.admin_password())
+            password = admin.register(config.name, config.node_user, code, enforces, password=known is None)
+            how = f"by {options.admin_login}"
+        registered = code
         if password is not None:
             node_config.save(config, password)
             os.chmod(config.password_file, 0o600)
-            report.add(f"node user {config.node_user} registered on {config.url}; its password in "
+            session_file(config.state_dir).unlink(missing_ok=True)  # a session of its former password
+            report.add(f"node user {config.node_user} registered on {config.url} {how}; its password in "
                        f"{config.password_file} (0600)", True)
     else:
         report.add(f"node user {config.node_user} registered on {config.url}", False)
@@ -115,9 +130,11 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
         report.add(f"clone {clone} over HTTP as {config.node_user}: server-code {code}", True)
     else:
         report.add(f"clone {clone}: server-code {code}", False)
-    if admin is not None or known is None or known["node"]["server_code"] != code:
-        admin = admin or ServerLink(config.url, options.admin_login, options.admin_password())
-        admin.register(config.name, config.node_user, code, enforces, password=False)
+    if registered != code:
+        if admin is not None:
+            admin.register(config.name, config.node_user, code, enforces, password=False)
+        else:  # registered with none yet (a join): the node user names it, once
+            ServerLink.of_node(config).name_code(str(code))
         report.add(f"node {config.name} = server-code {code} in the server's list of nodes (D36)", True)
     _mark(config, report)
     path = node_config.config_path(config.name)
