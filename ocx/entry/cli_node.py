@@ -48,6 +48,8 @@ def node_init(
             if port is not None or repository is not None or public is not None:
                 raise InitError("a node elsewhere serves no repository: --port, --repository and --public are "
                                 "the server's node's")
+            if admin_password_file is not None and (token_file is not None or ask_token):
+                raise InitError("an admin's login or a join token: give one of them")
             report = _init_elsewhere(name, server, admin, admin_password_file,
                                      None if node_user == "ocx-node" else node_user, _join_token(token_file, ask_token))
         else:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import stat
 import time
@@ -17,19 +16,14 @@ from ocx.fossil.web import WebSession
 from ocx.node.elsewhere.link import Refused, ServerLink, join
 from ocx.node.serving import join_tokens
 
+from .on_host import join_token_through_page
+
 PAGE = "/ext/ocx"
 
 
 def made_on_the_page(site, name: str, by: str = "admin") -> tuple[str | None, str]:
     """BY posts the console's join form for NAME: (the token it shows, or None; the page's HTML)."""
-    web = site.served.web(by)
-    console = web.get(PAGE).text
-    token = re.search(r'name="form" value="join-token"><input type="hidden" name="token" value="([0-9a-f]*)"',
-                      console)
-    signed = token.group(1) if token else web.page_json(PAGE + "?json")["token"]  # a non-admin sees no form
-    page = web.post(PAGE, {"form": "join-token", "token": signed, "name": name}).text
-    shown = re.search(r'<pre class="ocx-join-token">([^<]+)</pre>', page)
-    return (shown.group(1) if shown else None), page
+    return join_token_through_page(site.served.web(by), name)
 
 
 def kept(site) -> dict[str, str]:

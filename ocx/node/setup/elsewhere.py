@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +71,18 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
         raise InitError("PID 1 is not systemd here: a node runs its runs as systemd units (D1)")
     config = plan(options)
     report = InitReport(config)
+    fresh = not config.state_dir.exists()
     home = config.state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     os.chown(config.state_dir, 0, 0)
     os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (issue 11, hole 6)
     try:
         _register_and_clone(options, config, home, report)
-    except (Refused, Unreachable, WebError) as error:
+    except (Refused, Unreachable, WebError, InitError) as error:
+        if fresh and not config.password_file.exists():  # refused before anything was registered: leave nothing
+            shutil.rmtree(config.state_dir, ignore_errors=True)
+        if isinstance(error, InitError):
+            raise
         raise InitError(f"the server at {config.url} said: {error}") from None
     changed, started = unit_install.install_and_start(config, str(home), options.units_dir)
     for unit, was_written in changed.items():
