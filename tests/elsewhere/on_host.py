@@ -25,6 +25,8 @@ On the build host (a node elsewhere, `build1`):
     build-init URL PASSWORD_FILE    ocx node init --name build1 --server URL
     build-join NAME URL TOKEN_FILE  ocx node init --name NAME --server URL --token-file TOKEN_FILE, unchecked
     quiet NAME                      node NAME's follower stopped (a node made only to join, out of later tests' way)
+    template HASH...                the runs' clone's mark, its node's clone's newest receipt, and which HASHes
+                                    the node's clone holds
     active UNIT                     the unit's ActiveState
     journal UNIT                    its journal's tail
     mentions UNIT TEXT              how often its whole journal says TEXT
@@ -261,6 +263,17 @@ def build_join(name: str, url: str, token_file: str) -> dict:
             "state_left": Path(f"/var/lib/ocx/{name}").exists(), "config_left": Path(f"/etc/ocx/{name}.json").exists()}
 
 
+def template(*hashes: str) -> dict:
+    from ocx.fossil.repository import Repository
+    from ocx.node import config as node_config
+    from ocx.node.template import held, template_path
+
+    config = node_config.load(BUILD)
+    with Repository(config.repository) as repository:
+        return {"held": held(template_path(config)), "newest": repository.max_rcvid(),
+                "holding": sorted(repository.holding(list(hashes)))}
+
+
 def quiet(name: str) -> dict:
     subprocess.run(["systemctl", "stop", f"ocx-follow@{name}.service"], check=False)
     return {"follower": active(f"ocx-follow@{name}.service")["ActiveState"]}
@@ -329,7 +342,8 @@ STEPS = {"server-init": server_init, "login": login, "post": post, "reply": repl
          "active": active, "journal": unit_journal, "mentions": mentions, "code": code, "started": started, "steps": steps, "receipt": receipt,
          "commit": commit, "tags": tags, "give": give, "ticket": ticket, "forged-ticket": forged_ticket,
          "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers,
-         "join-token": join_token, "join-tokens": join_tokens, "build-join": build_join, "quiet": quiet}
+         "join-token": join_token, "join-tokens": join_tokens, "build-join": build_join, "quiet": quiet,
+         "template": template}
 
 if __name__ == "__main__":
     print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))

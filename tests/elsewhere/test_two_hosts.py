@@ -157,6 +157,26 @@ def test_a_record_in_a_ticket_is_answered_there_by_the_build_host(hosts):
     assert len(found) == 1 and found[0][0] == "exited" and found[0][3] == "ocx-node-build1", found
 
 
+def test_a_run_on_the_build_host_copies_the_runs_clone_without_a_pull_when_it_holds_what_came_before(hosts):
+    """Issue 16, item 2: the build host's pass knows a record by the server's receipt, its runs' clone by
+    its own clone's; judged in the same count, a quiet node's runs' clone needs no pull for a record, by the
+    node or by the run's preparation."""
+    newest = on(hosts.server, "sql", "SELECT uuid FROM blob WHERE rcvid=(SELECT max(rcvid) FROM blob)")["rows"]
+
+    def quiet() -> bool:  # everything the server holds pulled, and the runs' clone brought up to it, idle
+        state = on(hosts.build, "template", *[row[0] for row in newest])
+        return state["held"] == state["newest"] and len(state["holding"]) == len(newest)
+
+    wait_until(quiet, 90, "the build host idle with its runs' clone current")
+    record = record_for(hosts, objective="exit 0")["record"]
+    assert answer(hosts, record)[0] == "exited"
+    prepared = on(hosts.build, "journal", unit_of(hosts.codes["build_code"], record))["journal"]
+    assert "prepare: its clone, copied from the node's" in prepared, prepared
+    assert "pulled what the node's clone lacked" not in prepared, prepared  # the run's preparation: no pull
+    said = on(hosts.build, "mentions", "ocx-node@build1.service", f"runs' clone holds what came before {record[:12]}")
+    assert said["count"] == 1  # the node judged it held everything before the record: no pull of its own
+
+
 def test_one_thread_a_record_for_each_node_each_answered_by_its_own(hosts):
     here = record_for(hosts, node=hosts.codes["server_code"], objective="exit 0")["record"]
     there = {"ocx": 1, "kind": "record", "node": hosts.codes["build_code"], "user": "run-there", "runner": "testrun",
