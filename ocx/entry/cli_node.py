@@ -90,7 +90,7 @@ def _join_token(token_file: Optional[str], ask: bool):
         try:
             from pathlib import Path
 
-            return Path(token_file).read_text().strip()  # type: ignore[arg-type]
+            return Path(str(token_file)).read_text().strip()
         except OSError as error:
             raise InitError(f"the join token's file: {error}") from None
 

@@ -31,7 +31,8 @@ def make_join_token(env: Mapping[str, str], served: str, call: dict) -> dict:
         return _refused("caller", f"{viewer(env)} holds neither admin nor setup: only they let a host join as a "
                                   "node (D36)")
     try:
-        made = join_tokens.make(served, call.get("name"), viewer(env))  # type: ignore[arg-type]
+        name = call.get("name")
+        made = join_tokens.make(served, name if isinstance(name, str) else "", viewer(env))
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)
     return {"name": made.name, "join_token": made.token, "expires": made.expires,
