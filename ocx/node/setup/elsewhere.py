@@ -10,10 +10,10 @@ node: its own node user (default
 `ocx-node-NAME`), holding only what its writes need (D37), whose random
 password is kept in /etc/ocx/NAME.node-password (0600); then its clone of
 the served repository over HTTP as that user, whose new server-code names
-the node in records (C1), registered in turn; the node's mark at the
-server's newest receipt (no record can name a server-code older than
-itself); the configuration; and its units (socket, tool sockets,
-follower), enabled and started. Run again, it asks for nothing it has:
+the node in records (C1), registered in turn; its clone for runs
+(node/template.py); the node's mark at the server's newest receipt (no
+record can name a server-code older than itself); the configuration; and
+its units (socket, tool sockets, follower), enabled and started. Run again, it asks for nothing it has:
 with its password file and its registration in place, no admin is needed.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..config import STATE_ROOT, NodeConfig
 from ..elsewhere.link import Refused, ServerLink, Unreachable, WebError, join, session_file
 from ..records import write_atomically
 from . import unit_install
-from .init import InitError, InitReport, pid1_is_systemd
+from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd
 
 CLONE = "node-clone.fossil"  # the node's repository, and its node user's clone for `ci` tags (context.node_clone)
 
@@ -84,6 +84,7 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
         if isinstance(error, InitError):
             raise
         raise InitError(f"the server at {config.url} said: {error}") from None
+    make_runs_clone(config, report)  # before its units start: its first run then copies it, no clone of its own
     changed, started = unit_install.install_and_start(config, str(home), options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
