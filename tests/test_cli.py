@@ -33,3 +33,13 @@ def test_message_check_accepts_a_valid_stop_and_reports_no_message():
     text = '```json\n{"ocx": 1, "kind": "stop", "node": "%s", "stops": "%s"}\n```' % (NODE, "ab" * 20)
     assert ocx("message", "check", stdin=text).returncode == 0
     assert ocx("message", "check", stdin="no message here").returncode == 2
+
+
+def test_node_init_takes_a_join_token_one_way_only_and_only_to_join_a_server():
+    both = ocx("node", "init", "--name", "b", "--server", "http://server:8080", "--admin-password-file", "/x",
+               "--token-file", "/y")
+    assert both.returncode == 1 and "an admin's login or a join token: give one of them" in both.stderr
+    twice = ocx("node", "init", "--name", "b", "--server", "http://server:8080", "--token-file", "-", "--ask-token")
+    assert twice.returncode == 1 and "one way" in twice.stderr
+    alone = ocx("node", "init", "--name", "b", "--token-file", "/y")
+    assert alone.returncode == 1 and "give --server URL too" in alone.stderr

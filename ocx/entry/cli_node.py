@@ -30,6 +30,10 @@ def node_init(
     admin_password_file: Optional[str] = typer.Option(
         None, help="With --server: a file holding the admin's password (else it is asked on the terminal, "
                    "only when the node user is new or its password lost)."),
+    token_file: Optional[str] = typer.Option(
+        None, help="With --server, instead of an admin's login: a file holding a join token an admin made for "
+                   "NAME on the server's page ('-': read it from stdin). Never on the command line."),
+    ask_token: bool = typer.Option(False, "--ask-token", help="With --server: ask the join token on the terminal."),
 ) -> None:
     """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
     from ..node.setup.init import InitError, InitOptions, init_node
@@ -44,9 +48,13 @@ def node_init(
             if port is not None or repository is not None or public is not None:
                 raise InitError("a node elsewhere serves no repository: --port, --repository and --public are "
                                 "the server's node's")
+            if admin_password_file is not None and (token_file is not None or ask_token):
+                raise InitError("an admin's login or a join token: give one of them")
             report = _init_elsewhere(name, server, admin, admin_password_file,
-                                     None if node_user == "ocx-node" else node_user)
+                                     None if node_user == "ocx-node" else node_user, _join_token(token_file, ask_token))
         else:
+            if token_file is not None or ask_token:
+                raise InitError("a join token joins a node elsewhere: give --server URL too")
             report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
                                            node_user=node_user, admin_login=admin, public=public))
     except InitError as error:
@@ -61,7 +69,36 @@ def node_init(
                + f" in {time.monotonic() - started:.1f} s")
 
 
-def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[str], node_user: Optional[str]):
+def _join_token(token_file: Optional[str], ask: bool):
+    """How the join token is read, when one is given: a file, stdin or the terminal (never argv or env, D41)."""
+    from ..node.setup.init import InitError
+
+    if token_file is not None and ask:
+        raise InitError("give the join token one way: --token-file PATH or --ask-token")
+    if token_file is None and not ask:
+        return None
+
+    def read() -> str:
+        import sys
+
+        if ask:
+            import getpass
+
+            return getpass.getpass("the join token (made by an admin on the server's page): ").strip()
+        if token_file == "-":
+            return sys.stdin.readline().strip()
+        try:
+            from pathlib import Path
+
+            return Path(str(token_file)).read_text().strip()
+        except OSError as error:
+            raise InitError(f"the join token's file: {error}") from None
+
+    return read
+
+
+def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[str], node_user: Optional[str],
+                    join_token=None):
     from pathlib import Path
 
     from ..node.setup.elsewhere import ElsewhereOptions, init_elsewhere
@@ -74,7 +111,7 @@ def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[
         return getpass.getpass(f"{admin}'s password on {server} (asked once, kept nowhere): ")
 
     return init_elsewhere(ElsewhereOptions(name=name, server=server, admin_password=admin_password,
-                                           admin_login=admin, node_user=node_user))
+                                           admin_login=admin, node_user=node_user, join_token=join_token))
 
 
 def demo(

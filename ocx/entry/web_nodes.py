@@ -20,6 +20,11 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
     POST withdraw  {record, token}   its run user's letters taken back (C4)
     POST register  {name, node_user, server_code, enforces, password, token}   an admin adds a node (D36)
+    POST join-token {name, token}    an admin makes a join token for node NAME, shown once (join_tokens.py)
+    POST join {join_token, name, node_user, server_code, enforces, token}   any viewer, nobody too: the
+                                     token's one registration of its one name; the node user's new password
+    POST code {server_code, token}   a node user registered with no server-code yet (a join: its clone is
+                                     made after) names its clone's, once; changing one takes an admin
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from ..fossil.repository import Repository
 from .web import Node, refusal, viewer
 
 READS = ("self", "receipts", "answer", "record", "page", "users")
-CHANGES = ("grant", "withdraw", "register")
+CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")
 
 
 def _refused(field: str, why: str) -> dict:
@@ -65,9 +70,17 @@ def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
     home = registry.nodes_dir(served) / "home"
     if op == "register":
         return _register(env, served, config, call, home)
+    if op in ("join-token", "join"):
+        from .web_joining import join, make_join_token
+
+        return make_join_token(env, served, call) if op == "join-token" else join(served, config, call, home)
     with Repository(served) as repository:
         entry = registry.node_of_user(repository, viewer(env))
         own = repository.server_code
+    if op == "code" and entry is not None:
+        from .web_joining import name_code
+
+        return name_code(served, entry, config, call, home)
     if entry is None or not entry.server_code:
         return _refused("caller", f"{viewer(env)} is not the node user of a registered node elsewhere (D36, D37)")
     registry.hear(served, entry.node_user)

@@ -15,17 +15,24 @@ not one a run, each of which would hold the server's write lock while
 posts wait. Should that pull fail, the run's preparation pulls as the run
 user (`Preparation.pull`). Standard library and ocx.fossil only: the
 preparation reads the mark.
+
+Every number here is a receipt of the node's own repository (config.repository),
+the mark's included: on the server's node the served repository, on a node
+elsewhere its clone, whose receipts are its own pulls. A node elsewhere's
+pass acts on the server's receipts (D37), whose numbers count something
+else; so a record's place is looked up in the node's repository by its hash
+(`ensure_before`), never taken from the pass.
 """
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files import write_atomically
 from ..fossil.copies import lacking, make_template, refresh_template
-from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError
+from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError, UnknownArtifact
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
@@ -75,11 +82,26 @@ def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log
     return lacks(path, needed)
 
 
+def ensure_before(config: "NodeConfig", record_hash: str, *, log=None) -> bool:
+    """`ensure` for a session's record: everything the node's repository received up to the
+    receipt that brought RECORD_HASH, but the record itself (its run hears of it by delivery).
+    True if a run's copy must still pull."""
+    with Repository(config.repository) as repository:
+        try:
+            needed = repository.sender(record_hash).rcvid
+        except UnknownArtifact:
+            needed = None
+        if needed is None:  # not here (the pass acts only once it is): everything there is
+            needed = repository.max_rcvid()
+    before = held(template_path(config))
+    pull = ensure(config, needed, besides=record_hash, log=log)
+    if log and not pull and held(template_path(config)) == before >= 0:
+        log(f"runs' clone holds what came before {record_hash[:12]} (receipt {needed} here): no pull", priority=7)
+    return pull
+
+
 def _write_mark(config: "NodeConfig", rcvid: int, at: float) -> None:
-    path = config.state_dir / MARK
-    temporary = path.with_name(f".{MARK}.{os.getpid()}")
-    temporary.write_text(json.dumps({"rcvid": rcvid, "at": at}) + "\n")
-    os.replace(temporary, path)
+    write_atomically(config.state_dir / MARK, json.dumps({"rcvid": rcvid, "at": at}) + "\n")
 
 
 def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:

@@ -19,12 +19,18 @@ every address, --public):
     forged-ticket FIELDS_JSON       mallory (no admin) pushes a ticket change with a record and an admin's U card
     lost RECORD                     the admin answers RECORD lost by hand (stop --lost, D31)
     checkin-sender HASH             who the served repository received HASH from, and its branch
+    join-token NAME [BY]            BY (the admin, or a login made here) posts the console's join form for NAME
+    join-tokens                     the page's kept join tokens: each file's name, mode and text
 On the build host (a node elsewhere, `build1`):
     build-init URL PASSWORD_FILE    ocx node init --name build1 --server URL
+    build-join NAME URL TOKEN_FILE  ocx node init --name NAME --server URL --token-file TOKEN_FILE, unchecked
+    quiet NAME                      node NAME's follower stopped (a node made only to join, out of later tests' way)
+    template HASH...                the runs' clone's mark, its node's clone's newest receipt, and which HASHes
+                                    the node's clone holds
     active UNIT                     the unit's ActiveState
     journal UNIT                    its journal's tail
     mentions UNIT TEXT              how often its whole journal says TEXT
-    code                            its clone's server-code
+    code [NAME]                     its clone's server-code (build1's, or node NAME's)
     started UNIT                    InactiveExit and ExecMainStart timestamps, to the microsecond
     steps UNIT RECORD               when the node logged starting it; its preparation's mark
 On either:
@@ -33,6 +39,7 @@ On either:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -222,16 +229,66 @@ def ticket_answers(ticket_id: str, record: str) -> dict:
                                                                                              record)]}
 
 
+def join_token_through_page(web, name: str) -> tuple[str | None, str]:
+    """WEB's login posts the console's join form for NAME, with the page's token from the console (or, for a
+    viewer shown no form, from its JSON door): (the join token the page shows once, or None; the page)."""
+    console = web.get("/ext/ocx").text
+    found = re.search(r'name="form" value="join-token"><input type="hidden" name="token" value="([0-9a-f]*)"',
+                      console)
+    signed = found.group(1) if found else web.page_json("/ext/ocx?json")["token"]
+    page = web.post("/ext/ocx", {"form": "join-token", "token": signed, "name": name}).text
+    shown = re.search(r'<pre class="ocx-join-token">([^<]+)</pre>', page)
+    return (shown.group(1) if shown else None), page
+
+
+def join_token(name: str, by: str | None = None) -> dict:
+    node = server()
+    token, page = join_token_through_page((node.logins[by] if by else node.admin).web(node.url), name)
+    refused = next(iter(re.findall(r'id="join-refused">([^<]*)<', page)), None)
+    return {"token": token, "refused": refused}
+
+
+def join_tokens() -> dict:
+    from ocx.node.serving.join_tokens import tokens_dir
+
+    directory = tokens_dir(server().config.repository)
+    files = sorted(directory.glob("*")) if directory.exists() else []
+    return {"dir_mode": oct(directory.stat().st_mode & 0o777) if directory.exists() else None,
+            "files": [[p.name, oct(p.stat().st_mode & 0o777), p.read_text()] for p in files]}
+
+
+def build_join(name: str, url: str, token_file: str) -> dict:
+    done = ocx("node", "init", "--name", name, "--server", url, "--token-file", token_file, check=False)
+    return {"exit": done.returncode, "out": done.stdout, "err": done.stderr,
+            "state_left": Path(f"/var/lib/ocx/{name}").exists(), "config_left": Path(f"/etc/ocx/{name}.json").exists()}
+
+
+def template(*hashes: str) -> dict:
+    from ocx.fossil.repository import Repository
+    from ocx.node import config as node_config
+    from ocx.node.template import held, template_path
+
+    config = node_config.load(BUILD)
+    with Repository(config.repository) as repository:
+        return {"held": held(template_path(config)), "newest": repository.max_rcvid(),
+                "holding": sorted(repository.holding(list(hashes)))}
+
+
+def quiet(name: str) -> dict:
+    subprocess.run(["systemctl", "stop", f"ocx-follow@{name}.service"], check=False)
+    return {"follower": active(f"ocx-follow@{name}.service")["ActiveState"]}
+
+
 def build_init(url: str, password_file: str) -> dict:
     done = ocx("node", "init", "--name", BUILD, "--server", url, "--admin-password-file", password_file)
     return {"said": done.stdout, **code()}
 
 
-def code() -> dict:
+def code(name: str = BUILD) -> dict:
     from ocx.fossil.repository import Repository
     from ocx.node import config as node_config
 
-    with Repository(node_config.load(BUILD).repository) as repository:
+    with Repository(node_config.load(name).repository) as repository:
         return {"server_code": repository.server_code}
 
 
@@ -284,7 +341,9 @@ STEPS = {"server-init": server_init, "login": login, "post": post, "reply": repl
          "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
          "active": active, "journal": unit_journal, "mentions": mentions, "code": code, "started": started, "steps": steps, "receipt": receipt,
          "commit": commit, "tags": tags, "give": give, "ticket": ticket, "forged-ticket": forged_ticket,
-         "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers}
+         "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers,
+         "join-token": join_token, "join-tokens": join_tokens, "build-join": build_join, "quiet": quiet,
+         "template": template}
 
 if __name__ == "__main__":
     print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))

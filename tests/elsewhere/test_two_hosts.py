@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from .hosts import SERVER_URL, Hosts, needs_engine, on, wait_until
+from .hosts import SERVER_URL, Hosts, needs_engine, on, put_file, wait_until
 
 pytestmark = needs_engine
 
@@ -157,6 +157,26 @@ def test_a_record_in_a_ticket_is_answered_there_by_the_build_host(hosts):
     assert len(found) == 1 and found[0][0] == "exited" and found[0][3] == "ocx-node-build1", found
 
 
+def test_a_run_on_the_build_host_copies_the_runs_clone_without_a_pull_when_it_holds_what_came_before(hosts):
+    """Issue 16, item 2: the build host's pass knows a record by the server's receipt, its runs' clone by
+    its own clone's; judged in the same count, a quiet node's runs' clone needs no pull for a record, by the
+    node or by the run's preparation."""
+    newest = on(hosts.server, "sql", "SELECT uuid FROM blob WHERE rcvid=(SELECT max(rcvid) FROM blob)")["rows"]
+
+    def quiet() -> bool:  # everything the server holds pulled, and the runs' clone brought up to it, idle
+        state = on(hosts.build, "template", *[row[0] for row in newest])
+        return state["held"] == state["newest"] and len(state["holding"]) == len(newest)
+
+    wait_until(quiet, 90, "the build host idle with its runs' clone current")
+    record = record_for(hosts, objective="exit 0")["record"]
+    assert answer(hosts, record)[0] == "exited"
+    prepared = on(hosts.build, "journal", unit_of(hosts.codes["build_code"], record))["journal"]
+    assert "prepare: its clone, copied from the node's" in prepared, prepared
+    assert "pulled what the node's clone lacked" not in prepared, prepared  # the run's preparation: no pull
+    said = on(hosts.build, "mentions", "ocx-node@build1.service", f"runs' clone holds what came before {record[:12]}")
+    assert said["count"] == 1  # the node judged it held everything before the record: no pull of its own
+
+
 def test_one_thread_a_record_for_each_node_each_answered_by_its_own(hosts):
     here = record_for(hosts, node=hosts.codes["server_code"], objective="exit 0")["record"]
     there = {"ocx": 1, "kind": "record", "node": hosts.codes["build_code"], "user": "run-there", "runner": "testrun",
@@ -224,6 +244,39 @@ def test_a_session_on_the_build_host_pushes_to_the_server_itself_as_its_run_user
     sent = on(hosts.server, "checkin-sender", result["checkin"])
     assert sent == {"sender": user, "branch": "byrun", "user": user}, sent
     assert answer(hosts, record)[0] == "exited"
+
+
+def test_a_host_joins_with_a_join_token_an_admin_made_on_the_page_good_once(hosts):
+    """Issue 16, item 1: no admin's login on the joining host, only a token a real admin made through the
+    server's page; a second use is refused and leaves nothing; a non-admin makes none."""
+    made = on(hosts.server, "join-token", "build2")
+    assert made["token"] and made["refused"] is None, made
+    kept = on(hosts.server, "join-tokens")
+    assert kept["dir_mode"] == "0o700" and [f[1] for f in kept["files"]] == ["0o600"], kept
+    assert made["token"] not in json.dumps(kept)  # only its hash
+    put_file(hosts.build, "/root/join-token", made["token"] + "\n")
+    joined = on(hosts.build, "build-join", "build2", SERVER_URL, "/root/join-token")
+    try:
+        assert joined["exit"] == 0 and "with a join token" in joined["out"], joined
+        code = on(hosts.build, "code", "build2")["server_code"]
+        nodes = {n["name"]: n for n in on(hosts.server, "status")["result"]["nodes"]}
+        assert nodes["build2"]["server_code"] == code not in (hosts.codes["build_code"], hosts.codes["server_code"])
+        assert sorted(on(hosts.server, "letters", "ocx-node-build2")["letters"]) == sorted("24cgir")  # D37
+        wait_until(lambda: {n["name"]: n for n in on(hosts.server, "status")["result"]["nodes"]}["build2"]["heard"],
+                   60, "build2's follower's request")
+        again = on(hosts.build, "build-join", "build3", SERVER_URL, "/root/join-token")  # the same token, again
+        assert again["exit"] == 1 and "join_token: this join token was used at" in again["err"], again
+        assert not again["state_left"] and not again["config_left"]
+        on(hosts.server, "login", "nina", "24i")
+        by_nina = on(hosts.server, "join-token", "build3", "nina")
+        assert by_nina["token"] is None and "holds neither admin nor setup" in by_nina["refused"], by_nina
+        assert len(on(hosts.server, "join-tokens")["files"]) == 1  # she made none
+        put_file(hosts.build, "/root/join-token", "ocxjoin-" + "A" * 43 + "\n")  # one she might make up
+        forged = on(hosts.build, "build-join", "build3", SERVER_URL, "/root/join-token")
+        assert forged["exit"] == 1 and "made no such join token" in forged["err"], forged
+        assert "build3" not in {n["name"] for n in on(hosts.server, "status")["result"]["nodes"]}
+    finally:
+        on(hosts.build, "quiet", "build2")  # out of the later tests' way
 
 
 # -- the build host cut off, gone for good, restarted (D39, D31, D6): these change the hosts, so they come last --

@@ -75,3 +75,36 @@ def test_a_command_runs_checkin_is_pulled_and_a_failed_pull_leaves_it_to_the_run
     config.url = "http://127.0.0.1:9/"  # nothing listens there: the pull fails, the old clone stays
     assert template.ensure(config, received(served, later)) is True  # the run's copy pulls as its user
     assert holds(config, checkin) and not holds(config, later)
+
+
+def test_on_a_node_elsewhere_a_record_is_placed_by_its_clones_own_receipts(served, tmp_path) -> None:
+    """A node elsewhere's repository is its clone, whose receipts are its own pulls; its pass knows a
+    record by the server's receipt (D37), a number of another count. The runs' clone is judged in the
+    clone's numbers: a record whose earlier artifacts it holds makes no pull, even with more pulled
+    after it (a burst); what came before a record is pulled."""
+    from ocx.fossil.sync import CallerClone
+
+    password = served.passwords["bob"]
+    node_clone = CallerClone.create(tmp_path / "node-clone.fossil", served.base_url, "bob", password,
+                                    home=tmp_path / "home")
+    config = Config(str(node_clone.path), served.base_url, tmp_path, password)
+    for n in range(6):  # the server's count runs ahead of the clone's
+        served.web("alice").new_thread(f"chatter {n}", "before the node's quiet")
+    node_clone.pull()
+    template.current(config)  # idle: it holds all its node's clone holds
+    record = served.web("admin").new_thread("a record", "for the node elsewhere")
+    node_clone.pull()  # the follower's pull
+    served.web("alice").reply(record, "straight after it, pulled before the pass acts")
+    node_clone.pull()
+    with Repository(node_clone.path) as clone:
+        here = clone.sender(record).rcvid
+    assert here is not None and here < received(served, record)  # two counts
+    before = template.held(template.template_path(config))
+    assert template.ensure_before(config, record) is False
+    assert template.held(template.template_path(config)) == before  # no pull: it lacked nothing before the record
+    checkin = served.commit("alice", "before-the-second.txt", "w\n")
+    node_clone.pull()
+    second = served.web("admin").new_thread("a second record", "after a check-in")
+    node_clone.pull()
+    assert not holds(config, checkin)
+    assert template.ensure_before(config, second) is False and holds(config, checkin)  # pulled, by the node

@@ -47,8 +47,10 @@ AN_HOUR = {"budget.wall": "1", "budget.wall~unit": "h"}  # the budget's structur
 def test_cards_follow_the_viewers_capabilities(site):
     admin_page = site.web("admin").get("/ext/ocx").text
     assert all(f'id="tool-{name}"' in admin_page for name in ("create", "stop", "post", "audit", "push", "status"))
-    assert admin_page.count('<form method="POST"') == 6
+    assert admin_page.count('<form method="POST"') == 7  # the six cards and the Nodes section's join form
+    assert admin_page.count('name="form" value="join-token"') == 1
     carol = site.web("carol").get("/ext/ocx").text  # may post (moderated), not check in, not admin
+    assert 'value="join-token"' not in carol and 'id="nodes"' not in carol  # an admin's alone
     forms = re.findall(r'name="tool" value="(\w+)"', carol)
     assert sorted(forms) == ["post", "push", "status"]
     # The others say whom they need instead of a form that would only be refused.
@@ -109,7 +111,7 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
             document.querySelector('input[name=p]').value = {site.passwords['admin']!r};
             document.querySelector('input[name=p]').form.submit();""")
         browser.goto(site.base_url + "/ext/ocx")
-        assert browser.js("document.querySelectorAll('form[method=POST]').length") == 6
+        assert browser.js("document.querySelectorAll('form[method=POST]').length") == 7  # and the join form
         browser.submit("""const form = document.querySelector('#tool-create form');
             form.querySelector('input[name=objective]').value = 'Made in chromium.';
             form.querySelector('input[name="budget.wall"]').value = '1';
@@ -120,10 +122,18 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         assert answer["stopped"] is None, answer
         browser.goto(site.base_url + "/forumpost/" + answer["result"])
         assert "Made in chromium." in browser.js("document.body.innerText")
+        browser.goto(site.base_url + "/ext/ocx")  # the Nodes section: a join token, shown once (issue 16)
+        browser.submit("""const form = document.querySelector('#nodes form');
+            form.querySelector('input[name=name]').value = 'from-chromium';
+            form.requestSubmit();""")
+        token = browser.js("document.querySelector('#join-made pre').textContent")
     finally:
         browser.close()
     with site.repository() as repository:
         assert repository.sender(answer["result"]).login == "admin"  # D21: the viewer sent it
+    from ocx.node.elsewhere.link import join
+
+    assert join(site.base_url, token, "from-chromium", "ocx-node-from-chromium", None, [])  # its node user's password
 
 
 def _page_answer(page: str) -> dict:

@@ -29,7 +29,7 @@ from ...reading.console import deliveries, needs_you, queue_of, branches
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
 from ..web import Node, refusal, token
-from . import catalog, sections
+from . import catalog, joining, sections
 from .cards import Defaults, card
 from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
 from .style import CSS
@@ -173,7 +173,11 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     posted: str | None = None
     given: dict[str, str] = {}
     answer: dict[str, Any] | None = None
-    if body is not None:
+    joined: dict[str, Any] | None = None  # the join form's answer (joining.py)
+    form = {k: v[-1] for k, v in urllib.parse.parse_qs(body or "", keep_blank_values=True).items()}
+    if body is not None and joining.is_join_post(form):
+        joined = joining.make(view, form)
+    elif body is not None:
         posted, given, answer = _posted(view, body)
     if posted is not None:  # what it wrote is read back below, in this same page
         seen = _records(view)
@@ -200,6 +204,10 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     parts.append(_section("done", "Done", sections.done(answered, root)))
     parts.append(_section("queue", "Queue", _queue(view)))
     cards, signed = [], token(view.node, view.env)
+    if view.admin:
+        parts.append(_section("nodes", "Nodes", joining.section(view, signed, joined, form.get("name", ""))))
+    elif joined is not None:
+        parts.append(_section("nodes", "Nodes", joining.answered(joined)))
     for tool in catalog.tools():
         shown = tool["name"] == posted
         cards.append(card(tool, view.capabilities, view.base, signed, _defaults(view, tool),

@@ -152,6 +152,25 @@ class ServerLink:
                                              "enforces": enforces, "password": password}, None)
         return answer.get("password")
 
+    def name_code(self, server_code: str) -> dict:
+        """As a node user registered with no server-code (a join): its clone's, once."""
+        return self._call("code", [], {"server_code": server_code}, None)
+
+
+def join(url: str, join_token: str, name: str, node_user: str, server_code: str | None, enforces: list[str], *,
+         timeout: float = 30.0) -> str:
+    """With a join token an admin made on the server's page, and no login (the page sees `nobody`):
+    node NAME's node user made or given a new password, which is returned (web_joining.py)."""
+    session = WebSession(url, "nobody", None, cookie="", timeout=timeout)
+    token = str(session.page_json(PAGE + "?json").get("token", ""))  # D43: nobody's, for this one POST
+    answer = session.page_json(f"{PAGE}?json&node=join", {"join_token": join_token, "name": name,
+                                                          "node_user": node_user, "server_code": server_code,
+                                                          "enforces": enforces, "token": token})
+    refused = answer.get("refused")
+    if isinstance(refused, dict):
+        raise _refused_class()(str(refused.get("field", "")), str(refused.get("why", "")))
+    return str(answer["password"])
+
 
 def lost_mark(state_dir: Path) -> Path:
     """Left by any of the node's processes that could not reach the server: the follower, once it
@@ -193,4 +212,4 @@ def session_file(state_dir: Path) -> Path:
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "lost_mark", "session_file", "take_handed"]
+__all__ = ["ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "lost_mark", "session_file", "take_handed"]

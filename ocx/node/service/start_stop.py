@@ -71,8 +71,9 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
 async def start_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
                         page: RunnerPage) -> str:
     """The session's unit, which prepares its run user and home itself; returns the unit's name."""
-    # The runs' clone holds what came before the record, pulled first if it lacks any of it (template.py).
-    pull = template.ensure(context.config, opened.rcvid, besides=opened.hash, log=context.log)
+    # The runs' clone holds what came before the record, pulled first if it lacks any of it (template.py),
+    # judged by the node's own repository's receipts: never opened.rcvid, the server's on a node elsewhere.
+    pull = template.ensure_before(context.config, opened.hash, log=context.log)
     service = session_service(context.config, context.server_code, opened, page, record_dir,
                               egress_filter(context, opened), pull)
     await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept(), pull=pull)

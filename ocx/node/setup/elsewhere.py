@@ -2,21 +2,25 @@
 host whose PID 1 is systemd.
 
 One command, as root. An admin's login on the server, given once (a
-password file, or asked on the terminal: never on the command line), lets
-it register the node with the server's node: its own node user (default
+password file, or asked on the terminal: never on the command line), or a
+join token an admin made for NAME on the server's page (a file, stdin or
+the terminal: never the command line or the environment; good once, for an
+hour, serving/join_tokens.py) lets it register the node with the server's
+node: its own node user (default
 `ocx-node-NAME`), holding only what its writes need (D37), whose random
 password is kept in /etc/ocx/NAME.node-password (0600); then its clone of
 the served repository over HTTP as that user, whose new server-code names
-the node in records (C1), registered in turn; the node's mark at the
-server's newest receipt (no record can name a server-code older than
-itself); the configuration; and its units (socket, tool sockets,
-follower), enabled and started. Run again, it asks for nothing it has:
+the node in records (C1), registered in turn; its clone for runs
+(node/template.py); the node's mark at the server's newest receipt (no
+record can name a server-code older than itself); the configuration; and
+its units (socket, tool sockets, follower), enabled and started. Run again, it asks for nothing it has:
 with its password file and its registration in place, no admin is needed.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +31,10 @@ from ...fossil.sync import CallerClone
 from ...protocol.admission import ENFORCED_RESTRICTIONS
 from .. import config as node_config
 from ..config import STATE_ROOT, NodeConfig
-from ..elsewhere.link import ServerLink, ServerRefused, Unreachable, WebError
+from ..elsewhere.link import ServerLink, ServerRefused, Unreachable, WebError, join, session_file
+from ...files import write_atomically
 from . import unit_install
-from .init import InitError, InitReport, pid1_is_systemd
+from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd
 
 CLONE = "node-clone.fossil"  # the node's repository, and its node user's clone for `ci` tags (context.node_clone)
 
@@ -39,6 +44,7 @@ class ElsewhereOptions:
     name: str
     server: str  # the server's base URL, as this host reaches it
     admin_password: Callable[[], str]  # asked only when needed: the node user is new or its password lost
+    join_token: Callable[[], str] | None = None  # instead of an admin's login: a token an admin made on the page
     admin_login: str = "admin"
     node_user: str | None = None  # default ocx-node-NAME
     python: str = "/opt/ocx/venv/bin/python"
@@ -66,14 +72,20 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
         raise InitError("PID 1 is not systemd here: a node runs its runs as systemd units (D1)")
     config = plan(options)
     report = InitReport(config)
+    fresh = not config.state_dir.exists()
     home = config.state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     os.chown(config.state_dir, 0, 0)
     os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (issue 11, hole 6)
     try:
         _register_and_clone(options, config, home, report)
-    except (ServerRefused, Unreachable, WebError) as error:
+    except (ServerRefused, Unreachable, WebError, InitError) as error:
+        if fresh and not config.password_file.exists():  # refused before anything was registered: leave nothing
+            shutil.rmtree(config.state_dir, ignore_errors=True)
+        if isinstance(error, InitError):
+            raise
         raise InitError(f"the server at {config.url} said: {error}") from None
+    make_runs_clone(config, report)  # before its units start: its first run then copies it, no clone of its own
     changed, started = unit_install.install_and_start(config, str(home), options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
@@ -97,14 +109,25 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
     code = _server_code(clone) if clone.exists() else None
     enforces = sorted(ENFORCED_RESTRICTIONS)  # D24: the same code holds the same restrictions
     known = _registered(config)
+    registered = known["node"]["server_code"] if known else None
     admin: ServerLink | None = None
-    if known is None or known["node"]["server_code"] != code or known["node"]["name"] != config.name:
-        admin = ServerLink(config.url, options.admin_login, options.admin_password())
-        password = admin.register(config.name, config.node_user, code, enforces, password=known is None)
+    if known is None or known["node"]["name"] != config.name or registered not in (None, code):
+        # The node user is new, its password lost, or its clone is not the registered one: an admin's
+        # authority is needed, a login or a join token made on the server's page.
+        if options.join_token is not None:
+            password: str | None = join(config.url, options.join_token(), config.name, config.node_user, code,
+                                        enforces)
+            how = "with a join token"
+        else:
+            admin = ServerLink(config.url, options.admin_login, options.admin_password())
+            password = admin.register(config.name, config.node_user, code, enforces, password=known is None)
+            how = f"by {options.admin_login}"
+        registered = code
         if password is not None:
             node_config.save(config, password)
             os.chmod(config.password_file, 0o600)
-            report.add(f"node user {config.node_user} registered on {config.url}; its password in "
+            session_file(config.state_dir).unlink(missing_ok=True)  # a session of its former password
+            report.add(f"node user {config.node_user} registered on {config.url} {how}; its password in "
                        f"{config.password_file} (0600)", True)
     else:
         report.add(f"node user {config.node_user} registered on {config.url}", False)
@@ -115,9 +138,11 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
         report.add(f"clone {clone} over HTTP as {config.node_user}: server-code {code}", True)
     else:
         report.add(f"clone {clone}: server-code {code}", False)
-    if admin is not None or known is None or known["node"]["server_code"] != code:
-        admin = admin or ServerLink(config.url, options.admin_login, options.admin_password())
-        admin.register(config.name, config.node_user, code, enforces, password=False)
+    if registered != code:
+        if admin is not None:
+            admin.register(config.name, config.node_user, code, enforces, password=False)
+        else:  # registered with none yet (a join): the node user names it, once
+            ServerLink.of_node(config).name_code(str(code))
         report.add(f"node {config.name} = server-code {code} in the server's list of nodes (D36)", True)
     _mark(config, report)
     path = node_config.config_path(config.name)

@@ -155,11 +155,11 @@ def init_node(options: InitOptions) -> InitReport:
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
     for unit, state, was_started in started:
         report.add(f"{unit} {state}".strip(), was_started)
-    _runs_clone(config, report)
+    make_runs_clone(config, report)
     return report
 
 
-def _runs_clone(config: NodeConfig, report: InitReport) -> None:
+def make_runs_clone(config: NodeConfig, report: InitReport) -> None:
     """The node's clone for runs (node/template.py), made now, while nobody
     else clones: two clones of a large repository at once can both fail."""
     from .. import template
