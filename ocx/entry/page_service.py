@@ -30,6 +30,8 @@ import sys
 import time
 import traceback
 
+from ..protocol.errors import OcxError
+
 SD_LISTEN_FDS_START = 3
 CONCURRENT = 8  # requests run at once; more wait in the socket's backlog
 REQUEST_SECONDS = 540  # a request's process is killed after this (Fossil's own bound is 600 s)
@@ -39,7 +41,7 @@ CWD_MAX = 4096
 BODY_MAX = 8 << 20  # the door's own bound (page_door.BODY_MAX)
 
 
-class BadRequest(Exception):
+class BadRequest(OcxError):
     """What came on the socket is not a whole request of the door's."""
 
 

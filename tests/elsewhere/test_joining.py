@@ -13,7 +13,7 @@ import time
 import pytest
 
 from ocx.fossil.web import WebSession
-from ocx.node.elsewhere.link import Refused, ServerLink, join
+from ocx.node.elsewhere.link import ServerRefused, ServerLink, join
 from ocx.node.serving import join_tokens
 
 from .on_host import join_token_through_page
@@ -59,13 +59,13 @@ def test_an_admin_makes_one_on_the_page_and_a_host_joins_with_it_once(site):
     code = secrets.token_hex(20)
     assert node.name_code(code) == {"node": "joiner", "server_code": code}  # its clone's, once
     assert node.whoami()["node"]["server_code"] == code
-    with pytest.raises(Refused) as again:  # changing it takes an admin
+    with pytest.raises(ServerRefused) as again:  # changing it takes an admin
         node.name_code(secrets.token_hex(20))
     assert again.value.field == "server_code"
     assert json.loads(path.read_text())["used"] is not None
     # A second use: refused as used, and nothing is written.
     before, users = kept(site), logins(site)
-    with pytest.raises(Refused) as used:
+    with pytest.raises(ServerRefused) as used:
         join(site.served.base_url, token, "joiner", "ocx-node-joiner", None, [])
     assert used.value.field == "join_token" and "was used at" in used.value.why
     assert kept(site) == before and logins(site) == users  # its password not reset either
@@ -76,7 +76,7 @@ def test_only_an_admin_makes_one(site):
     token, page = made_on_the_page(site, "by-alice", by="alice")
     assert token is None and "holds neither admin nor setup" in page
     assert kept(site) == before
-    with pytest.raises(Refused) as refused:  # the page's JSON door says the same
+    with pytest.raises(ServerRefused) as refused:  # the page's JSON door says the same
         site.link("alice")._call("join-token", [], {"name": "by-alice"}, None)
     assert refused.value.field == "caller"
     assert kept(site) == before
@@ -94,8 +94,8 @@ def test_a_wrong_expired_or_other_name_token_is_refused_naming_it_and_writes_not
     other, _ = made_on_the_page(site, "elsewhere-one")
     before, users = kept(site), logins(site)
 
-    def refused(given: str, name: str) -> Refused:
-        with pytest.raises(Refused) as caught:
+    def refused(given: str, name: str) -> ServerRefused:
+        with pytest.raises(ServerRefused) as caught:
             join(site.served.base_url, given, name, f"ocx-node-{name}", None, [])
         assert kept(site) == before and logins(site) == users
         return caught.value
@@ -117,11 +117,11 @@ def test_a_wrong_expired_or_other_name_token_is_refused_naming_it_and_writes_not
 def test_a_join_never_takes_a_person_s_login_or_another_node_s_name(site):
     site.register("taken")
     token, _ = made_on_the_page(site, "taken")
-    with pytest.raises(Refused) as clash:  # the name is registered to another node user
+    with pytest.raises(ServerRefused) as clash:  # the name is registered to another node user
         join(site.served.base_url, token, "taken", "ocx-node-other", None, [])
     assert clash.value.field == "name"
     alice_token, _ = made_on_the_page(site, "alices")
-    with pytest.raises(Refused) as person:
+    with pytest.raises(ServerRefused) as person:
         join(site.served.base_url, alice_token, "alices", "alice", None, [])
     assert person.value.field == "node_user"
     assert json.loads((join_tokens.tokens_dir(site.served.path) / (

@@ -45,6 +45,12 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "a run's preparation, run once by systemd: any failure is kept for the node to answer (UNPREPARED)"),
     ("ocx/node/unit/stop_step.py", "main"): (
         1, "a run's stop step, run once by systemd: whatever fails, the node is still poked (D4, D6)"),
+    ("ocx/entry/page_service.py", "answer_one"): (
+        1, "one request of the page service: its failure is answered as the ext program's was, and counted"),
+    ("ocx/entry/page_service.py", "serve"): (
+        1, "the page service's loop: nothing one request brings stops it; it takes the next"),
+    ("ocx/entry/page_service.py", "_take_one"): (
+        1, "a request's own forked process: whatever ends it, it exits with a code, never returns into the loop"),
     ("ocx/node/elsewhere/follow.py", "Follower.step"): (
         1, "the follower's held request, for ever: whatever fails, it asks again after a pause (D39)"),
 }

@@ -168,7 +168,7 @@ def join(url: str, join_token: str, name: str, node_user: str, server_code: str 
                                                           "enforces": enforces, "token": token})
     refused = answer.get("refused")
     if isinstance(refused, dict):
-        raise _refused_class()(str(refused.get("field", "")), str(refused.get("why", "")))
+        raise ServerRefused(str(refused.get("field", "")), str(refused.get("why", "")))
     return str(answer["password"])
 
 

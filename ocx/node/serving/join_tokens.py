@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...protocol.errors import FieldError
 from . import registry
 
 TTL = 3600.0  # seconds a token is good for (see above)
@@ -41,12 +42,8 @@ _SHAPE = re.compile(r"ocxjoin-[A-Za-z0-9_-]{43}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a node's name: its units' instance (config.py)
 
 
-class JoinRefused(Exception):
-    """The token does not let this join happen; FIELD names what is wrong (D8's shape)."""
-
-    def __init__(self, field: str, why: str):
-        super().__init__(f"{field}: {why}")
-        self.field, self.why = field, why
+class JoinRefused(FieldError):
+    """The token does not let this join happen; its field names what is wrong (D8)."""
 
 
 @dataclass(frozen=True)
