@@ -132,7 +132,9 @@ def test_a_stop_ends_the_run_in_progress_and_no_later_checkin_runs(node):
     node.stop(record)
     response = node.response(record)
     assert response.outcome.value == "stopped" and "stopped by admin" in response.note
-    assert systemctl("is-active", unit).strip() in ("inactive", "failed", "unknown")
+    # The response is written once the stop step has recorded the end; the unit may still be finishing it.
+    wait_for(lambda: systemctl("is-active", unit).strip() in ("inactive", "failed", "unknown"), 60, 0.2,
+             "the stopped run's unit gone")
     # The node is done with the record once it removes its directory (cleanup.py): no later run by then, or ever.
     wait_for(lambda: not record_dir.exists(), 60, 0.2, "the answered record's directory removed")
     assert not systemctl("list-units", "--all", "--no-legend", checkin_unit(node, record, later)).strip()
