@@ -5,7 +5,7 @@ import secrets
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..fossil.callers import ticket_id
+from ..fossil.clone_facts import ticket_id
 from ..fossil.errors import UnknownUser, WrongKind
 from ..fossil.repository import Repository
 from ..node.service.admit import admission, runner_page

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fossil.callers import saved_login
+from ..fossil.clone_facts import saved_login
 from ..node.unit.prepare import CLONE, PASSWORD_FILE
 from ..protocol.errors import OcxError
 

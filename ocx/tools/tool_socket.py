@@ -39,7 +39,7 @@ from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
 from ..node.record_dirs import RecordDir, open_records
 from ..node.service.run_units import TOOLS_INSIDE
-from ..node.service.tool_sockets import SOCKET_NAME, served_by_socket, short_path
+from ..node.service.socket_served import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
 from ..systemd import notify
 from ..systemd.cgroup import peer
@@ -165,7 +165,7 @@ class RunSocket:
                 while not data.endswith(b"\n") and len(data) <= REQUEST_BYTES and (chunk := connection.recv(65536)):
                     data += chunk
                 if not data:
-                    return  # the node's probe: is the socket there (D24, tool_sockets.py)
+                    return  # the node's probe: is the socket there (D24, socket_served.py)
                 if len(data) > REQUEST_BYTES:
                     answer = _refusal("", "input", f"a call is at most {REQUEST_BYTES} bytes")
                 elif self.record_dir.answered:  # C5: its user acts no more once the record is answered
@@ -228,7 +228,7 @@ class ToolSocketServer:
         changes = watch(str(records), CHANGES)
         self.selector.register(changes, selectors.EVENT_READ, None)
         self.sync(changes)
-        # Type=notify: active means every open run's socket is bound (D24, ocx/node/service/tool_sockets.py).
+        # Type=notify: active means every open run's socket is bound (D24, ocx/node/service/socket_served.py).
         notify.ready()
         try:
             while stop is None or not stop.is_set():

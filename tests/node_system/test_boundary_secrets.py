@@ -15,7 +15,7 @@ import pytest
 
 from ocx.node.run_layout import RunHome, unit_stem
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.tool_sockets import short_path, socket_accepts, tool_socket_path
+from ocx.node.service.socket_served import short_path, socket_accepts, tool_socket_path
 from ocx.node.unit.prepare import PASSWORD_FILE
 from ocx.tools.tool_socket import CONNECTIONS, REQUEST_BYTES
 

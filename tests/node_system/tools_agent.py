@@ -47,7 +47,7 @@ def hex_tokens() -> dict:
     """Every 32-hex-digit token in the environment and in every file this run can read
     (a password OCX makes is 32 hex digits), obscured sync passwords decoded too."""
     import re
-    from ocx.fossil.callers import unobscure
+    from ocx.fossil.clone_facts import unobscure
 
     token, obscured = re.compile(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"), re.compile(rb"(?<![0-9a-f])[0-9a-f]{66}(?![0-9a-f])")
     found, files = set(), 0

@@ -41,7 +41,7 @@ from .checkin_runs import enqueue
 from .context import NodeContext
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
-from .tool_sockets import served_by_socket, socket_accepts, tool_socket_path, tools_lost
+from .socket_served import served_by_socket, socket_accepts, tool_socket_path, tools_lost
 
 __all__ = ["PassReport", "run_pass"]
 
