@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import takewhile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..fossil.errors import UnknownUser
 from ..fossil.artifacts import ReceivedArtifact, Receipt
@@ -141,8 +141,8 @@ class Elsewhere:
         found = self._listed(answer)
         letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
         ready = self._held(repository, found)
-        if len(ready) < len(found):  # the follower's pull may be under way: waited for, then none of its own
-            self.pull(lambda: len(self._held(repository, found)) < len(found))
+        if len(ready) < len(found):
+            self.pull()
             ready = self._held(repository, found)
         return ready, letters, len(ready) < len(found) or bool(answer.get("more"))
 
@@ -151,7 +151,7 @@ class Elsewhere:
         answer = self.link().receipts(rcvid - 1)
         found = [r for r in self._listed(answer) if r.rcvid == rcvid][:1]
         if found and not self._held(repository, found):
-            self.pull(lambda: not self._held(repository, found))
+            self.pull()
         letters = {login: frozenset(held) for login, held in answer["capabilities"].items()}
         return (found[0] if found and self._held(repository, found) else None), letters
 
@@ -168,18 +168,15 @@ class Elsewhere:
         return list(takewhile(lambda r: all(a.hash in held for a in r.artifacts
                                             if a.event_type in ACTED_ON and not a.private), receipts))
 
-    def pull(self, still_needed: "Callable[[], bool] | None" = None) -> None:
+    def pull(self) -> None:
         """The node's clone brought up to the server, as its node user. One pull at a time on this
-        host (the follower, a pass, a push may each want one): a second waits, and with STILL_NEEDED
-        pulls only if that says the pull it waited for did not bring what it wants."""
+        host (the follower, a pass, a push may each want one): a second waits and then costs little."""
         import fcntl
 
         from ..fossil.sync import CallerClone
 
         with open(self.config.state_dir / "pull.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if still_needed is not None and not still_needed():
-                return
             CallerClone(Path(self.config.repository), self.config.node_user, self.config.state_dir / "home").pull()
 
     def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,

@@ -43,9 +43,9 @@ def test_every_request_is_held_by_the_server_and_renewed_only_when_it_answers(tm
     # The first at once (is the server there?), each later one held by the server (D38).
     assert [wait for _, wait in server.asked] == [0.0, WAIT, WAIT]
     assert [since for since, _ in server.asked] == [0, 7, 8]
-    # At its start it reaches the server: the deliberate check; then a receipt: the answer handed over
-    # for the pass it wakes, the poke (the node's service starts meanwhile), then the pull.
-    assert done == ["pull", "check", "hand 7 8", "poke", "pull"]
+    # At its start it reaches the server: the deliberate check; then a receipt: pull, the answer handed
+    # over for the pass it wakes, then poke.
+    assert done == ["pull", "check", "pull", "hand 7 8", "poke"]
     assert not any(step.startswith("sleep") for step in done)  # nothing paces it while the server answers
 
 

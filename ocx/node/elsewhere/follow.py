@@ -3,9 +3,8 @@
 One long-lived service (units/ocx-follow@.service) holds one request open
 to the server's node, which answers as soon as something arrives for it or
 after at most 60 s with nothing (serving/receipts.py); it then renews it
-at once. When the answer lists receipts, it pokes the node's socket and
-pulls the node's clone, as the node user, while the node's service starts
-(its pass waits for that pull where it needs it): the pass then reads the
+at once. When the answer lists receipts, it pulls the node's clone, as the
+node user, and pokes the node's socket: the node's own pass then reads the
 receipts from the server, exactly as the server's node reads its own
 (D26); the answer that woke it is handed over (link.hand_over), so the
 pass's first read asks the server nothing more. When who holds admin or setup changed, it pokes the node too (D24:
@@ -90,17 +89,13 @@ class Follower:
                 self.check()
                 self.log(f"server {self.config.url} reached: pulled, check started")
             if answer.get("receipts"):
-                # Handed over and poked first: the node's service starts from idle (its Python and
-                # imports, the longest leg of the way) while the clone is pulled; its pass waits on the
-                # pull's lock for what its clone does not hold yet (served.Elsewhere.pull).
-                self.hand(since, answer)
-                self.wake()
                 began = time.monotonic()
                 self.pull()
-                self.log(f"receipts {since + 1}..{answer.get('last')}: handed over with "
-                         f"{len(answer.get('records') or {})} records' facts, node poked, pulled in "
-                         f"{(time.monotonic() - began) * 1000:.0f} ms")
-            elif admins_changed:
+                self.hand(since, answer)
+                self.log(f"receipts {since + 1}..{answer.get('last')}: pulled in "
+                         f"{(time.monotonic() - began) * 1000:.0f} ms, handed over with "
+                         f"{len(answer.get('records') or {})} records' facts; poking the node")
+            if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
         except Exception as error:  # cut off, the server down, refused: the runs go on (D39)
