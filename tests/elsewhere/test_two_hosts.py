@@ -73,6 +73,12 @@ def running(hosts, record: str, timeout: float = 120.0) -> None:
     wait_until(lambda: on(hosts.build, "active", unit).get("SubState") == "running", timeout, f"{unit} running")
 
 
+def journal_of(host, lines: int = 120) -> str:
+    """HOST's last journal lines, for a failure's message."""
+    done = host.exec(["journalctl", "-n", str(lines), "--no-pager", "-o", "short-precise"])
+    return done.output.decode(errors="replace") if isinstance(done.output, bytes) else str(done.output)
+
+
 def unit_of(code: str, record: str) -> str:
     return f"ocx-{code[:12]}-{record[:12]}.service"
 
@@ -144,7 +150,10 @@ def test_a_ci_record_on_the_build_host_tags_each_checkin_as_its_node_user(hosts)
     record = record_for(hosts, runner="command", command=["sh", "-c", "echo built on $(hostname); exit 0"],
                         checkins=["ci-build"], hears=[])["record"]
     checkin = on(hosts.server, "commit", "ci-build")["checkin"]
-    tags = wait_until(lambda: on(hosts.server, "tags", checkin)["tags"], 120, "the ci verdict")
+    try:
+        tags = wait_until(lambda: on(hosts.server, "tags", checkin)["tags"], 120, "the ci verdict")
+    except AssertionError as error:  # one clean-clone run timed out here once: say what the build host did
+        raise AssertionError(f"{error}\n--- the build host's journal ---\n{journal_of(hosts.build)}") from None
     assert tags == [["ci", f"pass: built on build (against {record})", "ocx-node-build1"]], tags  # V2: its sender
     on(hosts.server, "stop", build, record)
     assert answer(hosts, record)[0] == "stopped"

@@ -79,6 +79,16 @@ def stop_what_is_open(node) -> int:
     return stopped
 
 
+def refused_as_a_twin(found: dict, found_all: list[dict]) -> bool:
+    """A post the driver sent again while the server restarted is a second record with the same
+    run user: refused naming the user and its twin's open record (D40), as it should be."""
+    answer = found["responses"][0]
+    twins = [other["hash"] for other in found_all
+             if other is not found and other["user"] == found["user"] and other["received"] <= found["received"]]
+    return (answer["outcome"] == "refused" and str(answer["note"]).startswith("user:")
+            and any(twin[:12] in str(answer["note"]) for twin in twins))
+
+
 def bound(found: dict, last_fault: float) -> float:
     """When the issue's figure wants its answer: its wall plus 30 s after the
     later of its receipt and the last fault; a stopped one, 30 s after its stop."""
@@ -181,7 +191,7 @@ def report(node, state: dict, starts_now: int) -> dict:
             foreign.append(short)
         outcome = answers[0]["outcome"]
         outcomes[found["kind"]][outcome] += 1
-        if outcome not in ALLOWED[found["kind"]]:
+        if outcome not in ALLOWED[found["kind"]] and not refused_as_a_twin(found, found_all):
             wrong.append(f"{short}: {outcome}: {answers[0]['note']}")
         over = answers[0]["at"] - bound(found, last_fault)
         lateness.append(over + LATE_SECONDS)
