@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from ocx.fossil.program import FossilError  # noqa: E402
 from ocx.fossil.sync import CallerClone  # noqa: E402
 from tests.node_system.chaos_report import report  # noqa: E402
 from tests.node_system.drive import node as node_named  # noqa: E402
@@ -191,8 +192,16 @@ class Driver:
         if not (checkout / ".fslckout").exists():
             self.developer.open_checkout(checkout)
         (checkout / "note.txt").write_text(secrets.token_hex(8))
-        checkin = self.developer.commit(checkout, f"chaos {event['index']}/{event['n']}",
-                                        branch=spec["branch"] if event["n"] == 0 else None, push=False)
+        message = f"chaos {event['index']}/{event['n']}"
+        try:
+            checkin = self.developer.commit(checkout, message, branch=spec["branch"] if event["n"] == 0 else None,
+                                            push=False)
+        except FossilError as error:
+            # The driver was cut off after its first commit made the branch (its checkout is on it now):
+            # done again, that commit goes on the branch without making it.
+            if "already exists" not in str(error):
+                raise
+            checkin = self.developer.commit(checkout, message, branch=None, push=False)
         retrying(f"push of {checkin[:12]}", self.developer.push)
         return checkin
 
