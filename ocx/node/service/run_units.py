@@ -9,7 +9,10 @@ ExecStartPre where the run has network, by the node before start otherwise.
 """
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ...protocol.decide import OpenRecord
+from ...systemd.hardening import Hardening
 from ...systemd.units import BindPath, ExecCommand, TransientService
 from ..config import NodeConfig
 from ..host_paths import KEEP_ENVIRONMENT
@@ -88,30 +91,43 @@ def prepared_in_unit(opened: OpenRecord) -> bool:
     """D34: a run without network cannot reach the server from its own unit."""
     return opened.record.sandbox.network
 
+class Confinement(TypedDict):
+    """What a session's unit and a check-in run's unit share: user, budget, sandbox and end."""
 
-def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
-                    record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False) -> TransientService:
-    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL: `preparation`'s."""
-    record = opened.record
-    name = unit_name(server_code, opened.hash)
-    home = RunHome(name.removesuffix(".service"))
-    budget, sandbox = record.budget, record.sandbox
-    # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
-    # D17's cpu is held from outside the run (cpu_watch.py), not by anything the run could stop.
-    feeder = python_module(config, "ocx.node.inside.feeder", INBOX_INSIDE, "--terminal", str(home.terminal_socket),
-                           "--cwd", str(home.inside), "--", *page.argv(record.remote))
-    return TransientService(
-        name=name,
-        # D3: systemctl status names the record, the runner and the user.
-        description=f"OCX record {opened.hash} runner {record.runner} as {record.user}",
+    slice: str
+    dynamic_user: bool
+    state_directory: list[str]
+    memory_max: int | None
+    tasks_max: int | None
+    runtime_max_sec: float | None
+    cpu_quota: float | None
+    protect_system: str
+    protect_home: str
+    private_tmp: bool
+    private_network: bool
+    read_only_paths: list[str]
+    read_write_paths: list[str]
+    inaccessible_paths: list[str]
+    hardening: Hardening
+    timeout_start_sec: float
+    exec_stop_post: list[ExecCommand]
+    standard_output: str
+    standard_error: str
+    add_ref: bool
+    collect_mode: str
+    timeout_stop_sec: float
+
+
+def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_dir: RecordDir,
+                egress_filter: str | None) -> Confinement:
+    """One run's user, budget and sandbox as unit properties (D16, D17, D34, issue 12), the same
+    for both kinds of run. No WorkingDirectory: systemd runs the `+` steps in it too, as root
+    (D41); the feeder enters the home."""
+    budget, sandbox = opened.record.budget, opened.record.sandbox
+    return Confinement(
         slice=SLICE,
-        argv=feeder,
-        environment=environment(str(home.inside), record.user, page.env),
-        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41); the feeder enters the home.
         dynamic_user=True,
         state_directory=[home.state_directory],
-        runtime_directory=[home.runtime_directory],  # D32: the terminal's socket, the run's own
-        runtime_directory_mode=0o700,
         memory_max=budget.memory_bytes,
         tasks_max=budget.processes,
         runtime_max_sec=budget.wall_seconds,
@@ -121,9 +137,38 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
         private_tmp=True,
         private_network=not sandbox.network,  # D34
         read_only_paths=list(sandbox.read_only),
-        read_write_paths=list(sandbox.read_write),  # the homes' copies are bound read-write
+        read_write_paths=list(sandbox.read_write),  # a session's homes' copies are bound read-write
         inaccessible_paths=hidden_paths(config),
         hardening=run_hardening(sandbox.network, egress_filter),
+        timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
+        exec_stop_post=[stop_step(config, record_dir, home.stem)],
+        standard_output="journal",
+        standard_error="journal",
+        add_ref=False,
+        collect_mode=KEPT_WHEN_FAILED,  # forgotten once answered or judged (cleanup.py, tend.py)
+        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
+    )
+
+
+def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
+                    record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False) -> TransientService:
+    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL: `preparation`'s."""
+    record = opened.record
+    name = unit_name(server_code, opened.hash)
+    home = RunHome(name.removesuffix(".service"))
+    # D32: the program runs under a terminal its unit holds; root on the host attaches through its socket.
+    # D17's cpu is held from outside the run (cpu_watch.py), not by anything the run could stop.
+    feeder = python_module(config, "ocx.node.inside.feeder", INBOX_INSIDE, "--terminal", str(home.terminal_socket),
+                           "--cwd", str(home.inside), "--", *page.argv(record.remote))
+    return TransientService(
+        name=name,
+        # D3: systemctl status names the record, the runner and the user.
+        description=f"OCX record {opened.hash} runner {record.runner} as {record.user}",
+        argv=feeder,
+        environment=environment(str(home.inside), record.user, page.env),
+        **confinement(config, opened, home, record_dir, egress_filter),
+        runtime_directory=[home.runtime_directory],  # D32: the terminal's socket, the run's own
+        runtime_directory_mode=0o700,
         bind_paths=[BindPath(str(record_dir.inbox), INBOX_INSIDE, read_only=True),
                     # D14's homes, each as the run's own copy (runner_homes.py: a sign-in carries over).
                     # "-": the preparation makes the copy, so it is there for the program, not for
@@ -132,17 +177,10 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
                       for i, h in enumerate(page.homes)],
                     # issue 5 (tools): only this unit reaches its tool socket (C6 no_password, D34)
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
-                      if record.restrict.no_password or not sandbox.network else [])],
+                      if record.restrict.no_password or not record.sandbox.network else [])],
         exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes,
                                                                    keep=page.kept(), pull=pull))]
         if prepared_in_unit(opened) else [],
-        timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
-        exec_stop_post=[stop_step(config, record_dir, home.stem)],
-        standard_output="journal",
-        standard_error="journal",
-        add_ref=False,
-        collect_mode=KEPT_WHEN_FAILED,
-        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )
 
 
@@ -152,7 +190,6 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     config, record = context.config, opened.record
     name = unit_name(context.server_code, opened.hash, checkin)
     home = RunHome(name.removesuffix(".service"))
-    budget, sandbox = record.budget, record.sandbox
     last_line = str(home.inside / LAST_LINE)
     checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
     argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
@@ -161,31 +198,9 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     return TransientService(
         name=name,
         description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3
-        slice=SLICE,
         argv=argv,
         environment=environment(str(home.inside), record.user, {}),
-        # No WorkingDirectory: systemd runs the `+` steps in it too, as root (D41).
-        dynamic_user=True,
-        state_directory=[home.state_directory],
-        memory_max=budget.memory_bytes,
-        tasks_max=budget.processes,
-        runtime_max_sec=budget.wall_seconds,
-        cpu_quota=config.cpu_quota,
-        protect_system="strict",
-        protect_home="tmpfs",
-        private_tmp=True,
-        private_network=not sandbox.network,  # D34
-        read_only_paths=list(sandbox.read_only),
-        read_write_paths=list(sandbox.read_write),
-        inaccessible_paths=hidden_paths(config),
-        hardening=run_hardening(sandbox.network, egress_filter),
+        **confinement(config, opened, home, record_dir, egress_filter),
         exec_start_pre=[prepare_step(config, step)] if prepared_in_unit(opened) else [],
-        timeout_start_sec=600,
-        exec_stop_post=[stop_step(config, record_dir, home.stem)],
         standard_input="null",
-        standard_output="journal",
-        standard_error="journal",
-        add_ref=False,
-        collect_mode=KEPT_WHEN_FAILED,  # forgotten once judged (tend_record)
-        timeout_stop_sec=STOP_TIMEOUT_SECONDS,
     )
