@@ -131,6 +131,18 @@ def decide(arrival: Arrival, facts: NodeFacts) -> list[Action]:
     return _conversation(arrival, facts) or [Ignore("not a message for this node, and no open record hears it here")]
 
 
+def decide_late(arrival: Arrival, facts: NodeFacts, late: tuple[OpenRecord, ...]) -> list[Action]:
+    """What ARRIVAL, already read while the records LATE were not open yet (their
+    receipts waited on a retry), asks of them alone, now that they are: what
+    `decide` would have given them had they opened in time (D2: a pass reading
+    again from the start gives them the same). Nothing else: every other
+    record was offered ARRIVAL when it was read, and nothing is admitted twice."""
+    hashes = {opened.hash for opened in late}
+    alone = NodeFacts(facts.server_code, facts.node_user, late, facts.answered - hashes)
+    return [action for action in decide(arrival, alone)
+            if isinstance(action, (Deliver, RunCheckin, StopRun, Answered)) and action.record_hash in hashes]
+
+
 def may_act(arrival: Arrival, facts: NodeFacts) -> bool:
     """Whether `decide` could act on ARRIVAL whatever its text says. A post or
     a ticket change acts only as a message its sender may send (a record or

@@ -37,6 +37,13 @@ class Unanswering(Here):
     a node elsewhere's link does when the server's node does not answer in time."""
 
     failing = 0
+    reading_fails = 0  # the same for the receipts read again
+
+    def receipts(self, repository, since):
+        if self.reading_fails > 0:
+            self.reading_fails -= 1
+            raise ConnectionError("the server's node did not answer")
+        return super().receipts(repository, since)
 
     def answer(self, repository, place_kind, place, record_hash, **known):
         if self.failing > 0:
@@ -86,8 +93,8 @@ def post_record(served, context: NodeContext, **fields) -> str:
 
 
 def test_a_checkin_received_while_its_command_record_waits_on_a_retry_joins_its_queue_once(served, node):
-    branch = f"lb-{secrets.token_hex(3)}"
-    record = post_record(served, node, checkins=[branch])
+    branch, other = f"lb-{secrets.token_hex(3)}", f"lb-{secrets.token_hex(3)}"
+    record = post_record(served, node, checkins=[branch, other])
     node.served.failing = 1
     one_pass(node)  # the record's receipt fails; the pass reads on
     record_dir = RecordDir.of(node.config, record)
@@ -99,7 +106,7 @@ def test_a_checkin_received_while_its_command_record_waits_on_a_retry_joins_its_
     one_pass(node)  # the record opens at last
     assert record_dir.state is RecordState.OPEN
     assert queued(record_dir) == [checkin]
-    later = served.commit("bob", f"{branch}.txt", "y\n", branch=branch)
+    later = served.commit("bob", f"{other}.txt", "y\n", branch=other)
     one_pass(node)
     one_pass(node)  # read again: nothing twice
     assert queued(record_dir) == [checkin, later]  # D18: arrival order
@@ -125,6 +132,24 @@ def test_a_checkin_is_queued_after_a_pass_cut_off_between_the_records_opening_an
     assert queued(record_dir) == [checkin]
 
 
+def test_a_look_back_that_fails_keeps_the_records_receipt_to_be_read_again(served, node):
+    branch = f"lb-{secrets.token_hex(3)}"
+    record = post_record(served, node, checkins=[branch])
+    node.served.failing = 1
+    one_pass(node)
+    checkin = served.commit("bob", f"{branch}.txt", "x\n", branch=branch)
+    node.served.failing = 1
+    one_pass(node)
+    node.served.reading_fails = 1
+    one_pass(node)  # opens it, but cannot read what came after it
+    record_dir = RecordDir.of(node.config, record)
+    assert record_dir.state is RecordState.OPEN and queued(record_dir) == []
+    (kept,) = read_mark(node)[1].values()
+    assert kept["count"] == 3 and kept["fault"] and "ConnectionError" in kept["error"]
+    one_pass(node)
+    assert queued(record_dir) == [checkin] and read_mark(node)[1] == {}
+
+
 def test_a_post_heard_and_a_stop_received_while_a_session_record_waits_reach_it_once_opened(served, node):
     served.clone("admin").write_wiki("sandbox/lookback", '```json\n{"command": ["/bin/true"]}\n```\n')
     record = post_record(served, node, runner="lookback", command=None, objective="wait", hears=["alice"])
@@ -141,3 +166,5 @@ def test_a_post_heard_and_a_stop_received_while_a_session_record_waits_reach_it_
     delivered = sorted(p.name for p in record_dir.inbox.iterdir())
     assert len(delivered) == 2 and delivered[1].endswith(f"-{heard}.json"), delivered  # its record, then the post
     assert (record_dir.marked(Mark.STOP) or {}).get("by") == "admin"
+    one_pass(node)  # read again: nothing twice
+    assert sorted(p.name for p in record_dir.inbox.iterdir()) == delivered

@@ -187,3 +187,30 @@ def test_may_act_names_who_and_where():
     assert may_act(arrival(sender="ann", sender_capabilities=ADMIN, place="6" * 40), EMPTY)  # may send a record
     assert may_act(arrival(sender="ocx-node", sender_capabilities=frozenset(), place="6" * 40), EMPTY)  # a response
     assert may_act(arrival(kind=CHECKIN, sender="ann", sender_capabilities=frozenset(), branch="dev"), EMPTY)
+
+
+# -- decide_late: a record opened after its receipt waited on a retry (issue 12 item 5) -----------
+
+from ocx.protocol.decide import decide_late  # noqa: E402
+
+
+@given(kind=st.sampled_from([POST, CHANGE, CHECKIN]), sender=SENDERS, capabilities=CAPABILITIES, text=TEXTS,
+       place=st.sampled_from([THREAD, TICKET]), branch=st.sampled_from(["trunk", "dev", "feature"]),
+       late=st.sampled_from([(SESSION,), (CI,), (SESSION, CI)]), rcvid=st.integers(0, 20))
+def test_a_record_opened_late_gets_what_it_would_have_had_it_opened_in_time(kind, sender, capabilities, text, place,
+                                                                            branch, late, rcvid):
+    came = Arrival(hash=POST_HASH, kind=kind, sender=sender, sender_capabilities=capabilities, text=text, place=place,
+                   branch=branch if kind == CHECKIN else None, received=1000.0 + 7200, rcvid=rcvid)
+    others = tuple(o for o in (SESSION, CI) if o not in late)
+    given_late = decide_late(came, NodeFacts(NODE, "ocx-node", others), late)
+    in_time = [a for a in decide(came, OPEN) if getattr(a, "record_hash", None) in {o.hash for o in late}]
+    # Exactly its share of what the arrival asked had it been open: never an admission, nothing for another.
+    assert given_late == [a for a in in_time if isinstance(a, (Deliver, RunCheckin, StopRun, Answered))]
+    assert all(not isinstance(a, (Admit, Refuse)) for a in given_late)
+
+
+def test_a_checkin_read_while_a_command_record_waited_runs_once_it_opens():
+    came = arrival(hash=POST_HASH, kind=CHECKIN, branch="dev", sender="ann", text="", rcvid=6)
+    assert decide_late(came, EMPTY, (CI,)) == [RunCheckin(CI_HASH, POST_HASH, "dev")]
+    assert decide_late(replace(came, rcvid=5), EMPTY, (CI,)) == []  # its own receipt, or before: never (D2)
+    assert decide_late(came, EMPTY, (SESSION,)) == []  # not on the session's branches

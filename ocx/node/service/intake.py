@@ -37,6 +37,7 @@ from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
+from .look_back import look_back
 from .checkin_runs import enqueue
 from .context import NodeContext
 from .respond import Target, decide_answer
@@ -98,6 +99,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
         failed = (await handle(context, systemd, repository, receipt, report))[0] if receipt else []
+        failed += await _look_back(context, repository, rcvid, mark, report) if receipt else []
         retry = _retried(context, retry, rcvid, receipt, failed, report)
         write_mark(context, mark, retry)
     while True:  # read again before stopping (D26)
@@ -140,6 +142,7 @@ async def read_served_receipts(context: NodeContext, systemd, repository: Reposi
         receipt, letters = context.served.receipt(repository, rcvid)
         failed = (await handle(context, systemd, repository, receipt, report, reader([receipt], letters)))[0] \
             if receipt else []
+        failed += await _look_back(context, repository, rcvid, mark, report) if receipt else []
         retry = _retried(context, retry, rcvid, receipt, failed, report)
         write_mark(context, mark, retry)
     while True:  # read again before stopping (D26)
@@ -159,6 +162,12 @@ async def read_served_receipts(context: NodeContext, systemd, repository: Reposi
             context.log(f"receipts after {mark} are not ready yet: waiting", priority=7)
         if not ready or waiting:
             break
+
+
+async def _look_back(context: NodeContext, repository: Repository, rcvid: int, mark: int,
+                     report: PassReport) -> list["Failed"]:
+    """A record that retried receipt RCVID opened hears what the passes read meanwhile (look_back.py)."""
+    return [Failed(hash_, error) for hash_, error in await look_back(context, repository, rcvid, mark, act, report)]
 
 
 @dataclass(frozen=True)
