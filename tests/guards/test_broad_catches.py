@@ -39,6 +39,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         2, "one artifact of a receipt, and one action on it: stops no other, counted against the receipt (issue 12)"),
     ("ocx/node/service/intake.py", "_retried"): (
         1, "a given-up receipt's records are each answered: one failing answer stops no other's"),
+    ("ocx/node/service/look_back.py", "look_back"): (
+        3, "reading again for a record opened late, one artifact and one action at a time, as intake.handle: "
+           "any failure keeps the record's receipt on the retry list (issue 12 item 5)"),
     ("ocx/node/service/intake.py", "hold_enforcement"): (
         1, "the enforcement check of one record stops no other's (D24)"),
     ("ocx/node/unit/prepare.py", "main"): (

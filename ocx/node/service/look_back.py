@@ -42,6 +42,10 @@ def opened_by(context: NodeContext, rcvid: int) -> tuple[OpenRecord, ...]:
     return tuple(found)
 
 
+def _letters_of(letters: dict[str, frozenset[str]]) -> Callable[[str | None], frozenset[str]]:
+    return lambda login: letters.get(login or "", frozenset())
+
+
 async def look_back(context: NodeContext, repository: Repository, rcvid: int, upto: int, act: Act,
                     report) -> list[tuple[str, BaseException]]:
     """What the receipts after RCVID up to UPTO (the mark: all read already) ask
@@ -56,31 +60,32 @@ async def look_back(context: NodeContext, repository: Repository, rcvid: int, up
         # The served node's own or, elsewhere, the server's (D37): the same receipts a pass read.
         try:
             ready, letters, waiting = context.served.receipts(repository, after)
-        except Exception as error:  # its server's node not answering, say: read again with its receipt
-            failed.append(("", error))
+        except Exception as unanswered:  # its server's node not answering, say: read again with its receipt
+            failed.append(("", unanswered))
             break
         ready = [receipt for receipt in ready if receipt.rcvid <= upto]
         if not ready:
             if waiting:  # read already once, so not for long: the record's receipt is read again soon
                 failed.append(("", TimeoutError(f"receipts after {after} are not ready yet")))
             break
-        reader = ReceiptReader(repository, ready, lambda login: letters.get(login or "", frozenset()))
+        reader = ReceiptReader(repository, ready, _letters_of(letters))
         for receipt in ready:
             for stored in receipt.artifacts:
                 try:
                     came = reader.arrival(receipt, stored, facts)
-                    actions = decide_late(came, facts, late) if came is not None else []
-                except Exception as error:
-                    failed.append((stored.hash, error))
+                except Exception as unreadable:
+                    failed.append((stored.hash, unreadable))
                     continue
-                for action in actions:
+                if came is None:
+                    continue  # neither message nor delivery
+                for action in decide_late(came, facts, late):
                     try:
                         await act(context, repository, came, action, report)
-                    except Exception as error:  # one action's trouble stops no other
-                        failed.append((stored.hash, error))
+                    except Exception as trouble:  # one action's trouble stops no other
+                        failed.append((stored.hash, trouble))
         after = ready[-1].rcvid
-    for hash_, error in failed:
-        context.log(f"looking back from receipt {rcvid}: {hash_[:12] or 'reading'} failed: {describe(error)}",
+    for hash_, what in failed:
+        context.log(f"looking back from receipt {rcvid}: {hash_[:12] or 'reading'} failed: {describe(what)}",
                     record=late[0].hash, priority=4)
     context.log(f"opened late: read receipts {rcvid + 1} to {after} again for it", record=late[0].hash)
     return failed
