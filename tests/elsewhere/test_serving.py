@@ -13,6 +13,7 @@ import pytest
 
 from ocx.fossil.web import WebSession
 from ocx.node.elsewhere.link import ServerLink, ServerRefused
+from ocx.node.serving.receipts import WAIT_MOST
 from ocx.node.serving.registry import MARK
 from ocx.node.unit.prepare import RUN_USER_CAPABILITIES
 
@@ -60,7 +61,7 @@ def test_a_held_request_answers_as_soon_as_something_arrives(site):
 
     def wait() -> None:
         started = time.monotonic()
-        answered["answer"] = node.receipts(since, wait=30)
+        answered["answer"] = node.receipts(since, wait=WAIT_MOST)
         answered["at"] = time.monotonic()
         answered["waited"] = answered["at"] - started
 
@@ -68,12 +69,11 @@ def test_a_held_request_answers_as_soon_as_something_arrives(site):
     waiting.start()
     time.sleep(1.0)  # the request is being held; nothing arrived yet
     assert "answer" not in answered
-    posted_at = time.monotonic()
     post = site.served.web("alice").new_thread("hello", "something arrives")
-    waiting.join(35)
+    waiting.join(WAIT_MOST + 15)
     assert post in [a[0] for r in answered["answer"]["receipts"] for a in r["artifacts"]]
-    assert answered["at"] - posted_at < 3.0, answered["at"] - posted_at
-    assert answered["waited"] >= 1.0
+    # Woken by the arrival, not by its hold's end: no figure of how fast (a busy machine posts slowly).
+    assert 1.0 <= answered["waited"] < WAIT_MOST - 5, answered["waited"]
 
 
 def test_an_answer_of_receipts_carries_the_facts_of_each_record_naming_the_node_when_asked(site):
@@ -241,16 +241,16 @@ def test_a_held_request_answers_when_someone_is_given_admin(site):
     first = node.receipts(0)
     since, digest = first["last"], first["admins"]
     answered: dict = {}
-    waiting = threading.Thread(target=lambda: answered.update(node.receipts(since, wait=30, admins=digest)))
+    started = time.monotonic()
+    waiting = threading.Thread(target=lambda: answered.update(node.receipts(since, wait=WAIT_MOST, admins=digest)))
     waiting.start()
     time.sleep(1.0)
     assert not answered
-    given_at = time.monotonic()
     admin.set_capabilities(site.served.path, "erin", "s", home=site.served.home)  # no artifact, no receipt
     try:
-        waiting.join(35)
+        waiting.join(WAIT_MOST + 15)
         assert answered["admins"] != digest and answered["receipts"] == []
-        assert time.monotonic() - given_at < 5.0
+        assert time.monotonic() - started < WAIT_MOST - 5  # woken by the change, not by its hold's end
     finally:
         admin.set_capabilities(site.served.path, "erin", "v", home=site.served.home)
 
