@@ -170,9 +170,10 @@ def test_a_run_on_the_build_host_copies_the_runs_clone_without_a_pull_when_it_ho
     """Issue 16, item 2: the build host's pass knows a record by the server's receipt, its runs' clone by
     its own clone's; judged in the same count, a quiet node's runs' clone needs no pull for a record, by the
     node or by the run's preparation."""
-    newest = on(hosts.server, "sql", "SELECT uuid FROM blob WHERE rcvid=(SELECT max(rcvid) FROM blob)")["rows"]
-
-    def quiet() -> bool:  # everything the server holds pulled, and the runs' clone brought up to it, idle
+    def quiet() -> bool:  # everything the server holds now pulled, and the runs' clone brought up to it, idle
+        # Read again each time: a write of an earlier test's that lands after a first read would
+        # otherwise be pulled for the record below, and the test would fail for it.
+        newest = on(hosts.server, "sql", "SELECT uuid FROM blob WHERE rcvid=(SELECT max(rcvid) FROM blob)")["rows"]
         state = on(hosts.build, "template", *[row[0] for row in newest])
         return state["held"] == state["newest"] and len(state["holding"]) == len(newest)
 
