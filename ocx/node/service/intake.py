@@ -37,9 +37,9 @@ from ..states import Failure, Mark, RecordState, acting
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
-from .look_back import look_back
 from .checkin_runs import enqueue
 from .context import NodeContext
+from .look_back import look_back
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
 from .socket_served import served_by_socket, socket_accepts, tool_socket_path, tools_lost
