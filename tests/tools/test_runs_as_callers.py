@@ -99,9 +99,9 @@ def test_status_of_a_run(world, fixer):
 
 def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
     import threading
-    import time
 
     from ocx.tools.tool_socket import ToolSocketServer, ask
+    from tests.node_system.harness import wait_for
 
     with world.served.repository() as repository:
         code = repository.server_code
@@ -111,10 +111,7 @@ def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
     thread.start()
     path = RecordDir.of(world.node, fixer["record"]).tools / "tools.sock"
     try:
-        for _ in range(100):
-            if path.exists():
-                break
-            time.sleep(0.05)
+        wait_for(path.exists, 60, 0.05, "the run's tool socket")  # a thread on a busy machine: no figure
         status = ask(path, "status", {})
         assert status["result"]["login"] == FIXER and status["result"]["run"]["record"] == fixer["record"]
         assert ask(path, "post", {"to": world.thread, "text": "x"})["stopped"]["field"] == "to"
@@ -125,11 +122,7 @@ def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
         assert reply["stopped"] is None
         assert world.served.sender_by_sql(reply["result"])[0] == FIXER
         RecordDir.of(world.node, fixer["record"]).mark(Mark.ANSWERED, {})
-        for _ in range(100):
-            if not path.exists():
-                break
-            time.sleep(0.05)
-        assert not path.exists()  # answered: the run's socket is gone
+        wait_for(lambda: not path.exists(), 60, 0.05, "the answered run's socket gone")
     finally:
         stop.set()
         thread.join(5)
