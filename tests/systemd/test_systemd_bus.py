@@ -26,6 +26,17 @@ def arun(coro, timeout: float = 60):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+async def until(check, timeout: float = 30.0) -> bool:
+    """Whether CHECK (awaited) came true within TIMEOUT seconds: what systemd does next is an
+    event a busy machine may make late, so the deadline is in seconds, not in polls."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
 def test_a_pipe_passed_as_standard_output_gets_what_the_unit_prints():
     r, w = os.pipe()
 
@@ -50,10 +61,10 @@ def test_add_ref_keeps_an_ended_unit_until_release():
             await run.ended(timeout=20)
             kept = await sd.state(svc.name)
             await sd.release(svc.name)
-            for _ in range(100):
-                if await sd.state(svc.name) is None:
-                    return kept, None
-                await asyncio.sleep(0.02)
+            async def gone() -> bool:
+                return await sd.state(svc.name) is None
+
+            await until(gone)
             return kept, await sd.state(svc.name)
     kept, after = arun(go())
     assert kept is not None and kept.active_state == "inactive"
@@ -65,8 +76,10 @@ def test_watching_a_unit_that_runs_already_sees_its_end():
         async with await Systemd.connect() as starter, await Systemd.connect() as watcher:
             svc = TransientService(name=name("watch"), argv=["/bin/sleep", "30"])
             await starter.run(svc)
-            while not (st := await watcher.state(svc.name)) or st.active_state != "active":
-                await asyncio.sleep(0.02)
+            async def active() -> bool:
+                return bool((st := await watcher.state(svc.name)) and st.active_state == "active")
+
+            assert await until(active), "the unit never became active"
             run = await watcher.watch(svc.name)
             await starter.stop(svc.name)
             return await run.ended(timeout=20)
@@ -103,11 +116,10 @@ def test_journal_lines_carry_ocx_fields(via):
     how = journal.send(f"hello {via}", OCX_RECORD=record,
                        socket_path=journal.SOCKET if via == "socket" else None)
     assert how == via
-    for _ in range(50):
-        out = subprocess.run(["journalctl", f"OCX_RECORD={record}", "-o", "json", "--no-pager"],
-                             capture_output=True, text=True).stdout
-        if out.strip():
-            break
+    deadline = time.monotonic() + 30  # journald writes it when it gets to it
+    while not (out := subprocess.run(["journalctl", f"OCX_RECORD={record}", "-o", "json", "--no-pager"],
+                                     capture_output=True, text=True).stdout).strip():
+        assert time.monotonic() < deadline, "the line never reached the journal"
         time.sleep(0.1)
     entry = json.loads(out.splitlines()[0])
     assert entry["MESSAGE"] == f"hello {via}" and entry["SYSLOG_IDENTIFIER"] == "ocx"
@@ -121,10 +133,10 @@ def test_units_lists_the_running_units_a_pattern_names_and_no_others():
         async with await Systemd.connect() as sd:
             for unit in (sleeping, other):
                 await sd.start(TransientService(name=unit, argv=["/bin/sleep", "60"]))
-            for _ in range(200):
-                if (await sd.state(sleeping)).active_state == "active":
-                    break
-                await asyncio.sleep(0.02)
+            async def running() -> bool:
+                return (await sd.state(sleeping)).active_state == "active"
+
+            await until(running)
             listed = await sd.units([f"{stem}.service", f"{stem}-*.service"])
             for unit in (sleeping, other):
                 await sd.stop(unit)
