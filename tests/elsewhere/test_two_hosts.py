@@ -73,9 +73,9 @@ def running(hosts, record: str, timeout: float = 120.0) -> None:
     wait_until(lambda: on(hosts.build, "active", unit).get("SubState") == "running", timeout, f"{unit} running")
 
 
-def journal_of(host, lines: int = 120) -> str:
-    """HOST's last journal lines, for a failure's message."""
-    done = host.exec(["journalctl", "-n", str(lines), "--no-pager", "-o", "short-precise"])
+def journal_of(host, lines: int = 120, *matches: str) -> str:
+    """HOST's last journal lines (those MATCHES names, e.g. OCX_RECORD=HASH), for a failure's message."""
+    done = host.exec(["journalctl", "-n", str(lines), "--no-pager", "-o", "short-precise", *matches])
     return done.output.decode(errors="replace") if isinstance(done.output, bytes) else str(done.output)
 
 
@@ -153,7 +153,9 @@ def test_a_ci_record_on_the_build_host_tags_each_checkin_as_its_node_user(hosts)
     try:
         tags = wait_until(lambda: on(hosts.server, "tags", checkin)["tags"], 120, "the ci verdict")
     except AssertionError as error:  # one clean-clone run timed out here once: say what the build host did
-        raise AssertionError(f"{error}\n--- the build host's journal ---\n{journal_of(hosts.build)}") from None
+        raise AssertionError(f"{error}\n--- the build host's lines for the record and the check-in ---\n"
+                             f"{journal_of(hosts.build, 200, f'OCX_RECORD={record}')}\n"
+                             f"--- the build host's journal ---\n{journal_of(hosts.build)}") from None
     assert tags == [["ci", f"pass: built on build (against {record})", "ocx-node-build1"]], tags  # V2: its sender
     on(hosts.server, "stop", build, record)
     assert answer(hosts, record)[0] == "stopped"
