@@ -98,7 +98,8 @@ def test_a_held_request_with_nothing_arriving_ends_empty_at_its_wait(site):
     started = time.monotonic()
     answer = node.receipts(since, wait=2)
     assert answer["receipts"] == [] and answer["last"] == since
-    assert 1.9 <= time.monotonic() - started < 10
+    # Held for its own wait, not for the longest hold: no figure of how fast a busy machine answers.
+    assert 1.9 <= time.monotonic() - started < WAIT_MOST
 
 
 def test_a_grant_gives_the_records_user_d19s_letters_and_a_password_only_in_the_answer(site):

@@ -86,8 +86,8 @@ def test_runtime_max_ends_a_run_with_result_timeout():
     end, took = arun(go())
     assert end.result == "timeout"
     assert end.code == "killed" and end.signal_name == "SIGTERM"
-    assert cause(end) == "timeout"
-    assert 0.8 < took < 10
+    assert cause(end) == "timeout"  # RuntimeMaxSec ended it, not its own end 30 s later: no upper figure
+    assert 0.8 < took
 
 
 def test_the_unit_lives_in_ocx_slice_with_its_limits():
