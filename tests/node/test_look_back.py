@@ -132,22 +132,23 @@ def test_a_checkin_is_queued_after_a_pass_cut_off_between_the_records_opening_an
     assert queued(record_dir) == [checkin]
 
 
-def test_a_look_back_that_fails_keeps_the_records_receipt_to_be_read_again(served, node):
-    branch = f"lb-{secrets.token_hex(3)}"
-    record = post_record(served, node, checkins=[branch])
+def test_a_look_back_that_fails_keeps_the_records_receipt_to_be_read_again_and_the_queue_in_order(served, node):
+    branch, other = f"lb-{secrets.token_hex(3)}", f"lb-{secrets.token_hex(3)}"
+    record = post_record(served, node, checkins=[branch, other])
     node.served.failing = 1
     one_pass(node)
     checkin = served.commit("bob", f"{branch}.txt", "x\n", branch=branch)
     node.served.failing = 1
     one_pass(node)
+    later = served.commit("bob", f"{other}.txt", "y\n", branch=other)  # read by the next pass's own reading
     node.served.reading_fails = 1
-    one_pass(node)  # opens it, but cannot read what came after it
+    one_pass(node)  # opens it, but cannot read what came after it: nor is it given the later one
     record_dir = RecordDir.of(node.config, record)
     assert record_dir.state is RecordState.OPEN and queued(record_dir) == []
     (kept,) = read_mark(node)[1].values()
     assert kept["count"] == 3 and kept["fault"] and "ConnectionError" in kept["error"]
     one_pass(node)
-    assert queued(record_dir) == [checkin] and read_mark(node)[1] == {}
+    assert queued(record_dir) == [checkin, later] and read_mark(node)[1] == {}  # D18: arrival order
 
 
 def test_a_post_heard_and_a_stop_received_while_a_session_record_waits_reach_it_once_opened(served, node):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import takewhile
 
 from ...files import write_atomically
@@ -39,7 +39,7 @@ from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptRe
 from .cleanup import remove_leftovers
 from .checkin_runs import enqueue
 from .context import NodeContext
-from .look_back import look_back
+from .look_back import look_back, opened_by
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
 from .socket_served import served_by_socket, socket_accepts, tool_socket_path, tools_lost
@@ -96,10 +96,12 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         except OSError as error:  # cut off from its server (D39): its runs go on
             context.log(f"the server cannot be reached: {describe(error)}", priority=4)
         return
+    behind: set[str] = set()  # records opened late whose look back failed: given nothing newer yet (D18)
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
-        failed = (await handle(context, systemd, repository, receipt, report))[0] if receipt else []
-        failed += await _look_back(context, repository, rcvid, mark, report) if receipt else []
+        reading = PassReading(ReceiptReader(repository, [receipt]), behind=frozenset(behind)) if receipt else None
+        failed = (await handle(context, systemd, repository, receipt, report, reading))[0] if receipt else []
+        failed += await _look_back(context, repository, rcvid, mark, report, behind) if receipt else []
         retry = _retried(context, retry, rcvid, receipt, failed, report)
         write_mark(context, mark, retry)
     while True:  # read again before stopping (D26)
@@ -110,7 +112,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
         ready = list(takewhile(repository.settled, receipts))
         # Read after the receipts: a login given admin before it sent a record is an admin here.
-        reading = PassReading(ReceiptReader(repository, ready))
+        reading = PassReading(ReceiptReader(repository, ready), behind=frozenset(behind))
         for receipt in ready:
             failed, acted = await handle(context, systemd, repository, receipt, report, reading)
             for stored in receipt.artifacts:
@@ -136,13 +138,15 @@ async def read_served_receipts(context: NodeContext, systemd, repository: Reposi
     """A node elsewhere's receipts: the server's (node/served.py), each sender with the letters the
     server gives it, acted on once its clone holds their artifacts (D37)."""
     def reader(receipts: list, letters: dict[str, frozenset[str]]) -> PassReading:
-        return PassReading(ReceiptReader(repository, receipts, lambda login: letters.get(login or "", frozenset())))
+        return PassReading(ReceiptReader(repository, receipts, lambda login: letters.get(login or "", frozenset())),
+                           behind=frozenset(behind))
 
+    behind: set[str] = set()  # as read_receipts'
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt, letters = context.served.receipt(repository, rcvid)
         failed = (await handle(context, systemd, repository, receipt, report, reader([receipt], letters)))[0] \
             if receipt else []
-        failed += await _look_back(context, repository, rcvid, mark, report) if receipt else []
+        failed += await _look_back(context, repository, rcvid, mark, report, behind) if receipt else []
         retry = _retried(context, retry, rcvid, receipt, failed, report)
         write_mark(context, mark, retry)
     while True:  # read again before stopping (D26)
@@ -164,10 +168,15 @@ async def read_served_receipts(context: NodeContext, systemd, repository: Reposi
             break
 
 
-async def _look_back(context: NodeContext, repository: Repository, rcvid: int, mark: int,
-                     report: PassReport) -> list["Failed"]:
-    """A record that retried receipt RCVID opened hears what the passes read meanwhile (look_back.py)."""
-    return [Failed(hash_, error) for hash_, error in await look_back(context, repository, rcvid, mark, act, report)]
+async def _look_back(context: NodeContext, repository: Repository, rcvid: int, mark: int, report: PassReport,
+                     behind: set[str]) -> list["Failed"]:
+    """A record that retried receipt RCVID opened hears what the passes read meanwhile (look_back.py).
+    If that failed, it joins BEHIND: this pass gives it nothing newer, which the next look back
+    reads in order (its mark then past it), so its queue keeps the arrival order (D18)."""
+    failed = [Failed(hash_, error) for hash_, error in await look_back(context, repository, rcvid, mark, act, report)]
+    if failed:
+        behind.update(opened.hash for opened in opened_by(context, rcvid))
+    return failed
 
 
 @dataclass(frozen=True)
@@ -220,10 +229,12 @@ class PassReading:
 
     reader: ReceiptReader
     known: NodeFacts | None = None
+    behind: frozenset[str] = frozenset()  # open, but not offered anything (read_receipts)
 
     def facts(self, context: NodeContext) -> NodeFacts:
         if self.known is None:
-            self.known = facts(context)
+            known = facts(context)
+            self.known = replace(known, open_records=tuple(o for o in known.open_records if o.hash not in self.behind))
         return self.known
 
 
