@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -26,21 +27,11 @@ if TYPE_CHECKING:
 READERS = ("verdicts", "queue", "activity")
 
 
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse's own words, and Typer's exit code for a usage error
         self.print_usage(sys.stderr)
         print(f"{self.prog}: {message}\nTry '{self.prog} --help' for help.", file=sys.stderr)
-        raise _Exit(2)
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        if message:
-            print(message, file=sys.stderr, end="")
-        raise _Exit(status)
+        raise SystemExit(2)
 
 
 def _non_negative(text: str) -> int:
@@ -88,11 +79,12 @@ def parsers() -> dict[str, _Parser]:
 def main(argv: list[str]) -> int:
     """Run the reader ARGV names (its name first); the exit code."""
     parser = parsers()[argv[0]]
+    readers: dict[str, Callable[..., None]] = {"verdicts": verdicts, "queue": queue, "activity": activity}
+    read = readers[argv[0]]
     try:
-        options = vars(parser.parse_args(argv[1:]))
-        {"verdicts": verdicts, "queue": queue, "activity": activity}[argv[0]](**options)
-    except _Exit as done:
-        return done.code
+        read(**vars(parser.parse_args(argv[1:])))
+    except SystemExit as done:  # argparse's --help and usage errors, and _fail
+        return done.code if isinstance(done.code, int) else 1
     return 0
 
 
@@ -117,7 +109,7 @@ def _echo(text: str = "") -> None:
 
 def _fail(command: str, why: str, code: int = 1) -> NoReturn:
     print(f"ocx {command}: {why}", file=sys.stderr)
-    raise _Exit(code)
+    raise SystemExit(code)
 
 
 def where(command: str, repository: str | None, at_node: str | None) -> tuple[str, str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (issue 15)
+    from pydantic import BaseModel
 
-if TYPE_CHECKING:
     from .messages import Response
 
 
