@@ -82,6 +82,16 @@ def verdicts(repository: Repository, checkin: str, found: Checkin | None = None)
                          record_checkins(repository))
 
 
+def verdicts_of(repository: Repository, checkins: Iterable[str]) -> dict[str, list[ReadVerdict]]:
+    """`verdicts` of each of CHECKINS (full hashes), read together: one pick of
+    the tag changes for all of them (fossil/tag_reads.py), not one each."""
+    wanted = list(dict.fromkeys(checkins))
+    facts = repository.checkins(wanted)
+    histories = repository.standing_tag_changes(wanted, VERDICT_TAGS)
+    lookup = record_checkins(repository)
+    return {checkin: read_verdicts(_facts(facts[checkin]), _events(histories[checkin]), lookup) for checkin in wanted}
+
+
 def passed(repository: Repository, checkin: str, tags: Iterable[str] = VERDICT_TAGS) -> bool:
     """A merge gate's question: does CHECKIN hold at least one counted
     `pass` and no counted `fail`, among verdicts of TAGS? V2 leaves how to
@@ -109,14 +119,9 @@ def queue(repository: Repository, branch: str, newest: int | None = None) -> lis
     (fossil/tag_reads.py `standing_tag_changes`)."""
     checkins = repository.branch_checkins(branch, newest)
     facts = repository.checkins(checkins)
-    histories = repository.standing_tag_changes(checkins, VERDICT_TAGS)
-    lookup = record_checkins(repository)
-    entries = []
-    for checkin in checkins:
-        found = facts[checkin]
-        standing = read_verdicts(_facts(found), _events(histories[checkin]), lookup)
-        entries.append(QueueEntry(checkin, found.comment, found.sender.login or "", found.user, counted(standing)))
-    return entries
+    standing = verdicts_of(repository, checkins)
+    return [QueueEntry(checkin, facts[checkin].comment, facts[checkin].sender.login or "", facts[checkin].user,
+                       counted(standing[checkin])) for checkin in checkins]
 
 
 # -- exact forms, for `--json` and for programs that read them -------------------
