@@ -61,8 +61,6 @@ class TagReads:
 
         def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None: ...
 
-        def sender(self, hash_: str) -> Sender: ...
-
     def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
         """EVERY change made to a tag on CHECKIN, not only the one Fossil shows:
         the check-in's own T cards (target `*`), then the T cards of every
@@ -92,8 +90,8 @@ class TagReads:
         histories: dict[str, list[TagChange]] = {checkin: [] for checkin in checkins}
         if not histories:
             return histories
-        for checkin in histories:
-            histories[checkin] += self._own_tags(checkin, wanted)
+        for checkin, own in self._own_tags_of(list(histories), wanted).items():
+            histories[checkin] += own
         by_prefix: dict[str, list[str]] = {}
         for checkin in histories:
             by_prefix.setdefault(checkin[:_PREFIX], []).append(checkin)
@@ -149,23 +147,24 @@ class TagReads:
                                        value=tag.value, sender=sender, user=card.user, time=when))
         return found
 
-    def _own_tags(self, checkin: str, wanted) -> list[TagChange]:
-        """The check-in's own T cards that Fossil still shows (module doc)."""
-        row = self._one("SELECT b.rid, e.user, coalesce(e.omtime, e.mtime) FROM blob b"
-                        " JOIN event e ON e.objid=b.rid WHERE b.uuid=?", (checkin,))
-        if row is None:
-            return []
-        rid, user, mtime = row
-        changes, sender = [], self.sender(checkin)
-        for tagname, tagtype, value in self._rows(
-                "SELECT t.tagname, x.tagtype, x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
-                " WHERE x.rid=? AND x.srcid=? ORDER BY t.tagname", (rid, rid)):
-            name = tagname.removeprefix(SYMBOLIC)
-            if wanted is None or name in wanted:
-                changes.append(TagChange(artifact=checkin, target=checkin, name=name, op=_OPS.get(tagtype, "+"),
-                                         value=value, sender=sender, user=user,
-                                         time=julian_to_datetime(mtime)))
-        return changes
+    def _own_tags_of(self, checkins: list[str], wanted) -> dict[str, list[TagChange]]:
+        """Each check-in's own T cards that Fossil still shows (module doc), by tag name; one query a batch."""
+        found: dict[str, list[TagChange]] = {}
+        for start in range(0, len(checkins), _BATCH):
+            chunk = checkins[start:start + _BATCH]
+            for hash_, user, mtime, login, ipaddr, received, rcvid, tagname, tagtype, value in self._rows(
+                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid,"
+                    " t.tagname, x.tagtype, x.value FROM blob b JOIN event e ON e.objid=b.rid"
+                    " JOIN tagxref x ON x.rid=b.rid AND x.srcid=b.rid JOIN tag t ON t.tagid=x.tagid"
+                    " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid"
+                    f" WHERE b.uuid IN ({','.join('?' * len(chunk))}) ORDER BY b.uuid, t.tagname", tuple(chunk)):
+                name = tagname.removeprefix(SYMBOLIC)
+                if wanted is None or name in wanted:
+                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None, rcvid)
+                    found.setdefault(hash_, []).append(TagChange(
+                        artifact=hash_, target=hash_, name=name, op=_OPS.get(tagtype, "+"), value=value,
+                        sender=sender, user=user, time=julian_to_datetime(mtime)))
+        return found
 
 
 Candidate = tuple[int, "int | None", "str | None", "str | None"]  # (objid, rcvid, sender, run): _g_candidates
