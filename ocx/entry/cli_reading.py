@@ -206,13 +206,16 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
 def activity(repository: str | None, at_node: str | None, as_json: bool, latest: int) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
     from ..fossil.errors import FOSSIL_FAILURES
-    from ..node.service.activity import activity as read_activity, activity_json
+    from ..node.service.activity import activity_json, add_units, read_activity
+    from ..reading.activity import NodeMessagesRepository  # only the posts that may be this node's messages
 
     path, node_user = where("activity", repository, at_node)
     try:
-        found = read_activity(path, node_user, latest)
+        with NodeMessagesRepository(path) as opened:
+            found = read_activity(opened, node_user, latest)
     except FOSSIL_FAILURES as error:  # missing, unreadable, or not a repository: say so, no trace
         _fail("activity", f"cannot read repository {path}: {error}")
+    add_units(found)
     if as_json:
         _echo(json.dumps(activity_json(found)))
         return
