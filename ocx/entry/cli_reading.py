@@ -6,7 +6,7 @@ Which repository, as the tools find it (docs/tools.md): `--repository FILE`
 configured on this host. Verdicts must be read where they were received
 (F2, D29): a clone names itself the sender of everything it pulled.
 
-Each reader is defined once, here, as an argparse parser (`PARSER`):
+Each reader is defined once, here, as an argparse parser (`parsers`):
 `ocx verdicts|queue|activity` starts straight on it (entry/launch.py), and
 the whole command line lists and forwards to it (`register`). Not Typer:
 Typer 0.29 imports pydantic and rich and builds a pydantic adapter for
@@ -23,9 +23,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     import typer
-
-READERS = ("verdicts", "queue", "activity")
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse's own words, and Typer's exit code for a usage error

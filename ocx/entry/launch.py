@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-READERS = ("verdicts", "queue", "activity")  # entry/cli_reading.py's, named here so nothing else is imported
+READERS = ("verdicts", "queue", "activity")  # entry/cli_reading.py parsers(), named here to import nothing more
 
 
 def main() -> None:

@@ -33,6 +33,13 @@ def test_queue_and_verdicts_start_without_typer_or_pydantic(judged) -> None:
         assert done.stdout  # it did read and print
 
 
+def test_ocx_starts_on_exactly_the_readers_defined() -> None:
+    from ocx.entry import launch
+    from ocx.entry.cli_reading import parsers
+
+    assert set(launch.READERS) == set(parsers())
+
+
 def test_help_names_every_option_from_ocx_and_through_the_whole_command_line() -> None:
     for entry in ("ocx.entry.launch", "ocx.entry.cli"):
         shown = run("queue", "--help", entry=entry)
