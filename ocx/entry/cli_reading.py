@@ -5,35 +5,108 @@ Which repository, as the tools find it (docs/tools.md): `--repository FILE`
 (`-R`), or `--at-node NAME` on the node's host; with neither, the one node
 configured on this host. Verdicts must be read where they were received
 (F2, D29): a clone names itself the sender of everything it pulled.
+
+Each reader is defined once, here, as an argparse parser (`parsers`):
+`ocx verdicts|queue|activity` starts straight on it (entry/launch.py), and
+the whole command line lists and forwards to it (`register`). Not Typer:
+Typer 0.29 imports pydantic and rich and builds a pydantic adapter for
+every option, about 200 ms of a reader's start-up, more than its reading
+(issue 15).
 """
 from __future__ import annotations
 
+import argparse
 import json
-from typing import NoReturn, Optional
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-REPOSITORY = typer.Option(None, "--repository", "-R", help="The repository file to read (on a node: the served one).")
-AT_NODE = typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its served repository).")
-AS_JSON = typer.Option(False, "--json", help="Print exactly, as JSON.")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("verdicts")(verdicts)
-    app.command("queue")(queue)
-    app.command("activity")(activity)
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse's own words, and Typer's exit code for a usage error
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: {message}\nTry '{self.prog} --help' for help.", file=sys.stderr)
+        raise SystemExit(2)
 
 
-def readers_app() -> typer.Typer:
-    """The readers alone, as `ocx` shows them: started without the tools' models (entry/launch.py)."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    register(app)
-    return app
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def _where_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-R", "--repository", metavar="FILE",
+                        help="The repository file to read (on a node: the served one).")
+    parser.add_argument("--at-node", metavar="NAME",
+                        help="On the node's host: the node's name (reads its served repository).")
+    parser.add_argument("--json", dest="as_json", action="store_true", help="Print exactly, as JSON.")
+
+
+def _parser(name: str, summary: str) -> _Parser:
+    return _Parser(prog=f"ocx {name}", description=summary)
+
+
+def parsers() -> dict[str, _Parser]:
+    """Each reader's whole definition: its arguments, options and help."""
+    verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and "
+                                   "why it counts (V2, D25).")
+    verdicts.add_argument("checkin", metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11).")
+    _where_options(verdicts)
+    queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or "
+                             "none (D33).")
+    queue.add_argument("branch", metavar="BRANCH", help="A branch's name.")
+    _where_options(queue)
+    queue.add_argument("--newest", type=_non_negative, default=50, metavar="N",
+                       help="Show only the newest N check-ins (0: all; default 50).")
+    activity = _parser("activity", "This node's open records with their units' live state, and the latest "
+                                   "responses (D33).")
+    _where_options(activity)
+    activity.add_argument("--latest", type=int, default=10, metavar="N",
+                          help="How many of the latest responses to show (default 10).")
+    return {"verdicts": verdicts, "queue": queue, "activity": activity}
+
+
+def main(argv: list[str]) -> int:
+    """Run the reader ARGV names (its name first); the exit code."""
+    parser = parsers()[argv[0]]
+    readers: dict[str, Callable[..., None]] = {"verdicts": verdicts, "queue": queue, "activity": activity}
+    read = readers[argv[0]]
+    try:
+        read(**vars(parser.parse_args(argv[1:])))
+    except SystemExit as done:  # argparse's --help and usage errors, and _fail
+        return done.code if isinstance(done.code, int) else 1
+    return 0
+
+
+def register(app: "typer.Typer") -> None:
+    """List the readers in the whole command line and hand them their words as given."""
+    import typer
+
+    def forward(name: str):
+        def run(ctx) -> None:
+            raise typer.Exit(main([name, *ctx.args]))
+        run.__annotations__ = {"ctx": typer.Context, "return": None}  # resolved here, not from this module's names
+        return run
+
+    for name, parser in parsers().items():
+        app.command(name, help=parser.description, add_help_option=False,
+                    context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(forward(name))
+
+
+def _echo(text: str = "") -> None:
+    print(text)
 
 
 def _fail(command: str, why: str, code: int = 1) -> NoReturn:
-    typer.echo(f"ocx {command}: {why}", err=True)
-    raise typer.Exit(code)
+    print(f"ocx {command}: {why}", file=sys.stderr)
+    raise SystemExit(code)
 
 
 def where(command: str, repository: str | None, at_node: str | None) -> tuple[str, str]:
@@ -69,6 +142,24 @@ def _open(command: str, path: str):
         _fail(command, f"cannot read repository {path}: {error}")
 
 
+def _add_units(found) -> None:
+    """node/service/activity.py's `add_units`, through libsystemd's sd-bus as the
+    page reads units (ocx/systemd/sd_bus.py): one ListUnitsByPatterns a record,
+    without asyncio and dbus-next, most of what was left of `ocx activity`'s
+    start (issue 15). Where systemd cannot be asked, `found.systemd` says why."""
+    from ..node.service.activity import UnitLine, unit_patterns
+    from ..systemd.errors import BusError, BusUnreadable
+    from ..systemd.sd_bus import SystemBus
+
+    try:
+        with SystemBus() as bus:
+            for entry in found.open:
+                entry.units = [UnitLine(u.name, u.active_state, u.sub_state)
+                               for u in bus.units(unit_patterns(found.node, entry.placed.hash))]
+    except (BusUnreadable, BusError) as error:  # no bus, no permission, no systemd: say so, show the rest
+        found.systemd = f"{type(error).__name__}: {error}".strip()
+
+
 def _when(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
 
@@ -80,8 +171,7 @@ def _verdict_lines(verdict) -> list[str]:
             f"          objective {objective}; {verdict.why}"]
 
 
-def verdicts(checkin: str = typer.Argument(..., metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11)."),
-             repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON) -> None:
+def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json: bool) -> None:
     """Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and why it counts (V2, D25)."""
     from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin, verdicts as read_verdicts
 
@@ -92,24 +182,22 @@ def verdicts(checkin: str = typer.Argument(..., metavar="CHECKIN", help="A check
         except NotACheckin as error:
             _fail("verdicts", str(error))
         if as_json:
-            typer.echo(json.dumps(checkin_verdicts_json(repo, full)))
+            _echo(json.dumps(checkin_verdicts_json(repo, full)))
             return
         found = repo.checkin(full)
         standing = read_verdicts(repo, full, found)
-    typer.echo(f"check-in {full} on {found.branch or '(no branch)'}: sent by {found.sender.login}, "
+    _echo(f"check-in {full} on {found.branch or '(no branch)'}: sent by {found.sender.login}, "
                f"user {found.user} (its verdicts count only from others, V2)")
     if not standing:
-        typer.echo("  no verdicts")
+        _echo("  no verdicts")
     for verdict in standing:
         for line in _verdict_lines(verdict):
-            typer.echo(line)
+            _echo(line)
     counting = sum(v.counts for v in standing)
-    typer.echo(f"{counting} of {len(standing)} count")
+    _echo(f"{counting} of {len(standing)} count")
 
 
-def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's name."),
-          repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
-          newest: int = typer.Option(50, "--newest", min=0, help="Show only the newest N check-ins (0: all).")) -> None:
+def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
     """The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
     from ..reading.verdicts import queue as read_queue, queue_json
 
@@ -118,49 +206,51 @@ def queue(branch: str = typer.Argument(..., metavar="BRANCH", help="A branch's n
         entries = read_queue(repo, branch, newest or None)
         total = repo.branch_size(branch) if newest and len(entries) == newest else len(entries)
     if as_json:
-        typer.echo(json.dumps(queue_json(branch, entries, total)))
+        _echo(json.dumps(queue_json(branch, entries, total)))
         return
     shown = f"the newest {len(entries)} of {total}" if total > len(entries) else f"{total}"
-    typer.echo(f"branch {branch}: {shown} check-in{'' if total == 1 else 's'}, oldest first")
+    _echo(f"branch {branch}: {shown} check-in{'' if total == 1 else 's'}, oldest first")
     for entry in entries:
-        typer.echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
+        _echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
         if not entry.counted:
-            typer.echo("      no counted verdict")
+            _echo("      no counted verdict")
         for v in entry.counted:
-            typer.echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
+            _echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
 
 
-def activity(repository: Optional[str] = REPOSITORY, at_node: Optional[str] = AT_NODE, as_json: bool = AS_JSON,
-             latest: int = typer.Option(10, "--latest", help="How many of the latest responses to show.")) -> None:
+def activity(repository: str | None, at_node: str | None, as_json: bool, latest: int) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
     from ..fossil.errors import FOSSIL_FAILURES
-    from ..node.service.activity import activity as read_activity, activity_json
+    from ..node.service.activity import activity_json, read_activity
+    from ..reading.activity import NodeMessagesRepository  # only the posts that may be this node's messages
 
     path, node_user = where("activity", repository, at_node)
     try:
-        found = read_activity(path, node_user, latest)
+        with NodeMessagesRepository(path) as opened:
+            found = read_activity(opened, node_user, latest)
     except FOSSIL_FAILURES as error:  # missing, unreadable, or not a repository: say so, no trace
         _fail("activity", f"cannot read repository {path}: {error}")
+    _add_units(found)
     if as_json:
-        typer.echo(json.dumps(activity_json(found)))
+        _echo(json.dumps(activity_json(found)))
         return
-    typer.echo(f"node {found.node} (node user {found.node_user}), repository {path}")
-    typer.echo(f"open records: {len(found.open)}")
+    _echo(f"node {found.node} (node user {found.node_user}), repository {path}")
+    _echo(f"open records: {len(found.open)}")
     for entry in found.open:
         record, placed = entry.record, entry.placed
-        typer.echo(f"  {placed.hash[:12]}  {record.runner} as {record.user}, from {placed.sender} "
+        _echo(f"  {placed.hash[:12]}  {record.runner} as {record.user}, from {placed.sender} "
                    f"at {_when(placed.received)}, {placed.place_kind} {placed.place[:12]}, wall {record.budget.wall}")
-        typer.echo(f"      objective: {record.objective}")
+        _echo(f"      objective: {record.objective}")
         if found.systemd:
             continue
         if not entry.units:
-            typer.echo("      no unit" + (" (a command record waits for its check-ins)" if record.is_command else ""))
+            _echo("      no unit" + (" (a command record waits for its check-ins)" if record.is_command else ""))
         for unit in entry.units:
-            typer.echo(f"      {unit.name}  {unit.active_state}/{unit.sub_state}")
+            _echo(f"      {unit.name}  {unit.active_state}/{unit.sub_state}")
     if found.systemd:
-        typer.echo(f"  units: systemd not reachable here ({found.systemd})")
-    typer.echo(f"latest responses: {len(found.responses)}")
+        _echo(f"  units: systemd not reachable here ({found.systemd})")
+    _echo(f"latest responses: {len(found.responses)}")
     for placed in found.responses:
         message = placed.message
-        typer.echo(f"  {placed.hash[:12]}  answers {message.answers[:12]}: {message.outcome.value}, {message.note}"
+        _echo(f"  {placed.hash[:12]}  answers {message.answers[:12]}: {message.outcome.value}, {message.note}"
                    f"  (from {placed.sender})")

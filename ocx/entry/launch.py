@@ -3,15 +3,15 @@
 `ocx hook` is started by Fossil for every batch of receipts, and `ocx node
 serve` by systemd on a quiet node when a record arrives: their start-up is
 part of what a person waits for (D5, issue 15), so neither imports Typer or
-the tools' models. The readers (`verdicts`, `queue`, `activity`) are a
-Typer app of their own, without the six tools' models; everything else is
+the tools' models. Nor do the readers (`verdicts`, `queue`, `activity`):
+they are defined with argparse (entry/cli_reading.py); everything else is
 the whole command line.
 """
 from __future__ import annotations
 
 import sys
 
-READERS = ("verdicts", "queue", "activity")
+READERS = ("verdicts", "queue", "activity")  # entry/cli_reading.py parsers(), named here to import nothing more
 
 
 def main() -> None:
@@ -26,10 +26,9 @@ def main() -> None:
         serve_forever(argv[2])
         sys.exit(0)
     if argv[:1] and argv[0] in READERS:
-        from .cli_reading import readers_app
+        from .cli_reading import main as readers_main
 
-        readers_app()(prog_name="ocx")
-        return
+        sys.exit(readers_main(argv))
     from .cli import main as cli_main
 
     cli_main()

@@ -53,6 +53,12 @@ def _among(column: str, logins: Iterable[str] | None) -> tuple[str, tuple]:
     return f"{column} IN ({','.join('?' * len(chosen))})" if chosen else "0", chosen
 
 
+def _verified(hash_: str, data: bytes) -> bytes:
+    if not hash_matches(hash_, data):
+        raise RepositoryError(f"{hash_}: stored content does not match its hash")
+    return data
+
+
 class WorkReads:
     # -- forum (D12, D9, D28) -----------------------------------------------
 
@@ -68,14 +74,18 @@ class WorkReads:
         root_rid = self._rid(self.post(root).root)
         return self._posts("fp.froot=?", (root_rid,), "fp.fpid")
 
-    def forum_posts(self, senders: Iterable[str] | None = None) -> list[Post]:
+    def forum_posts(self, senders: Iterable[str] | None = None,
+                    mentioning: tuple[bytes, ...] | None = None) -> list[Post]:
         """Every forum post of every thread (or only those SENDERS sent), in
         the order this repository received them. Only the posts asked for
-        are decoded: a reader of messages asks for the senders who may send one."""
+        are decoded: a reader of messages asks for the senders who may send one.
+        MENTIONING: only posts whose bytes hold one of these, found before a
+        post is checked and parsed (a reader's cheap necessary condition,
+        e.g. a server-code every message for its node holds)."""
         if not self._has_table("forumpost"):
             return []
         where, params = _among("u.login", senders)
-        return self._posts(where, params, "b.rcvid, fp.fpid")
+        return self._posts(where, params, "b.rcvid, fp.fpid", mentioning)
 
     def post_heads_received(self, after: int, upto: int) -> dict[str, PostHead]:
         """The forum posts of receipts AFTER < rcvid <= UPTO, by hash: their
@@ -104,11 +114,15 @@ class WorkReads:
             "SELECT b.uuid, t.tkt_uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid"
             " JOIN ticket t ON t.tkt_id=c.tkt_id WHERE b.rcvid>? AND b.rcvid<=?", (after, upto)))
 
-    def _posts(self, where: str, params: tuple, order: str = "fp.fpid") -> list[Post]:
+    def _posts(self, where: str, params: tuple, order: str = "fp.fpid",
+               mentioning: tuple[bytes, ...] | None = None) -> list[Post]:
         posts = []
         for hash_, rid, stored, source, root, in_reply_to, edit_of, fmtime, private, *sent in self._rows(
                 f"{_POST_ROWS} WHERE {where} ORDER BY {order}", params):
-            card = parse(self._checked(hash_, rid, stored, source))
+            data = artifact_bytes(self._db, rid, stored, source)
+            if mentioning is not None and not any(wanted in data for wanted in mentioning):
+                continue
+            card = parse(_verified(hash_, data))
             posts.append(Post(
                 hash=hash_, root=root or hash_, in_reply_to=in_reply_to, edit_of=edit_of,
                 pending_moderation=bool(private), sender=_sender(*sent), user=card.user, title=card.text("H"),
@@ -116,10 +130,7 @@ class WorkReads:
         return posts
 
     def _checked(self, hash_: str, rid: int, stored: bytes | None, source: int | None) -> bytes:
-        data = artifact_bytes(self._db, rid, stored, source)
-        if not hash_matches(hash_, data):
-            raise RepositoryError(f"{hash_}: stored content does not match its hash")
-        return data
+        return _verified(hash_, artifact_bytes(self._db, rid, stored, source))
 
     # -- tickets (D12) ----------------------------------------------------------
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.manifest import ManifestError, parse
@@ -33,11 +33,15 @@ from ocx.fossil.times import card_date, julian_to_datetime
 SYMBOLIC = "sym-"
 _PREFIX = 10  # the shortest run Fossil writes in a `g` comment (its `%S`)
 _HEX_RUN = re.compile(r"[0-9a-f]{%d,64}" % _PREFIX)
+# Each `g` event with its receipt and sender, no content. `run`: the hex run after a comment's one `[`
+# (Fossil's own form names its one target there), NULL when the comment has any other form.
+_SIMPLE = (f"length(e.comment) - length(replace(e.comment, '[', '')) = 1"
+           f" AND substr(e.comment, instr(e.comment, '[') + 1, {_PREFIX + 1}) GLOB '{'[0-9a-f]' * _PREFIX}*'")
+_RUN = f"substr(e.comment, instr(e.comment, '[') + 1, {_PREFIX})"
 _G_EVENTS = (
-    f"SELECT objid, substr(comment, instr(comment, '[') + 1, {_PREFIX}),"
-    f" length(comment) - length(replace(comment, '[', '')) = 1"
-    f" AND substr(comment, instr(comment, '[') + 1, {_PREFIX + 1}) GLOB '{'[0-9a-f]' * _PREFIX}*',"
-    " comment FROM event WHERE type='g'")
+    f"SELECT e.objid, r.rcvid, u.login, CASE WHEN {_SIMPLE} THEN {_RUN} END, e.comment"
+    " FROM event e JOIN blob b ON b.rid=e.objid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
+    " LEFT JOIN user u ON u.uid=r.uid WHERE e.type='g'")
 _OPS = {0: "-", 1: "+", 2: "*"}  # tagxref.tagtype
 _BATCH = 500  # SQLite's variable limit is far above; keeps statements short
 
@@ -57,8 +61,6 @@ class TagReads:
 
         def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None: ...
 
-        def sender(self, hash_: str) -> Sender: ...
-
     def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
         """EVERY change made to a tag on CHECKIN, not only the one Fossil shows:
         the check-in's own T cards (target `*`), then the T cards of every
@@ -69,70 +71,125 @@ class TagReads:
     def tag_histories(self, checkins: Iterable[str], names: Iterable[str] | None = None) -> dict[str, list[TagChange]]:
         """`tag_history` of each of CHECKINS (full hashes), reading only the `g`
         artifacts that touch them (module doc)."""
+        return self._histories(checkins, names, standing=False)
+
+    def standing_tag_changes(self, checkins: Iterable[str], names: Iterable[str]) -> dict[str, list[TagChange]]:
+        """Of each of CHECKINS' histories of NAMES, what decides each sender's
+        standing (D25): the check-in's own T cards, then each sender's changes
+        from the last artifact in which it set (not cancelled) one of NAMES on
+        the check-in, in the order received. Each sender's latest verdict
+        read from these is the one read from the whole history
+        (protocol/verdict_rules.py `latest_by_sender`: a setting replaces
+        whatever that sender held), and only these artifacts are decoded,
+        newest first: the cost is the senders shown, not the changes made."""
+        return self._histories(checkins, names, standing=True)
+
+    def _histories(self, checkins: Iterable[str], names: Iterable[str] | None,
+                   standing: bool) -> dict[str, list[TagChange]]:
         wanted = None if names is None else frozenset(names)
         histories: dict[str, list[TagChange]] = {checkin: [] for checkin in checkins}
         if not histories:
             return histories
+        for checkin, own in self._own_tags_of(list(histories), wanted).items():
+            histories[checkin] += own
+        by_prefix: dict[str, list[str]] = {}
         for checkin in histories:
-            histories[checkin] += self._own_tags(checkin, wanted)
-        prefixes = {checkin[:_PREFIX] for checkin in histories}
-        # Short rows, no content: a comment naming a wanted check-in, or no hex run at all (module doc).
-        # SQLite cuts out the run after a comment's one `[` (Fossil's own form); others go through the regex.
-        candidates = [objid for objid, run, simple, comment in self._rows(_G_EVENTS)
-                      if (run in prefixes if simple else _may_touch(comment or "", prefixes))]
-        rows = []
-        for start in range(0, len(candidates), _BATCH):
-            chunk = candidates[start:start + _BATCH]
-            rows += self._rows(
-                "SELECT b.rid, b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid FROM blob b"
-                " LEFT JOIN delta d ON d.rid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
-                f" LEFT JOIN user u ON u.uid=r.uid WHERE b.rid IN ({','.join('?' * len(chunk))})", tuple(chunk))
-        rows.sort(key=lambda row: (row[7] or 0, row[0]))  # the order this repository received them
-        for change in self._changes_in(rows, histories, wanted):
+            by_prefix.setdefault(checkin[:_PREFIX], []).append(checkin)
+        found = read_newest_first(self._g_candidates(by_prefix), by_prefix,
+                                  lambda objid: self._changes_of(objid, histories, wanted), standing)
+        found.sort(key=lambda entry: entry[:3])  # the order this repository received them
+        for *_, change in found:
             histories[change.target].append(change)
         return histories
 
-    def _changes_in(self, rows, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
-        found = []
-        for rid, hash_, stored, source, login, ipaddr, mtime, rcvid in rows:
-            try:
-                data = artifact_bytes(self._db, rid, stored, source)
-                if not hash_matches(hash_, data):
-                    continue  # damaged: Fossil would not have crosslinked it either
-                card = parse(data)
-                tags, when = card.tags, card_date(card.date)
-            except (StorageError, ManifestError, UnicodeDecodeError, ValueError):
-                continue
-            if when is None:
-                continue  # a control artifact has a D card, or Fossil would not have crosslinked it
-            sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
-            for tag in tags:
-                name = tag.name.removeprefix(SYMBOLIC)
-                if tag.target in histories and (wanted is None or name in wanted):
-                    found.append(TagChange(artifact=hash_, target=tag.target, name=name, op=tag.op,
-                                           value=tag.value, sender=sender, user=card.user,
-                                           time=when))
-        return found
+    def _g_candidates(self, by_prefix: dict[str, list[str]]) -> list[Candidate]:
+        """(objid, rcvid, sender, run) of each `g` artifact that may touch a
+        check-in of BY_PREFIX, newest receipt first: its comment names one of
+        them, or has a form we do not read (module doc). SQLite picks Fossil's
+        own form; other comments go through the regex here."""
+        prefixes = sorted(by_prefix)
+        if len(prefixes) <= _BATCH:
+            rows = self._rows(f"{_G_EVENTS} AND (NOT ({_SIMPLE}) OR {_RUN} IN ({','.join('?' * len(prefixes))}))",
+                              tuple(prefixes))
+        else:  # a whole long branch: one scan, chosen here
+            rows = self._rows(_G_EVENTS)
+        chosen = set(prefixes)
+        candidates = [(objid, rcvid, login, run) for objid, rcvid, login, run, comment in rows
+                      if (run in chosen if run is not None else _may_touch(comment or "", chosen))]
+        candidates.sort(key=lambda row: (row[1] or 0, row[0]), reverse=True)
+        return candidates
 
-    def _own_tags(self, checkin: str, wanted) -> list[TagChange]:
-        """The check-in's own T cards that Fossil still shows (module doc)."""
-        row = self._one("SELECT b.rid, e.user, coalesce(e.omtime, e.mtime) FROM blob b"
-                        " JOIN event e ON e.objid=b.rid WHERE b.uuid=?", (checkin,))
+    def _changes_of(self, rid: int, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
+        """The T cards of `g` artifact RID on HISTORIES' check-ins, of WANTED names, in card order."""
+        row = self._one(
+            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid FROM blob b"
+            " LEFT JOIN delta d ON d.rid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
+            " LEFT JOIN user u ON u.uid=r.uid WHERE b.rid=?", (rid,))
         if row is None:
             return []
-        rid, user, mtime = row
-        changes, sender = [], self.sender(checkin)
-        for tagname, tagtype, value in self._rows(
-                "SELECT t.tagname, x.tagtype, x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
-                " WHERE x.rid=? AND x.srcid=? ORDER BY t.tagname", (rid, rid)):
-            name = tagname.removeprefix(SYMBOLIC)
-            if wanted is None or name in wanted:
-                changes.append(TagChange(artifact=checkin, target=checkin, name=name, op=_OPS.get(tagtype, "+"),
-                                         value=value, sender=sender, user=user,
-                                         time=julian_to_datetime(mtime)))
-        return changes
+        hash_, stored, source, login, ipaddr, mtime, rcvid = row
+        try:
+            data = artifact_bytes(self._db, rid, stored, source)
+            if not hash_matches(hash_, data):
+                return []  # damaged: Fossil would not have crosslinked it either
+            card = parse(data)
+            tags, when = card.tags, card_date(card.date)
+        except (StorageError, ManifestError, UnicodeDecodeError, ValueError):
+            return []
+        if when is None:
+            return []  # a control artifact has a D card, or Fossil would not have crosslinked it
+        sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
+        found = []
+        for tag in tags:
+            name = tag.name.removeprefix(SYMBOLIC)
+            if tag.target in histories and (wanted is None or name in wanted):
+                found.append(TagChange(artifact=hash_, target=tag.target, name=name, op=tag.op,
+                                       value=tag.value, sender=sender, user=card.user, time=when))
+        return found
+
+    def _own_tags_of(self, checkins: list[str], wanted) -> dict[str, list[TagChange]]:
+        """Each check-in's own T cards that Fossil still shows (module doc), by tag name; one query a batch."""
+        found: dict[str, list[TagChange]] = {}
+        for start in range(0, len(checkins), _BATCH):
+            chunk = checkins[start:start + _BATCH]
+            for hash_, user, mtime, login, ipaddr, received, rcvid, tagname, tagtype, value in self._rows(
+                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid,"
+                    " t.tagname, x.tagtype, x.value FROM blob b JOIN event e ON e.objid=b.rid"
+                    " JOIN tagxref x ON x.rid=b.rid AND x.srcid=b.rid JOIN tag t ON t.tagid=x.tagid"
+                    " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid"
+                    f" WHERE b.uuid IN ({','.join('?' * len(chunk))}) ORDER BY b.uuid, t.tagname", tuple(chunk)):
+                name = tagname.removeprefix(SYMBOLIC)
+                if wanted is None or name in wanted:
+                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None, rcvid)
+                    found.setdefault(hash_, []).append(TagChange(
+                        artifact=hash_, target=hash_, name=name, op=_OPS.get(tagtype, "+"), value=value,
+                        sender=sender, user=user, time=julian_to_datetime(mtime)))
+        return found
 
 
-def _may_touch(comment: str, prefixes: set[str]) -> bool:
+Candidate = tuple[int, "int | None", "str | None", "str | None"]  # (objid, rcvid, sender, run): _g_candidates
+
+
+def read_newest_first(candidates: Iterable[Candidate], by_prefix: dict[str, list[str]],
+                      changes_of: Callable[[int], list[TagChange]],
+                      standing: bool) -> list[tuple[int, int, int, TagChange]]:
+    """The changes of CANDIDATES (newest receipt first), each as (rcvid, objid,
+    card index, change). STANDING: an artifact whose comment names one target
+    (its `run`) is not read once every check-in of that prefix has, from a
+    newer artifact of the same sender, a setting of a wanted tag, which
+    replaces whatever that sender held before (D25); all others are read."""
+    settled: set[tuple[str, str]] = set()  # (check-in, sender)
+    found = []
+    for objid, rcvid, login, run in candidates:
+        if standing and run is not None and all((c, login or "") in settled for c in by_prefix.get(run, ())):
+            continue
+        for index, change in enumerate(changes_of(objid)):
+            found.append((rcvid or 0, objid, index, change))
+            if change.op != "-":
+                settled.add((change.target, change.sender.login or ""))
+    return found
+
+
+def _may_touch(comment: str, prefixes: set[str] | frozenset[str]) -> bool:
     runs = _HEX_RUN.findall(comment)
     return not runs or any(run[:_PREFIX] in prefixes for run in runs)

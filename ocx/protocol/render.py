@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (issue 15)
+    from pydantic import BaseModel
 
-if TYPE_CHECKING:
     from .messages import Response
 
 
@@ -18,6 +19,15 @@ def is_control(character: str) -> bool:
     line and paragraph separators str.splitlines and Markdown break on."""
     code = ord(character)
     return code < 32 or 0x7F <= code < 0xA0 or character in "\u2028\u2029"
+
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # is_control's characters, as one class
+
+
+def has_control(text: str) -> bool:
+    """Whether any character of TEXT is_control: one regex search, for a
+    reader that checks every verdict of a queue (issue 15)."""
+    return _CONTROLS.search(text) is not None
 
 
 def one_line(text: str, limit: int = NOTE_CHARACTERS) -> str:

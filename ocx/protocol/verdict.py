@@ -7,7 +7,7 @@ from enum import Enum
 
 from .errors import FieldError
 from .hashes import is_full_hash
-from .render import is_control
+from .render import has_control, is_control
 
 
 class VerdictTag(str, Enum):
@@ -40,7 +40,7 @@ class Verdict:
 def check_reason(reason: str, field: str = "reason") -> str:
     if not isinstance(reason, str) or not reason.strip():
         raise FieldError(field, "is empty")
-    if any(is_control(c) for c in reason):
+    if has_control(reason):
         raise FieldError(field, "must be one line, without control characters (V1)")
     return reason.strip()
 
@@ -79,7 +79,7 @@ def parse_verdict(value: str) -> Verdict | None:
     if not isinstance(value, str):
         return None
     match = _VALUE.fullmatch(value)
-    if match is None or any(is_control(c) for c in value):
+    if match is None or has_control(value):
         return None
     return Verdict(Judgement(match.group(1)), match.group(2), match.group(3))
 

@@ -152,9 +152,10 @@ def _unjudged(repository: Repository, records: list[RecordSeen]) -> list[Unjudge
              for checkin in checkins]
     if not given:
         return []
-    from .verdicts import counted, verdicts  # the verdict models, only when there is something to judge
+    from .verdicts import counted, verdicts_of  # the verdict models, only when there is something to judge
 
-    return [item for item in given if not counted(verdicts(repository, item.checkin.hash))]
+    standing = verdicts_of(repository, [item.checkin.hash for item in given])  # one read for all of them
+    return [item for item in given if not counted(standing[item.checkin.hash])]
 
 
 @dataclass(frozen=True)

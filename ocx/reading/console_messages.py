@@ -26,6 +26,7 @@ from ..fossil.repository import Repository
 from ..protocol import budget as grammar
 from ..protocol.errors import FieldError
 from ..protocol.finder import find_message, is_version_one
+from .activity import ESCAPE  # a post holding neither it nor the server-code holds no message for that node
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 OUTCOMES = ("refused", "stopped", "budget", "unenforced", "lost", "exited")  # C4
@@ -171,8 +172,10 @@ def _by(read, senders: frozenset[str]) -> list:
 def messages(repository: Repository, server_code: str, senders: frozenset[str]) -> Iterable[Placed]:
     """Every version 1 message for SERVER_CODE that SENDERS sent, in posts
     (no edit, none held for moderation) and ticket changes."""
-    found = [(p.hash, p.body, THREAD, p.root, p.sender) for p in _by(repository.forum_posts, senders)
-             if p.edit_of is None and not p.pending_moderation]
+    posts = (repository.forum_posts(senders, mentioning=(server_code.encode(), ESCAPE))
+             if "mentioning" in inspect.signature(repository.forum_posts).parameters
+             else _by(repository.forum_posts, senders))
+    found = [(p.hash, p.body, THREAD, p.root, p.sender) for p in posts if p.edit_of is None and not p.pending_moderation]
     found += [(c.hash, c.comment or "", TICKET, c.ticket, c.sender) for c in _by(repository.all_ticket_changes, senders)]
     for hash_, body, kind, place, sender in found:
         message = find_message(body)

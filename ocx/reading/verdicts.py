@@ -78,8 +78,18 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
 def verdicts(repository: Repository, checkin: str, found: Checkin | None = None) -> list[ReadVerdict]:
     """Every sender's standing verdict on CHECKIN (a full hash), counted or not (D25: one per sender)."""
     found = found or repository.checkin(checkin)
-    return read_verdicts(_facts(found), _events(repository.tag_history(checkin, VERDICT_TAGS)),
+    return read_verdicts(_facts(found), _events(repository.standing_tag_changes([checkin], VERDICT_TAGS)[checkin]),
                          record_checkins(repository))
+
+
+def verdicts_of(repository: Repository, checkins: Iterable[str]) -> dict[str, list[ReadVerdict]]:
+    """`verdicts` of each of CHECKINS (full hashes), read together: one pick of
+    the tag changes for all of them (fossil/tag_reads.py), not one each."""
+    wanted = list(dict.fromkeys(checkins))
+    facts = repository.checkins(wanted)
+    histories = repository.standing_tag_changes(wanted, VERDICT_TAGS)
+    lookup = record_checkins(repository)
+    return {checkin: read_verdicts(_facts(facts[checkin]), _events(histories[checkin]), lookup) for checkin in wanted}
 
 
 def passed(repository: Repository, checkin: str, tags: Iterable[str] = VERDICT_TAGS) -> bool:
@@ -104,18 +114,14 @@ class QueueEntry:
 def queue(repository: Repository, branch: str, newest: int | None = None) -> list[QueueEntry]:
     """The check-ins of BRANCH (only its NEWEST so many, when given), oldest
     first, each with its counted verdicts (D33; an empty list: none counts).
-    Reads only what it shows: the check-ins from Fossil's tables, and the
-    tag changes that touch them (fossil/tag_reads.py)."""
+    Reads only what it shows: the check-ins from Fossil's tables, and of the
+    tag changes that touch them, those that decide each sender's standing
+    (fossil/tag_reads.py `standing_tag_changes`)."""
     checkins = repository.branch_checkins(branch, newest)
     facts = repository.checkins(checkins)
-    histories = repository.tag_histories(checkins, VERDICT_TAGS)
-    lookup = record_checkins(repository)
-    entries = []
-    for checkin in checkins:
-        found = facts[checkin]
-        standing = read_verdicts(_facts(found), _events(histories[checkin]), lookup)
-        entries.append(QueueEntry(checkin, found.comment, found.sender.login or "", found.user, counted(standing)))
-    return entries
+    standing = verdicts_of(repository, checkins)
+    return [QueueEntry(checkin, facts[checkin].comment, facts[checkin].sender.login or "", facts[checkin].user,
+                       counted(standing[checkin])) for checkin in checkins]
 
 
 # -- exact forms, for `--json` and for programs that read them -------------------

@@ -1,4 +1,5 @@
 import pytest
+from hypothesis import given, strategies as st
 
 from ocx.protocol.errors import FieldError
 from ocx.protocol.verdict import Judgement, format_verdict, last_line, parse_verdict
@@ -46,3 +47,11 @@ def test_format_refuses_an_unknown_judgement():
 def test_last_line_is_the_reason_of_a_command_run():
     assert last_line("building\n3 passed, 0 failed\n\n") == "3 passed, 0 failed"
     assert last_line("") == "no output"
+
+
+@given(st.text())
+def test_has_control_is_is_control_of_any_character(text) -> None:
+    from ocx.protocol.render import has_control, is_control
+
+    assert has_control(text) == any(is_control(c) for c in text)
+    assert has_control(text + "\u2028") and has_control("\x7f") and has_control("\x9f") and not has_control("\xa0")

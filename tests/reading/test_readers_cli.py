@@ -1,0 +1,83 @@
+"""The readers' command line (entry/cli_reading.py), on a real served
+repository: one definition, started without Typer or pydantic, its help and
+errors as clear from `ocx` as through the whole command line; and the queue
+reading only what decides each sender's standing (D25)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ocx.protocol.verdict_rules import VERDICT_TAGS, latest_by_sender
+from ocx.reading.verdicts import _events
+
+pytestmark = pytest.mark.fossil
+
+HEAVY = ("typer", "pydantic", "rich", "click")
+
+
+def run(*argv: str, entry: str = "ocx.entry.launch") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", entry, *argv], capture_output=True, text=True, timeout=120)
+
+
+def test_queue_and_verdicts_start_without_typer_or_pydantic(judged) -> None:
+    """Only a verdict naming a record needs the message models (pydantic): `later` has none."""
+    probe = ("import sys\nfrom ocx.entry import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
+             "try:\n    launch.main()\nexcept SystemExit as done:\n    code = done.code\n"
+             f"print(code, sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})), file=sys.stderr)")
+    for argv in (["queue", "dev", "--newest", "1", "-R", str(judged.path)], ["verdicts", judged.later[:12], "-R", str(judged.path)]):
+        done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=120)
+        assert done.stderr.strip().splitlines()[-1] == "0 []", (argv, done.stderr)
+        assert done.stdout  # it did read and print
+
+
+def test_ocx_starts_on_exactly_the_readers_defined() -> None:
+    from ocx.entry import launch
+    from ocx.entry.cli_reading import parsers
+
+    assert set(launch.READERS) == set(parsers())
+
+
+def test_help_names_every_option_from_ocx_and_through_the_whole_command_line() -> None:
+    for entry in ("ocx.entry.launch", "ocx.entry.cli"):
+        shown = run("queue", "--help", entry=entry)
+        assert shown.returncode == 0, shown.stderr
+        for words in ("usage: ocx queue", "BRANCH", "-R FILE, --repository FILE", "--at-node NAME", "--json",
+                      "--newest N", "(0: all; default 50)", "oldest first"):
+            assert words in shown.stdout, (entry, words)
+    listing = run("--help", entry="ocx.entry.cli").stdout
+    assert "verdicts" in listing and "Every sender's latest" in listing and "activity" in listing
+
+
+def test_errors_name_what_is_wrong_with_usage_exit_2() -> None:
+    for entry in ("ocx.entry.launch", "ocx.entry.cli"):
+        missing = run("queue", entry=entry)
+        assert missing.returncode == 2 and "the following arguments are required: BRANCH" in missing.stderr
+        assert "Try 'ocx queue --help' for help." in missing.stderr
+        below = run("queue", "dev", "--newest", "-1", entry=entry)
+        assert below.returncode == 2 and "argument --newest: -1 is below 0" in below.stderr
+        unknown = run("verdicts", "abc", "--colour", entry=entry)
+        assert unknown.returncode == 2 and "unrecognized arguments: --colour" in unknown.stderr
+
+
+def test_the_whole_command_line_forwards_a_reader_as_given(judged) -> None:
+    direct = run("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2")
+    forwarded = run("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2", entry="ocx.entry.cli")
+    assert direct.returncode == forwarded.returncode == 0, forwarded.stderr
+    assert json.loads(direct.stdout) == json.loads(forwarded.stdout) and json.loads(direct.stdout)["total"] == 3
+
+
+def test_the_queue_reads_each_senders_deciding_changes_only(judged) -> None:
+    """dave set then cancelled his `audited`, then set `ci`; alice set `ci` then
+    `audited`: the older changes decide nothing, are not read, and every
+    sender's latest verdict is the whole history's."""
+    with judged.served.repository() as repository:
+        whole = repository.tag_histories([judged.judged], VERDICT_TAGS)[judged.judged]
+        kept = repository.standing_tag_changes([judged.judged], VERDICT_TAGS)[judged.judged]
+    assert latest_by_sender(_events(kept)) == latest_by_sender(_events(whole))
+    shown = {(c.sender.login, c.artifact) for c in kept}
+    assert (("dave", judged.tags["dave"]) not in shown and ("dave", judged.tags["dave-cancel"]) not in shown
+            and ("alice", judged.tags["alice-ci"]) not in shown)
+    assert ("dave", judged.tags["dave-ci"]) in shown and len(kept) < len(whole)
