@@ -26,9 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,23 +205,55 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     return checkout
 
 
+class Meanwhile:
+    """FUNCTION run in a thread of its own; result() waits for it and gives what it returned or raises what
+    it raised (concurrent.futures would do, at the cost of its imports on every run's start)."""
+
+    def __init__(self, function: Callable[[], str]):
+        self._function = function
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._function()
+        except Exception as error:  # handed to whoever waits for the result, as a future would
+            self._error = error
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
 def prepare_run(step: Preparation) -> None:
     """The run user on the served repository and the run's home, made side by
     side: neither waits for the other until the password is needed."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
-    with ThreadPoolExecutor(1) as pool:
-        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
-        user = (pool.submit(granted_run_user, step) if step.server_login
-                else pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home))
-        def user_done(_) -> None:
-            user_ready.append(time.time())
-            print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
-                  f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
 
-        user.add_done_callback(user_done)
+    def make_user() -> str:
+        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
+        secret = (granted_run_user(step) if step.server_login
+                  else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home))
+        user_ready.append(time.time())
+        print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
+              f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
+        return secret
+
+    user = Meanwhile(make_user)
+    try:
         make_home(step, user.result, steps)
+    finally:
+        user.join()  # never left running; a failure of the home's is the one told
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
     print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
