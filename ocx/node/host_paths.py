@@ -33,7 +33,7 @@ AWAKE_ROOT = "/run/ocx-node"
 
 
 def awake_path(node: str) -> str:
-    """A directory there while the node's service runs its passes: ocx-wake@NAME
+    """A directory there while the node's service is up (from its start on): ocx-wake@NAME
     starts no process for a change then (units/ocx-wake@.service, serve.py). It is
     the service's RuntimeDirectory=: systemd makes it before the service's
     process starts, and removes it when the service stops, killed too."""
