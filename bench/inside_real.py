@@ -65,7 +65,8 @@ def timed_first_pass(name: str, since: float, timeout: float) -> str:
                if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith("pass ")]
     done = int(entries[0]["__REALTIME_TIMESTAMP"]) / 1e6
     began = inside.timestamp(f"ocx-node@{name}.service", "ExecMainStartTimestamp")
-    from_start = f", {done - began:.2f} s from the service's start" if began and began <= done else ""
+    # From the service's start only if it started for this (it stays up once started: serve.py).
+    from_start = f", {done - began:.2f} s from the service's start" if began and since <= began <= done else ""
     return f"{lines[0]}{from_start}"
 
 
