@@ -10,10 +10,10 @@ waits on its socket and on the repository file's inotify, with no timeout
 (D26: nothing polls on a timer). A poke runs a pass; a change of the file
 runs one only when the repository was written (`PRAGMA data_version`):
 Fossil opens the file read-write for every request, and a read starts
-nothing. A step that failed and is due again (tend.py, retry_in) is the one
-timed wait; another is once after a burst: IDLE_SECONDS without events,
-the runs' clone is brought up to date (keep_template), then the wait has
-no timeout again. Its status line (`systemctl show -p StatusText`) says
+nothing. Two waits are timed: for a step that failed and is due again
+(tend.py, retry_in), and, once after a burst, IDLE_SECONDS without events,
+when the runs' clone is brought up to date (keep_template); then the wait
+has no timeout again. Its status line (`systemctl show -p StatusText`) says
 which: `pass N`, `waiting`, `settling` or `idle`.
 
 While it is up it has the directory `awake` (host_paths.awake_path, its
