@@ -23,7 +23,6 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import threading
@@ -262,24 +261,41 @@ def prepare_run(step: Preparation) -> None:
                 step.stem)
 
 
+_REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
+_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file")
+_FLAGS = ("no-password", "pull")
+
+
 def parse(argv: list[str]) -> Preparation:
-    parser = argparse.ArgumentParser(prog="python -m ocx.node.unit.prepare")
-    for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template"):
-        parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--no-password", action="store_true")
-    parser.add_argument("--pull", action="store_true")
-    parser.add_argument("--checkin")
-    parser.add_argument("--runner-home", action="append", default=[])
-    parser.add_argument("--keep", action="append", default=[])
-    parser.add_argument("--server-login")
-    parser.add_argument("--server-password-file")
-    args = parser.parse_args(argv)
-    return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
-                       Path(args.fossil_home), Path(args.template), args.pull, keep_password=not args.no_password,
-                       checkin=args.checkin,
-                       runner_homes=tuple(args.runner_home),
-                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep),
-                       server_login=args.server_login, server_password_file=args.server_password_file)
+    """Preparation.argv() read back. The node writes it, so it is parsed exactly, not leniently;
+    by hand, not argparse: its imports (gettext, locale) were a tenth of this step's start."""
+    values: dict[str, list[str]] = {}
+    flags: set[str] = set()
+    rest = list(argv)
+    while rest:
+        option = rest.pop(0)
+        name = option[2:] if option.startswith("--") else ""
+        if name in _FLAGS:
+            flags.add(name)
+        elif name in _VALUED and rest:
+            values.setdefault(name, []).append(rest.pop(0))
+        else:
+            raise SystemExit(f"python -m ocx.node.unit.prepare: unexpected {option!r}")
+    missing = [name for name in _REQUIRED if name not in values]
+    repeated = [name for name, given in values.items() if len(given) > 1 and name not in ("runner-home", "keep")]
+    if missing or repeated:
+        raise SystemExit(f"python -m ocx.node.unit.prepare: missing {missing}, repeated {repeated}")
+
+    def one(name: str) -> str | None:
+        return values.get(name, [None])[0]
+
+    return Preparation(str(one("repository")), str(one("url")), str(one("user")), Path(str(one("home"))),
+                       Path(str(one("marks"))), str(one("stem")), Path(str(one("fossil-home"))),
+                       Path(str(one("template"))), "pull" in flags, keep_password="no-password" not in flags,
+                       checkin=one("checkin"),
+                       runner_homes=tuple(values.get("runner-home", [])),
+                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
+                       server_login=one("server-login"), server_password_file=one("server-password-file"))
 
 
 def main(argv: list[str]) -> int:
