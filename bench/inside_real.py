@@ -151,13 +151,17 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         n.response(record, timeout=120)
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
-    for steps in (STEPS_UP, STEPS):
-        seen = [b for kind, b in filter(None, broken_down) if kind == steps]
+    for named in (STEPS_UP, STEPS):
+        seen = [b for kind, b in filter(None, broken_down) if kind == named]
         if seen:
-            how = "the node service up" if steps is STEPS_UP else "the record started the node service"
+            how = "the node service up" if named is STEPS_UP else "the record started the node service"
             print(f"  where it goes ({how}: median of {len(seen)} of {count}): "
                   + "; ".join(f"{what} {statistics.median(b[i] for b in seen) * 1000:.0f} ms"
-                              for i, what in enumerate(steps)))
+                              for i, what in enumerate(named)))
+    said = [f"{int(e['__REALTIME_TIMESTAMP']) / 1e6 - received:+.3f} s {e['MESSAGE'][:140]}"
+            for e in journal(f"ocx-node@{name}.service", received - 0.5)
+            if isinstance(e.get("MESSAGE"), str) and int(e["__REALTIME_TIMESTAMP"]) / 1e6 <= line]
+    print("  the node's journal from the last one's receipt to its first line:\n    " + "\n    ".join(said))
     print(f"  the node service, idle again: {inside.node_resident(name)}")
     print("  the last one's preparation, as its unit's journal shows it: " + ("; ".join(steps) or "(no step lines)"),
           flush=True)
