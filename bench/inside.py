@@ -46,6 +46,26 @@ def node_memory(name: str) -> str:
     return f"{int(value) / 2**20:.1f} MiB" if value.isdigit() else f"({value or 'not accounted'})"
 
 
+def node_resident(name: str) -> str:
+    """The node service's process: its resident memory (VmRSS), and its cgroup's (MemoryCurrent,
+    page cache included). It stays up once started (serve.py), so this is what it holds for good."""
+    pid = show(f"ocx-node@{name}.service", "MainPID")
+    try:
+        status = Path(f"/proc/{pid}/status").read_text() if pid not in ("", "0") else ""
+    except OSError:
+        status = ""
+    rss = next((line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")), None)
+    process = f"{int(rss) / 1024:.1f} MiB resident" if rss else "no process"
+    return f"{process}, {node_memory(name)} in its cgroup (MemoryCurrent)"
+
+
+def node_idle(name: str, timeout: float = 600) -> None:
+    """No pass running and nothing pending: the service's status line says `idle` (serve.py)."""
+    from tests.node_system.harness import node_idle as idle
+
+    wait_for(lambda: idle(name), timeout, 0.2, "the node service idle")
+
+
 def burst(n, count: int) -> list[str]:
     started = time.monotonic()
     records = [n.post(n.record(objective="sleep 1200", budget={"wall": "30m"})) for _ in range(count)]
@@ -90,8 +110,9 @@ def main(name: str, count: int = 100) -> None:
     # The unit starts when systemd begins its job (InactiveExit); its program once ExecStartPre made the home.
     print(f"burst of {count}: receipt to unit start (InactiveExitTimestamp): {quantiles(starts(n, first, 'InactiveExitTimestamp'))}")
     print(f"burst of {count}: receipt to program start (ExecMainStartTimestamp): {quantiles(starts(n, first))}")
-    idle = wait_for(lambda: systemctl("is-active", f"ocx-node@{name}.service").strip() != "active", 60, 0.5, "idle")
-    print(f"with {count} runs open and nothing arriving, the node service is {systemctl('is-active', f'ocx-node@{name}.service').strip()}: no OCX process per run")
+    node_idle(name, 120)
+    print(f"with {count} runs open and nothing arriving, the node service is idle: one process, "
+          f"{node_resident(name)}; no OCX process per run")
     second = burst(n, count)
     memory = []
     for _ in range(20):

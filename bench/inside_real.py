@@ -49,9 +49,7 @@ def first_line(unit: str, starts: str) -> float | None:
     return None
 
 
-def node_idle(name: str, timeout: float = 600) -> None:
-    wait_for(lambda: systemctl("is-active", f"ocx-node@{name}.service").strip() != "active", timeout, 0.2,
-             "the node service idle")
+node_idle = inside.node_idle  # no pass running and nothing pending (the service stays up, serve.py)
 
 
 def pass_lines(name: str, since: float) -> list[str]:
@@ -67,7 +65,8 @@ def timed_first_pass(name: str, since: float, timeout: float) -> str:
                if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith("pass ")]
     done = int(entries[0]["__REALTIME_TIMESTAMP"]) / 1e6
     began = inside.timestamp(f"ocx-node@{name}.service", "ExecMainStartTimestamp")
-    from_start = f", {done - began:.2f} s from the service's start" if began and began <= done else ""
+    # From the service's start only if it started for this (it stays up once started: serve.py).
+    from_start = f", {done - began:.2f} s from the service's start" if began and since <= began <= done else ""
     return f"{lines[0]}{from_start}"
 
 
@@ -90,6 +89,7 @@ def adopt(name: str, port: str, history: Path) -> None:
     # Idle, the node pulls its clone for runs; a clone of 28 MB made meanwhile can fail on the server's
     # write lock (Fossil 2.21 holds it for each request of a sync: docs/node.md). Let it finish first.
     node_idle(name, 900)
+    print(f"the node service idle after its first pass: {inside.node_resident(name)}", flush=True)
 
 
 def readers(n, runs: int = 5) -> None:
@@ -109,28 +109,33 @@ def readers(n, runs: int = 5) -> None:
 STEPS = ("receipt to the node service's start (path unit, fork)", "its start to its pass (Python, imports)",
          "the pass to the run's unit start", "unit start to its preparation done (python -I, the steps)",
          "preparation done to ExecMainStart", "ExecMainStart to the program's first line (feeder, program)")
+STEPS_UP = ("receipt to the pass's start (the service up: its inotify or a poke)", *STEPS[2:])
 
 
-def steps_of(name: str, unit: str, received: float, line: float) -> list[float] | None:
-    """Where a quiet record's time goes, STEPS in order, from the journals and
-    systemd's timestamps; None when the node service was already running."""
+def steps_of(name: str, unit: str, received: float, line: float) -> tuple[tuple[str, ...], list[float]] | None:
+    """Where a quiet record's time goes, from the journals and systemd's timestamps: STEPS when
+    the record started the node service, STEPS_UP when the service was up (it stays up, serve.py)."""
     def at(entry: dict) -> float:
         return int(entry["__REALTIME_TIMESTAMP"]) / 1e6
 
     node = [e for e in journal(f"ocx-node@{name}.service", received - 0.001) if isinstance(e.get("MESSAGE"), str)]
     started = next((at(e) for e in node if e["MESSAGE"].startswith("Started ")), None)
-    passed = next((e for e in node if e["MESSAGE"].startswith("pass ")), None)
+    passes = [e for e in node if e["MESSAGE"].startswith("pass ") and " 0 actions" not in e["MESSAGE"]]
     prepared = first_line(unit, "prepare: done in ")
     unit_start, main_start = timestamp(unit, "InactiveExitTimestamp"), timestamp(unit, "ExecMainStartTimestamp")
-    if None in (started, passed, prepared, unit_start, main_start):
+    if None in (prepared, unit_start, main_start) or not passes:
         return None
+    passed = passes[0]  # the pass that acted: it started the run's unit
     pass_began = at(passed) - float(passed["MESSAGE"].rsplit(" in ", 1)[1].split()[0])
-    marks = [received, started, pass_began, unit_start, prepared, main_start, line]
-    return [b - a for a, b in zip(marks, marks[1:])]
+    if started is not None and started <= pass_began:
+        steps, marks = STEPS, [received, started, pass_began, unit_start, prepared, main_start, line]
+    else:
+        steps, marks = STEPS_UP, [received, pass_began, unit_start, prepared, main_start, line]
+    return steps, [b - a for a, b in zip(marks, marks[1:])]
 
 
 def quiet_sessions(n, name: str, count: int = 5) -> None:
-    """One record at a time, each on a node whose service has exited."""
+    """One record at a time, each on a quiet node: its service idle (up, since it stays up: serve.py)."""
     unit_starts, main_starts, lines, broken_down = [], [], [], []
     for _ in range(count):
         node_idle(name)
@@ -146,11 +151,18 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         n.response(record, timeout=120)
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
-    seen = [b for b in broken_down if b is not None]
-    if seen:
-        print(f"  where it goes (median of {len(seen)}; the node service was already up for {count - len(seen)}): "
-              + "; ".join(f"{what} {statistics.median(b[i] for b in seen) * 1000:.0f} ms"
-                          for i, what in enumerate(STEPS)))
+    for named in (STEPS_UP, STEPS):
+        seen = [b for kind, b in filter(None, broken_down) if kind == named]
+        if seen:
+            how = "the node service up" if named is STEPS_UP else "the record started the node service"
+            print(f"  where it goes ({how}: median of {len(seen)} of {count}): "
+                  + "; ".join(f"{what} {statistics.median(b[i] for b in seen) * 1000:.0f} ms"
+                              for i, what in enumerate(named)))
+    said = [f"{int(e['__REALTIME_TIMESTAMP']) / 1e6 - received:+.3f} s {e['MESSAGE'][:140]}"
+            for e in journal(f"ocx-node@{name}.service", received - 0.5)
+            if isinstance(e.get("MESSAGE"), str) and int(e["__REALTIME_TIMESTAMP"]) / 1e6 <= line]
+    print("  the node's journal from the last one's receipt to its first line:\n    " + "\n    ".join(said))
+    print(f"  the node service, idle again: {inside.node_resident(name)}")
     print("  the last one's preparation, as its unit's journal shows it: " + ("; ".join(steps) or "(no step lines)"),
           flush=True)
 
@@ -216,8 +228,8 @@ def burst(n, count: int) -> list[str]:
 
 def memory(n, name: str, count: int, first: list[str]) -> None:
     node_idle(name, 120)
-    print(f"with {count} runs open and nothing arriving, the node service is "
-          f"{systemctl('is-active', f'ocx-node@{name}.service').strip()}: no OCX process per run")
+    print(f"with {count} runs open and nothing arriving, the node service is idle: one process, "
+          f"{inside.node_resident(name)}; no OCX process per run")
     second = post_all(n, count)
     seen = []
     for _ in range(20):

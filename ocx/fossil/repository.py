@@ -79,6 +79,16 @@ class Repository(WorkReads, TagReads):
         row = self._one("SELECT value FROM config WHERE name=?", (name,))
         return None if row is None or row[0] is None else str(row[0])
 
+    def data_version(self) -> int:
+        """SQLite's count of commits by other connections, as this connection saw them
+        (`PRAGMA data_version`): unchanged after a request that only read the file, though
+        Fossil opens it read-write for every request (fossil-facts.md)."""
+        try:
+            row = self._one("PRAGMA data_version")
+        except sqlite3.Error as error:  # locked past the busy timeout: a passing fault (faults.py)
+            raise RepositoryUnreadable(f"{self.path}: {error}") from error
+        return int(row[0]) if row else 0
+
     @property
     def server_code(self) -> str:
         """This repository's own 40 hex digits: the node's name (C1, D29)."""

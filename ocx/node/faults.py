@@ -10,9 +10,8 @@ Each layer says which of its own errors pass (fossil/faults.py, systemd/bus.py).
 """
 from __future__ import annotations
 
-import asyncio
 import errno
-import urllib.error
+import sys
 
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EAGAIN, errno.EMFILE, errno.ENFILE,
                 errno.ENOMEM}
@@ -25,7 +24,10 @@ def is_node_fault(error: BaseException | None) -> bool:
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, (ConnectionError, TimeoutError, asyncio.TimeoutError, urllib.error.URLError, EOFError)):
+        # asyncio.TimeoutError is TimeoutError (3.11); urllib's errors are looked for only where urllib
+        # was loaded: a run's privileged steps import neither (issue 15, their start is waited for).
+        web = sys.modules.get("urllib.error")
+        if isinstance(error, (ConnectionError, TimeoutError, EOFError)) or (web and isinstance(error, web.URLError)):
             return True
         if isinstance(error, OSError) and error.errno in _DISK_ERRNOS:
             return True

@@ -1,5 +1,10 @@
-"""Where a node keeps things on its host; standard library only, for the light steps."""
-from pathlib import Path
+"""Where a node keeps things on its host; standard library only, for the light steps
+(the feeder imports it at every session's start: not even pathlib here)."""
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONFIG_DIR = "/etc/ocx"
 STATE_ROOT = "/var/lib/ocx"
@@ -11,6 +16,8 @@ RUNS_STATE_DIRECTORY = "ocx-runs"
 def page_secret_path(config_file: str | Path) -> Path:
     """The web page's secret (D43), beside the node's configuration file: only
     root and the Fossil server's account (which runs the page) read it."""
+    from pathlib import Path
+
     return Path(config_file).with_suffix(".page-secret")
 
 
@@ -33,7 +40,7 @@ AWAKE_ROOT = "/run/ocx-node"
 
 
 def awake_path(node: str) -> str:
-    """A directory there while the node's service runs its passes: ocx-wake@NAME
+    """A directory there while the node's service is up (from its start on): ocx-wake@NAME
     starts no process for a change then (units/ocx-wake@.service, serve.py). It is
     the service's RuntimeDirectory=: systemd makes it before the service's
     process starts, and removes it when the service stops, killed too."""

@@ -78,10 +78,12 @@ class Here:
             return None
 
     def works_for(self, repository: Repository, login: str) -> str | None:
+        """For this node's admission: the node LOGIN works for when it may be another (D37)."""
         from .serving.grants import nodes_known
         from .serving.ownership import works_for
 
-        return works_for(repository, login, nodes_known(repository, repository.server_code))
+        own = repository.server_code
+        return works_for(repository, login, nodes_known(repository, own), other_than=own)
 
     def capabilities(self, repository: Repository, login: str) -> frozenset[str]:
         return _capabilities(repository, login)

@@ -7,10 +7,12 @@ Fossil server coming back (its unit's ExecStartPost runs `ocx node poke
 written at once), and the path unit. The path unit does not fire
 again while the unit it starts is still running, so it must not start the
 node's service itself: a change that came as that service was exiting
-would wait for the next one. It starts `ocx-wake@NAME` instead, which lives
-for a few milliseconds and leaves a connection queued on the node's socket;
-systemd then starts the node's service for it, or the running one reads it
-before it exits. Standard library only: these run on hot paths.
+(it stays up once started, but exits after failed passes) would wait for
+the next one. It starts `ocx-wake@NAME` instead, which lives for a few
+milliseconds and leaves a connection queued on the node's socket; systemd
+then starts the node's service for it, or the running one reads it. While
+the service is up systemd skips ocx-wake@NAME altogether. Standard library
+only: these run on hot paths.
 """
 from __future__ import annotations
 

@@ -43,6 +43,14 @@ def journal(unit: str) -> str:
     return subprocess.run(["journalctl", "-u", unit, "-o", "cat", "--no-pager"], capture_output=True, text=True).stdout
 
 
+def node_idle(name: str) -> bool:
+    """The node's service has no pass running and nothing pending: its status line says
+    `idle` (ocx/node/service/serve.py), or it is not up at all."""
+    shown = systemctl("show", f"ocx-node@{name}.service", "-p", "ActiveState", "-p", "StatusText")
+    values = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
+    return values.get("ActiveState") != "active" or values.get("StatusText", "").startswith("idle")
+
+
 def wait_for(check, timeout: float = 30.0, every: float = 0.1, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

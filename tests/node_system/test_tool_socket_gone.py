@@ -9,7 +9,7 @@ from ocx.node.service.socket_served import socket_accepts, tool_socket_path
 from ocx.protocol import Outcome
 from ocx.tools.tool_socket import ask
 
-from .harness import journal, ocx, systemctl, wait_for
+from .harness import journal, node_idle, ocx, systemctl, wait_for
 
 pytestmark = pytest.mark.systemd
 
@@ -33,9 +33,8 @@ def open_socket_run(node, objective: str = "echo") -> tuple[str, RecordDir, str]
 
 
 def pass_done(node) -> None:
-    """The node's passes ended: its service exits once no poke is pending (D26)."""
-    wait_for(lambda: prop(f"ocx-node@{node.name}.service", "ActiveState") in ("inactive", "failed"), 60, 0.2,
-             what="the node's pass to end")
+    """The node's passes ended: its service says `idle` once no poke is pending (D26, serve.py)."""
+    wait_for(lambda: node_idle(node.name), 60, 0.2, what="the node's pass to end")
 
 
 def test_a_brief_restart_of_the_tool_service_ends_no_run(node):

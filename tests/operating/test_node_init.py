@@ -200,8 +200,9 @@ def wait_new_invocation(unit: str, before: str, timeout: float = 10.0) -> str:
                          + sh("journalctl", "-u", unit, "-n", "30", "--no-pager", check=False).stdout)
 
 
-def wait_idle(unit: str, seconds: float = 20.0) -> None:
-    """The node service runs while changes keep coming, then exits (service.py)."""
+def stopped(unit: str, seconds: float = 30.0) -> None:
+    """The node's service stays up once started (serve.py): stopped here, so the next event must start it."""
+    sh("systemctl", "stop", unit)
     deadline = time.monotonic() + seconds
     while prop(unit, "ActiveState") not in ("inactive", "failed") and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -209,7 +210,7 @@ def wait_idle(unit: str, seconds: float = 20.0) -> None:
 
 def test_a_web_request_starts_the_node_service_through_the_path_unit(first):
     unit = f"ocx-node@{NAME}.service"
-    wait_idle(unit)
+    stopped(unit)
     before = prop(unit, "InvocationID")
     with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/timeline", timeout=5):
         pass
@@ -234,7 +235,7 @@ def test_the_hook_as_the_server_account_reaches_the_node_socket(first):
     (While the node service fails at once, a poke left queued restarts it in a
     loop, so its InvocationID alone would not prove this connection.)"""
     unit = f"ocx-node@{NAME}.service"
-    wait_idle(unit)
+    stopped(unit)
     before = prop(unit, "InvocationID")
     done = sh("runuser", "-u", "fossil", "--", *OCX, "hook", str(REPO), input="")
     assert done.stderr == "", done.stderr  # "not reachable" if the socket refused the account

@@ -1,20 +1,30 @@
-"""The node's root service: socket- and path-activated, it exits when idle (D26, D27).
+"""The node's root service: started on demand by its socket or its path unit, then up (D26, D27).
 
     ocx node serve NAME
 
 systemd starts it when Fossil's hook or a run's stop step connects to the
-node's socket, or when the repository file changes (ocx-node@NAME.path).
-It runs passes while pokes or changes of the repository keep coming, or
-while a step that failed is due to be tried again (tend.py), then one last
-pass, and exits: the node keeps no process per run, and none at all while
-nothing happens. While it runs it watches the repository file itself, and
-has the directory `awake` (host_paths.awake_path, made by systemd before its
-process starts) so that ocx-wake@NAME starts no process for each read of
-the repository meanwhile (issue 12: the trigger coalesced); it removes it
-before its last look, so a change that comes after starts ocx-wake, whose
-poke waits on the socket and makes systemd start the service again. A pass that fails as a whole is tried
-again a few times, then the service exits cleanly: the next event starts
-it (never a restart loop; killed, systemd restarts it, Restart=on-failure).
+node's socket, or when the repository file changes (ocx-node@NAME.path,
+through ocx-wake@NAME). Once started it stays up, so a record on a quiet
+node pays no Python start (issue 15, issue 16 item 4): after its passes it
+waits on its socket and on the repository file's inotify, with no timeout
+(D26: nothing polls on a timer). A poke runs a pass; a change of the file
+runs one only when the repository was written (`PRAGMA data_version`):
+Fossil opens the file read-write for every request, and a read starts
+nothing. Two waits are timed: for a step that failed and is due again
+(tend.py, retry_in), and, once after a burst, IDLE_SECONDS without events,
+when the runs' clone is brought up to date (keep_template); then the wait
+has no timeout again. Its status line (`systemctl show -p StatusText`) says
+which: `pass N`, `waiting`, `settling` or `idle`.
+
+While it is up it has the directory `awake` (host_paths.awake_path, its
+RuntimeDirectory=, made by systemd before its process starts), so
+ocx-wake@NAME starts no process for each read of the repository (issue 12:
+the trigger coalesced). A pass that fails as a whole is tried again a few
+times (FAILED_PASSES), then the service exits cleanly: the next event
+starts it (never a restart loop; killed, systemd restarts it,
+Restart=on-failure). It reads its configuration again when its file or
+the node user's password file changed, so `ocx node init` run again needs
+no restart.
 """
 from __future__ import annotations
 
@@ -28,6 +38,8 @@ import traceback
 from pathlib import Path
 
 from ...fossil.errors import FOSSIL_FAILURES
+from ...fossil.repository import Repository
+from ...systemd.notify import status
 from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
@@ -37,9 +49,10 @@ from .context import NodeContext
 from .intake import PassReport, run_pass
 
 SD_LISTEN_FDS_START = 3
-IDLE_SECONDS = 5.0  # a burst of pushes is one service run, not one per push
+IDLE_SECONDS = 5.0  # after a burst, this long without events: the runs' clone is brought up to date
 FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
 CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
+UNREADABLE_CONFIG: tuple[type[Exception], ...] = (ValueError, *FOSSIL_FAILURES)  # a bad file, or unreadable
 
 
 def listening_socket() -> socket.socket | None:
@@ -70,7 +83,7 @@ def drain(listener: socket.socket) -> int:
 
 
 class Awake:
-    """The directory that says the service runs its passes (its RuntimeDirectory=), when systemd made it."""
+    """The directory that says the service is up (its RuntimeDirectory=), when systemd made it."""
 
     def __init__(self, node: str):
         self.path = Path(awake_path(node))
@@ -88,6 +101,46 @@ class Awake:
                 pass
 
 
+class RepositoryChanges:
+    """The repository file's inotify, and whether what it reported wrote anything."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._open()
+
+    def _open(self) -> None:
+        self.fd = watch(self.path, IN_CLOSE_WRITE | IN_MODIFY)
+        self._inode = os.stat(self.path).st_ino
+        self._reader = Repository(self.path)  # held open: data_version counts the commits of others since
+        self._version = self._reader.data_version()
+
+    def seen(self) -> None:
+        """A pass begins: what was written before it is what it reads."""
+        drain_events(self.fd)
+        try:
+            self._version = self._reader.data_version()
+        except FOSSIL_FAILURES:
+            pass  # the next event looks again
+
+    def written(self) -> bool:
+        """Whether the repository was written (or replaced) since the last look; drains the events."""
+        drain_events(self.fd)
+        try:
+            if os.stat(self.path).st_ino != self._inode:  # a restored file: watch the new one
+                self.close()
+                self._open()
+                return True
+            version = self._reader.data_version()
+        except FOSSIL_FAILURES:  # unreadable now: a pass says what is wrong, and logs it
+            return True
+        changed, self._version = version != self._version, version
+        return changed
+
+    def close(self) -> None:
+        os.close(self.fd)
+        self._reader.close()
+
+
 async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassReport, int]:
     try:
         return await run_pass(context, systemd), 0
@@ -97,13 +150,13 @@ async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassRe
 
 
 async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
-    """Passes until idle; how many, or None when it could not start."""
+    """Passes, each when something asks for one; how many before a clean exit, or None when it could not start."""
     from ...systemd.manager import Systemd
 
     listener = listening_socket()
     try:
         context = NodeContext.load(node_config.load(name))
-        changes = watch(context.config.repository, IN_CLOSE_WRITE | IN_MODIFY)
+        changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()
     except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
         # started it are read, or systemd starts it again for them at once, for ever.
@@ -113,38 +166,83 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         return None
     awake = Awake(name)
     awake.set()
-    passes, last, failures = 0, False, 0
-    async with systemd:
+    passes, failures, settle, stamp = 0, 0, False, config_stamp(context.config)
+    try:
         while True:
             if listener is not None:
                 drain(listener)
-            drain_events(changes)
+            changes.seen()
+            if not systemd.bus.connected:  # the bus restarted while it waited: a new connection
+                systemd = await Systemd.connect()
+            status(f"pass {passes + 1}")
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
                         f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
             if listener is None or failures >= FAILED_PASSES:
-                awake.clear()
                 return passes
-            if last:
-                # Anything that came during the last pass is read before exiting;
-                # what comes after this look starts ocx-wake, or finds the socket.
-                awake.clear()
-                ready, _, _ = select.select([listener, changes], [], [], 0)
-                if not ready:
-                    keep_template(context)
-                    return passes
-                awake.set()
-            wait = idle if report.retry_in is None else min(idle, max(0.2, report.retry_in))
-            ready, _, _ = await asyncio.to_thread(select.select, [listener, changes], [], [], wait)
-            # Idle, with nothing to try again: one more pass, so nothing that came meanwhile waits.
-            last = not ready and report.retry_in is None
+            settle = settle or bool(report.receipts or report.actions)
+            settle = await wait_for_work(context, listener, changes, report.retry_in, settle, idle)
+            context, stamp = reloaded(context, name, stamp)
+    finally:
+        awake.clear()
+        changes.close()
+        systemd.close()
+
+
+async def wait_for_work(context: NodeContext, listener: socket.socket, changes: RepositoryChanges,
+                        retry_in: float | None, settle: bool, idle: float) -> bool:
+    """Until a poke, a write of the repository, or a step due again (RETRY_IN); after a burst
+    (SETTLE), IDLE seconds without events bring the runs' clone up to date. Returns whether
+    the clone still waits to be brought up to date."""
+    due = None if retry_in is None else time.monotonic() + max(0.2, retry_in)
+    keep = time.monotonic() + idle if settle and due is None else None
+    while True:
+        deadline = keep if due is None else due
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        status("idle: waiting for a poke or a change of the repository" if timeout is None
+               else f"waiting: a step is due again in {timeout:.1f} s" if due is not None
+               else "settling: the runs' clone is brought up to date when nothing comes")
+        ready, _, _ = await asyncio.to_thread(select.select, [listener, changes.fd], [], [], timeout)
+        if listener in ready or (changes.fd in ready and changes.written()):
+            return settle
+        if ready:
+            continue  # a read of the repository: nothing to do
+        if due is not None:
+            return settle
+        if keep is not None and time.monotonic() >= keep:
+            keep_template(context)
+            keep, settle = None, False
+
+
+def config_stamp(config: node_config.NodeConfig) -> tuple:
+    """What says the node's configuration or its password changed (`ocx node init` run again)."""
+    stamps = []
+    for path in (node_config.config_path(config.name), config.password_file):
+        try:
+            found = os.stat(path)
+            stamps.append((found.st_ino, found.st_mtime_ns, found.st_size))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def reloaded(context: NodeContext, name: str, stamp: tuple) -> tuple[NodeContext, tuple]:
+    """The context read again when its files changed, as a start of the service would have read it."""
+    now = config_stamp(context.config)
+    if now == stamp:
+        return context, stamp
+    try:
+        return NodeContext.load(node_config.load(name)), now
+    except UNREADABLE_CONFIG as error:
+        context.log(f"configuration not read again, the one read before kept: {describe(error)}", priority=4)
+        return context, now
 
 
 def keep_template(context: NodeContext) -> None:
-    """Idle, the node brings the runs' clone up to date (template.py), so the
-    next run on a quiet node starts without waiting for a pull."""
+    """Idle after a burst, the node brings the runs' clone up to date (template.py),
+    so the next run on a quiet node starts without waiting for a pull."""
     try:
         template.current(context.config, log=context.log)
     except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again

@@ -102,8 +102,9 @@ def _touched(unit: str, changed: dict[str, bool]) -> bool:
 
 
 async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], changed: dict[str, bool],
-                            timeout: float) -> list[tuple[str, str, bool]]:
-    """Reload if a file changed, enable ENABLE, start (or restart, when its file changed) START;
+                            timeout: float, node: str) -> list[tuple[str, str, bool]]:
+    """Reload if a file changed, enable ENABLE, start (or restart, when its file changed) START,
+    and restart NODE's service if it is up and its file changed (it stays up, serve.py);
     returns (unit, state, changed)."""
     from ...systemd.bus import Bus
     from ...systemd import unit_files
@@ -122,6 +123,9 @@ async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], cha
             if state != "active":
                 raise RuntimeError(f"{unit} is {state} after start; see journalctl -u {unit}")
             done.append((unit, state, before != "active" or restart))
+        service = f"ocx-node@{node}.service"  # started on demand, not here: restarted only if up
+        if _touched(service, changed) and (await unit_files.active_state(bus, service))[0] == "active":
+            done.append((service, await unit_files.start(bus, service, restart=True, timeout=timeout), True))
     finally:
         bus.close()
     return done
@@ -136,7 +140,7 @@ async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float 
     tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
     page = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")  # issue 17: started now, so the first look is quick
     return await _enable_and_start((server, sock, path, check, tools, *page), (server, sock, path, tools, *page),
-                                   changed, timeout)
+                                   changed, timeout, name)
 
 
 def wait_listening(url_port: int, timeout: float = 20.0) -> float:
@@ -157,7 +161,7 @@ async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
     (D38), enabled and started; its check is started by the follower (D6)."""
     name = config.name
     units = (f"ocx-node@{name}.socket", f"ocx-tools@{name}.service", f"ocx-follow@{name}.service")
-    return await _enable_and_start(units, units, changed, timeout)
+    return await _enable_and_start(units, units, changed, timeout, name)
 
 
 def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:

@@ -23,12 +23,11 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,23 +204,55 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     return checkout
 
 
+class Meanwhile:
+    """FUNCTION run in a thread of its own; result() waits for it and gives what it returned or raises what
+    it raised (concurrent.futures would do, at the cost of its imports on every run's start)."""
+
+    def __init__(self, function: Callable[[], str]):
+        self._function = function
+        self._value: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._function()
+        except Exception as error:  # handed to whoever waits for the result, as a future would
+            self._error = error
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
 def prepare_run(step: Preparation) -> None:
     """The run user on the served repository and the run's home, made side by
     side: neither waits for the other until the password is needed."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
-    with ThreadPoolExecutor(1) as pool:
-        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
-        user = (pool.submit(granted_run_user, step) if step.server_login
-                else pool.submit(ensure_run_user, step.repository, step.user, fossil_home=step.fossil_home))
-        def user_done(_) -> None:
-            user_ready.append(time.time())
-            print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
-                  f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
 
-        user.add_done_callback(user_done)
+    def make_user() -> str:
+        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
+        secret = (granted_run_user(step) if step.server_login
+                  else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home))
+        user_ready.append(time.time())
+        print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
+              f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
+        return secret
+
+    user = Meanwhile(make_user)
+    try:
         make_home(step, user.result, steps)
+    finally:
+        user.join()  # never left running; a failure of the home's is the one told
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
     print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
@@ -230,24 +261,41 @@ def prepare_run(step: Preparation) -> None:
                 step.stem)
 
 
+_REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
+_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file")
+_FLAGS = ("no-password", "pull")
+
+
 def parse(argv: list[str]) -> Preparation:
-    parser = argparse.ArgumentParser(prog="python -m ocx.node.unit.prepare")
-    for name in ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template"):
-        parser.add_argument(f"--{name}", required=True)
-    parser.add_argument("--no-password", action="store_true")
-    parser.add_argument("--pull", action="store_true")
-    parser.add_argument("--checkin")
-    parser.add_argument("--runner-home", action="append", default=[])
-    parser.add_argument("--keep", action="append", default=[])
-    parser.add_argument("--server-login")
-    parser.add_argument("--server-password-file")
-    args = parser.parse_args(argv)
-    return Preparation(args.repository, args.url, args.user, Path(args.home), Path(args.marks), args.stem,
-                       Path(args.fossil_home), Path(args.template), args.pull, keep_password=not args.no_password,
-                       checkin=args.checkin,
-                       runner_homes=tuple(args.runner_home),
-                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in args.keep),
-                       server_login=args.server_login, server_password_file=args.server_password_file)
+    """Preparation.argv() read back. The node writes it, so it is parsed exactly, not leniently;
+    by hand, not argparse: its imports (gettext, locale) were a tenth of this step's start."""
+    values: dict[str, list[str]] = {}
+    flags: set[str] = set()
+    rest = list(argv)
+    while rest:
+        option = rest.pop(0)
+        name = option[2:] if option.startswith("--") else ""
+        if name in _FLAGS:
+            flags.add(name)
+        elif name in _VALUED and rest:
+            values.setdefault(name, []).append(rest.pop(0))
+        else:
+            raise SystemExit(f"python -m ocx.node.unit.prepare: unexpected {option!r}")
+    missing = [name for name in _REQUIRED if name not in values]
+    repeated = [name for name, given in values.items() if len(given) > 1 and name not in ("runner-home", "keep")]
+    if missing or repeated:
+        raise SystemExit(f"python -m ocx.node.unit.prepare: missing {missing}, repeated {repeated}")
+
+    def one(name: str) -> str | None:
+        return values.get(name, [None])[0]
+
+    return Preparation(str(one("repository")), str(one("url")), str(one("user")), Path(str(one("home"))),
+                       Path(str(one("marks"))), str(one("stem")), Path(str(one("fossil-home"))),
+                       Path(str(one("template"))), "pull" in flags, keep_password="no-password" not in flags,
+                       checkin=one("checkin"),
+                       runner_homes=tuple(values.get("runner-home", [])),
+                       keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
+                       server_login=one("server-login"), server_password_file=one("server-password-file"))
 
 
 def main(argv: list[str]) -> int:
