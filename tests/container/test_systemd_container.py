@@ -28,7 +28,7 @@ def test_a_restart_takes_every_unit_away(systemd_container):
     r = c.exec(["systemd-run", "--unit", "ocx-before-restart", "/bin/sleep", "600"])
     assert r.exit_code == 0, r.output
     assert c.exec(["systemctl", "is-active", "ocx-before-restart"]).output.strip() == "active"
-    seconds = c.restart()
-    assert seconds < 30
+    seconds = c.restart()  # bounded by restart()'s own deadlines, not by a figure here
+    print(f"restart to `running`: {seconds:.1f} s")
     assert c.exec(["systemctl", "is-active", "ocx-before-restart"]).output.strip() != "active"
     assert c.exec(["systemctl", "is-system-running"]).output.strip() in ("running", "degraded")

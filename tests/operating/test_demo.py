@@ -32,7 +32,7 @@ def test_demo_prints_what_it_made_and_a_rerun_changes_nothing():
     assert "response        exited: exit 0 after" in first, first
     assert "journalctl -u ocx-" in first
     # The relay answers for the published port as the server itself does.
-    with urllib.request.urlopen("http://127.0.0.1:8090/", timeout=5) as reply:
+    with urllib.request.urlopen("http://127.0.0.1:8090/", timeout=60) as reply:
         assert reply.status == 200
     again = demo("--container", "ocx-demo", "--publish", "8090")
     assert "already set up, nothing changed" in again and "made:" not in again, again

@@ -81,7 +81,7 @@ def test_the_fossil_server_runs_as_its_own_account_not_root(first):
     uid = os.stat(f"/proc/{pid}").st_uid
     assert pwd.getpwuid(uid).pw_name == "fossil" and uid != 0
     assert REPO.stat().st_uid == uid  # the hook runs as the file's owner (D27)
-    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=5) as reply:
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=60) as reply:
         assert reply.status == 200
 
 
@@ -212,7 +212,7 @@ def test_a_web_request_starts_the_node_service_through_the_path_unit(first):
     unit = f"ocx-node@{NAME}.service"
     stopped(unit)
     before = prop(unit, "InvocationID")
-    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/timeline", timeout=5):
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/timeline", timeout=60):
         pass
     wait_new_invocation(unit, before)
     journal = sh("journalctl", "-u", f"ocx-node@{NAME}.path", "-u", f"ocx-wake@{NAME}.service", "-u", unit,
@@ -223,7 +223,7 @@ def test_a_web_request_starts_the_node_service_through_the_path_unit(first):
 def test_many_requests_do_not_stop_the_trigger(first):
     """StartLimitIntervalSec=0: without it, 5 starts in 10 s fail the path unit (D26)."""
     for _ in range(12):
-        with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=5):
+        with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=60):
             pass
         time.sleep(0.15)
     assert prop(f"ocx-node@{NAME}.path", "ActiveState") == "active"

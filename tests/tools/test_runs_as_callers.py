@@ -71,10 +71,17 @@ def test_push_copies_check_ins_on_its_branch_as_the_run_user(world, fixer):
     assert again.stopped is None and again.result is None  # nothing new
 
 
-def test_push_on_another_branch_is_refused_and_copies_nothing(world, fixer):
+@pytest.fixture(scope="module")
+def stray(fixer):
+    """A check-in on trunk in the fixer's clone, never pushed: what its push must refuse. Made
+    after the tests before it in this file (they push from a clone without it), and by itself
+    when a later test runs alone."""
     run_fossil(["update", "trunk"], home=fixer["clone"].home, cwd=fixer["checkout"], user=FIXER)
     (fixer["checkout"] / "elsewhere.txt").write_text("not on fixes\n")
-    stray = fixer["clone"].commit(fixer["checkout"], "on trunk", push=False)
+    return fixer["clone"].commit(fixer["checkout"], "on trunk", push=False)
+
+
+def test_push_on_another_branch_is_refused_and_copies_nothing(world, fixer, stray):
     before = world.snapshot()
     refused = as_fixer(world, fixer, "push", {})
     assert refused.stopped.field == "branch" and stray in refused.stopped.why
@@ -97,7 +104,7 @@ def test_status_of_a_run(world, fixer):
     assert status["run"]["restrict"] == {"no_password": True, "branch": "fixes", "own_thread": True}
 
 
-def test_the_tool_socket_serves_the_run_as_its_user(world, fixer):
+def test_the_tool_socket_serves_the_run_as_its_user(world, fixer, stray):
     import threading
 
     from ocx.tools.tool_socket import ToolSocketServer, ask
