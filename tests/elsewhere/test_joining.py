@@ -37,7 +37,9 @@ def logins(site) -> list[tuple]:
 
 
 def test_an_admin_makes_one_on_the_page_and_a_host_joins_with_it_once(site):
+    made_after = time.time()
     token, page = made_on_the_page(site, "joiner")
+    made_before = time.time()
     assert token is not None and token.startswith("ocxjoin-"), page[-2000:]
     # Kept only as its hash, 0600, in the page's own directory: the token itself nowhere on the server.
     path = join_tokens.tokens_dir(site.served.path) / (hashlib.sha256(token.encode()).hexdigest() + ".json")
@@ -46,7 +48,8 @@ def test_an_admin_makes_one_on_the_page_and_a_host_joins_with_it_once(site):
     assert all(token not in text for text in kept(site).values())
     record = json.loads(path.read_text())
     assert record["name"] == "joiner" and record["by"] == "admin" and record["used"] is None
-    assert 3599 <= record["expires"] - time.time() <= 3600
+    assert made_after - 1 <= record["made"] <= made_before + 1  # made by this request (the page's clock)
+    assert record["expires"] - record["made"] == 3600  # good for an hour
     with site.served.repository() as repository:
         assert not any(token.encode() in repository.artifact(h) for (h,) in site.served.sql("SELECT uuid FROM blob "
                                                                                               "WHERE size>=0"))

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 READER = """
@@ -76,10 +75,8 @@ def test_a_program_that_ignores_its_input_does_not_block_the_feeder(tmp_path):
     inbox.mkdir()
     for n in range(1, 50):
         drop(inbox, n, {"n": n, "pad": "y" * 10000})  # ~500 KB: far more than a pipe holds
-    started = time.monotonic()
     running = feeder(inbox, sys.executable, "-c", "import time; time.sleep(1)")
-    assert running.wait(timeout=30) == 0
-    assert time.monotonic() - started < 20
+    assert running.wait(timeout=30) == 0  # a blocked feeder never exits: the deadline says it
 
 
 def test_the_program_gets_exactly_the_variables_the_node_named():
