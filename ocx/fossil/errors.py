@@ -17,6 +17,11 @@ class RepositoryUnreadable(FossilLayerError):
     """A repository file that cannot be opened as one: not a database, damaged, unreadable."""
 
 
+class JournalWaiting(RepositoryUnreadable):
+    """A cut-off write's journal this process may not roll back: Fossil's server will, on its next
+    request, so the read passes by itself (faults.py)."""
+
+
 # What a use of the Fossil layer may raise without a bug: its own errors;
 # sqlite's, for a repository file busy, locked or damaged mid-read, which reads
 # pass on as sqlite raises them; and the OS's (a file missing, a full disk,

@@ -15,8 +15,12 @@ _WEB_SAYS = ("database is locked", "http 5", "connection", "timed out")
 
 def passes(error: BaseException) -> bool | None:
     """True or False for an error of this layer; None for any other."""
+    from .errors import JournalWaiting
     from .program import FossilError
     from .web import WebError
+
+    if isinstance(error, JournalWaiting):
+        return True
 
     if isinstance(error, FossilError):
         text = f"{error.stderr} {error.stdout}".lower()

@@ -16,8 +16,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ocx.fossil import capabilities
-from ocx.fossil.errors import (AmbiguousPrefix, BadPrefix, RepositoryError, RepositoryUnreadable, UnknownArtifact,
-                              UnknownUser)
+from ocx.fossil.errors import (AmbiguousPrefix, BadPrefix, JournalWaiting, RepositoryError, RepositoryUnreadable,
+                              UnknownArtifact, UnknownUser)
 from ocx.fossil.manifest import Artifact, ManifestError, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
@@ -29,6 +29,20 @@ BUSY_TIMEOUT_SECONDS = 10.0
 _HEX = frozenset("0123456789abcdef")
 MIN_PREFIX = 10  # D11
 SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
+
+
+def roll_back_hot_journal(path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
+    """Roll back what a cut-off write left in PATH's journal, as SQLite does on any read-write
+    connection's first read (Fossil's next request would): the file as of its last commit.
+    JournalWaiting when this process may not write it (a passing fault: the server will)."""
+    try:
+        writer = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=busy_timeout)
+        try:
+            writer.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            writer.close()
+    except sqlite3.Error as error:
+        raise JournalWaiting(f"{path}: a cut-off write's journal waits for its server: {error}") from error
 
 
 class Repository(WorkReads, TagReads):
@@ -58,10 +72,21 @@ class Repository(WorkReads, TagReads):
     # -- plumbing shared with reads.py --------------------------------------
 
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return self._db.execute(sql, params).fetchall()
+        return self._execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: tuple = ()) -> tuple | None:
-        return self._db.execute(sql, params).fetchone()
+        return self._execute(sql, params).fetchone()
+
+    def _execute(self, sql: str, params: tuple) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.OperationalError as error:
+            # A write cut off (the server killed, the host restarted) leaves a hot journal that a
+            # read-only connection may not roll back, and nothing reads until one that may does.
+            if getattr(error, "sqlite_errorname", "") != "SQLITE_READONLY_ROLLBACK":
+                raise
+            roll_back_hot_journal(self.path)
+            return self._db.execute(sql, params)
 
     def _rid(self, hash_: str) -> int:
         row = self._one("SELECT rid FROM blob WHERE uuid=? AND size>=0", (hash_,))
