@@ -142,24 +142,6 @@ def _open(command: str, path: str):
         _fail(command, f"cannot read repository {path}: {error}")
 
 
-def _add_units(found) -> None:
-    """node/service/activity.py's `add_units`, through libsystemd's sd-bus as the
-    page reads units (ocx/systemd/sd_bus.py): one ListUnitsByPatterns a record,
-    without asyncio and dbus-next, most of what was left of `ocx activity`'s
-    start (issue 15). Where systemd cannot be asked, `found.systemd` says why."""
-    from ..node.service.activity import UnitLine, unit_patterns
-    from ..systemd.errors import BusError, BusUnreadable
-    from ..systemd.sd_bus import SystemBus
-
-    try:
-        with SystemBus() as bus:
-            for entry in found.open:
-                entry.units = [UnitLine(u.name, u.active_state, u.sub_state)
-                               for u in bus.units(unit_patterns(found.node, entry.placed.hash))]
-    except (BusUnreadable, BusError) as error:  # no bus, no permission, no systemd: say so, show the rest
-        found.systemd = f"{type(error).__name__}: {error}".strip()
-
-
 def _when(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
 
@@ -221,7 +203,7 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
 def activity(repository: str | None, at_node: str | None, as_json: bool, latest: int) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
     from ..fossil.errors import FOSSIL_FAILURES
-    from ..node.service.activity import activity_json, read_activity
+    from ..node.service.activity import activity_json, add_units, read_activity
     from ..reading.activity import NodeMessagesRepository  # only the posts that may be this node's messages
 
     path, node_user = where("activity", repository, at_node)
@@ -230,7 +212,7 @@ def activity(repository: str | None, at_node: str | None, as_json: bool, latest:
             found = read_activity(opened, node_user, latest)
     except FOSSIL_FAILURES as error:  # missing, unreadable, or not a repository: say so, no trace
         _fail("activity", f"cannot read repository {path}: {error}")
-    _add_units(found)
+    add_units(found)  # through sd-bus, without asyncio
     if as_json:
         _echo(json.dumps(activity_json(found)))
         return
