@@ -53,29 +53,44 @@ def _parser(name: str, summary: str) -> _Parser:
     return _Parser(prog=f"ocx {name}", description=summary)
 
 
-def parsers() -> dict[str, _Parser]:
-    """Each reader's whole definition: its arguments, options and help."""
+def _verdicts() -> _Parser:
     verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and "
                                    "why it counts (V2, D25).")
     verdicts.add_argument("checkin", metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11).")
     _where_options(verdicts)
+    return verdicts
+
+
+def _queue() -> _Parser:
     queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or "
                              "none (D33).")
     queue.add_argument("branch", metavar="BRANCH", help="A branch's name.")
     _where_options(queue)
     queue.add_argument("--newest", type=_non_negative, default=50, metavar="N",
                        help="Show only the newest N check-ins (0: all; default 50).")
+    return queue
+
+
+def _activity() -> _Parser:
     activity = _parser("activity", "This node's open records with their units' live state, and the latest "
                                    "responses (D33).")
     _where_options(activity)
     activity.add_argument("--latest", type=int, default=10, metavar="N",
                           help="How many of the latest responses to show (default 10).")
-    return {"verdicts": verdicts, "queue": queue, "activity": activity}
+    return activity
+
+
+_PARSERS = {"verdicts": _verdicts, "queue": _queue, "activity": _activity}
+
+
+def parsers() -> dict[str, _Parser]:
+    """Each reader's whole definition: its arguments, options and help."""
+    return {name: make() for name, make in _PARSERS.items()}
 
 
 def main(argv: list[str]) -> int:
     """Run the reader ARGV names (its name first); the exit code."""
-    parser = parsers()[argv[0]]
+    parser = _PARSERS[argv[0]]()  # only its own: each parser built costs a reader's start-up
     readers: dict[str, Callable[..., None]] = {"verdicts": verdicts, "queue": queue, "activity": activity}
     read = readers[argv[0]]
     try:
