@@ -53,29 +53,44 @@ def _parser(name: str, summary: str) -> _Parser:
     return _Parser(prog=f"ocx {name}", description=summary)
 
 
-def parsers() -> dict[str, _Parser]:
-    """Each reader's whole definition: its arguments, options and help."""
+def _verdicts() -> _Parser:
     verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and "
                                    "why it counts (V2, D25).")
     verdicts.add_argument("checkin", metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11).")
     _where_options(verdicts)
+    return verdicts
+
+
+def _queue() -> _Parser:
     queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or "
                              "none (D33).")
     queue.add_argument("branch", metavar="BRANCH", help="A branch's name.")
     _where_options(queue)
     queue.add_argument("--newest", type=_non_negative, default=50, metavar="N",
                        help="Show only the newest N check-ins (0: all; default 50).")
+    return queue
+
+
+def _activity() -> _Parser:
     activity = _parser("activity", "This node's open records with their units' live state, and the latest "
                                    "responses (D33).")
     _where_options(activity)
     activity.add_argument("--latest", type=int, default=10, metavar="N",
                           help="How many of the latest responses to show (default 10).")
-    return {"verdicts": verdicts, "queue": queue, "activity": activity}
+    return activity
+
+
+_PARSERS = {"verdicts": _verdicts, "queue": _queue, "activity": _activity}
+
+
+def parsers() -> dict[str, _Parser]:
+    """Each reader's whole definition: its arguments, options and help."""
+    return {name: make() for name, make in _PARSERS.items()}
 
 
 def main(argv: list[str]) -> int:
     """Run the reader ARGV names (its name first); the exit code."""
-    parser = parsers()[argv[0]]
+    parser = _PARSERS[argv[0]]()  # only its own: each parser built costs a reader's start-up
     readers: dict[str, Callable[..., None]] = {"verdicts": verdicts, "queue": queue, "activity": activity}
     read = readers[argv[0]]
     try:
@@ -142,24 +157,6 @@ def _open(command: str, path: str):
         _fail(command, f"cannot read repository {path}: {error}")
 
 
-def _add_units(found) -> None:
-    """node/service/activity.py's `add_units`, through libsystemd's sd-bus as the
-    page reads units (ocx/systemd/sd_bus.py): one ListUnitsByPatterns a record,
-    without asyncio and dbus-next, most of what was left of `ocx activity`'s
-    start (issue 15). Where systemd cannot be asked, `found.systemd` says why."""
-    from ..node.service.activity import UnitLine, unit_patterns
-    from ..systemd.errors import BusError, BusUnreadable
-    from ..systemd.sd_bus import SystemBus
-
-    try:
-        with SystemBus() as bus:
-            for entry in found.open:
-                entry.units = [UnitLine(u.name, u.active_state, u.sub_state)
-                               for u in bus.units(unit_patterns(found.node, entry.placed.hash))]
-    except (BusUnreadable, BusError) as error:  # no bus, no permission, no systemd: say so, show the rest
-        found.systemd = f"{type(error).__name__}: {error}".strip()
-
-
 def _when(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
 
@@ -221,7 +218,7 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
 def activity(repository: str | None, at_node: str | None, as_json: bool, latest: int) -> None:
     """This node's open records with their units' live state, and the latest responses (D33)."""
     from ..fossil.errors import FOSSIL_FAILURES
-    from ..node.service.activity import activity_json, read_activity
+    from ..node.service.activity import activity_json, add_units, read_activity
     from ..reading.activity import NodeMessagesRepository  # only the posts that may be this node's messages
 
     path, node_user = where("activity", repository, at_node)
@@ -230,7 +227,7 @@ def activity(repository: str | None, at_node: str | None, as_json: bool, latest:
             found = read_activity(opened, node_user, latest)
     except FOSSIL_FAILURES as error:  # missing, unreadable, or not a repository: say so, no trace
         _fail("activity", f"cannot read repository {path}: {error}")
-    _add_units(found)
+    add_units(found)  # through sd-bus, without asyncio
     if as_json:
         _echo(json.dumps(activity_json(found)))
         return

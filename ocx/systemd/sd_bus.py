@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .units import unit_path
 from .errors import BusUnreadable
 
 SYSTEMD = b"org.freedesktop.systemd1"
@@ -197,6 +196,8 @@ class SystemBus:
         """Each (unit, interface, property, its D-Bus type: s or t) asked at
         once; the values in the same order, None where systemd answered an
         error or nothing came within TIMEOUT_USEC."""
+        from .units import unit_path  # here: `ocx activity` lists units only, and units.py costs its start-up
+
         values: list[object | None] = [None] * len(asked)
         waiting = {"count": 0}
 

@@ -8,21 +8,27 @@ holds admin or setup now (C1); it is open until its answer: a response at
 its place from the node user (C4), or a `lost` one from an admin or setup
 sender after its receipt plus its wall (D31). Edits and posts held for
 moderation are never messages (D9, D28).
+
+The message models (pydantic) are imported only once a post or change
+holds a message for this node: most of `ocx activity`'s start-up was
+importing them, and asyncio (issue 15); tests/reading/test_activity_imports.py.
 """
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from ...fossil.repository import Repository
-from ...protocol.answers import answers_record
-from ...protocol.messages import Message, Record, Response, message_in
-from ...systemd.errors import BusError, BusUnreadable
+from ...protocol.errors import FieldError
+from ...protocol.finder import find_message
 from ..run_layout import unit_stem
-from ..record_dirs import THREAD, TICKET  # D12: a record's place
+
+if TYPE_CHECKING:
+    from ...fossil.repository import Repository
+    from ...protocol.messages import Message, Record
 
 LATEST = 10
+THREAD, TICKET = "thread", "ticket"  # D12: a record's place, as record_dirs.py names it
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class OpenRecord:
 
     @property
     def record(self) -> Record:
+        from ...protocol.messages import Record
+
         assert isinstance(self.placed.message, Record)
         return self.placed.message
 
@@ -76,14 +84,29 @@ def node_messages(repository: Repository, server_code: str, senders: frozenset[s
         found.append((change.hash, change.comment or "", TICKET, change.ticket, change.sender))
     messages = []
     for hash_, text, kind, place, sender in found:
-        message = message_in(text)
+        obj = find_message(text)
+        # `node` is validated as written (strict, no coercion): another node's message is not parsed.
+        message = _parsed(obj) if obj is not None and obj.get("node") == server_code else None
         if message is None or message.node != server_code:
             continue
         messages.append(Placed(hash_, message, kind, place, sender.login, sender.time, sender.rcvid or 0))
     return sorted(messages, key=lambda placed: placed.rcvid)
 
 
+def _parsed(obj: dict[str, Any]) -> Message | None:
+    """messages.message_in's second half: the valid message, or None."""
+    from ...protocol.messages import parse_message
+
+    try:
+        return parse_message(obj)
+    except FieldError:
+        return None
+
+
 def _answers(response: Placed, record: Placed, node_user: str, admins: frozenset[str]) -> bool:
+    from ...protocol.answers import answers_record
+    from ...protocol.messages import Record, Response
+
     return (isinstance(response.message, Response) and response.place == record.place
             and answers_record(response.message, record.hash, response.sender, node_user=node_user,
                                holds_admin=admins.__contains__, received=_seconds(response.received),
@@ -106,6 +129,10 @@ def read_activity(repository: Repository, node_user: str, latest: int = LATEST) 
     server_code = repository.server_code
     admins = repository.admins()
     messages = node_messages(repository, server_code, admins | {node_user})
+    if not messages:  # nothing for this node: no message models needed
+        return Activity(server_code, node_user, [], [])
+    from ...protocol.messages import Record, Response
+
     records = [m for m in messages if isinstance(m.message, Record) and m.sender in admins]
     responses: dict[str, list[Placed]] = {}
     for placed in messages:
@@ -127,29 +154,22 @@ def unit_patterns(server_code: str, record: str) -> list[str]:
     return [f"{stem}.service", f"{stem}-*.service"]
 
 
-async def _read_units(activity: Activity) -> None:
-    from ...systemd.manager import Systemd
-
-    async with await Systemd.connect() as systemd:
-        for entry in activity.open:
-            listed = await systemd.units(unit_patterns(activity.node, entry.placed.hash))
-            entry.units = [UnitLine(u.name, u.active_state, u.sub_state) for u in listed]
-
-
 def add_units(activity: Activity) -> Activity:
-    """Each open record's units as systemd holds them now; where systemd
-    cannot be asked (no system bus here), `activity.systemd` says why."""
+    """Each open record's units as systemd holds them now, through libsystemd's
+    sd-bus as the page reads units (ocx/systemd/sd_bus.py): one
+    ListUnitsByPatterns a record, without asyncio and dbus-next (issue 15).
+    Where systemd cannot be asked (no system bus here), `activity.systemd` says why."""
+    from ...systemd.errors import BusError, BusUnreadable
+    from ...systemd.sd_bus import SystemBus
+
     try:
-        asyncio.run(_read_units(activity))
+        with SystemBus() as bus:
+            for entry in activity.open:
+                entry.units = [UnitLine(u.name, u.active_state, u.sub_state)
+                               for u in bus.units(unit_patterns(activity.node, entry.placed.hash))]
     except (BusUnreadable, BusError) as error:  # no bus, no permission, no systemd: say so, show the rest
         activity.systemd = f"{type(error).__name__}: {error}".strip()
     return activity
-
-
-def activity(repository_path: str, node_user: str, latest: int = LATEST) -> Activity:
-    with Repository(repository_path) as repository:
-        found = read_activity(repository, node_user, latest)
-    return add_units(found)
 
 
 def activity_json(found: Activity) -> dict:
@@ -164,6 +184,8 @@ def activity_json(found: Activity) -> dict:
                 "units": None if found.systemd else [u.__dict__ for u in entry.units]}
 
     def response_json(placed: Placed) -> dict:
+        from ...protocol.messages import Response
+
         message = placed.message
         assert isinstance(message, Response)
         return {**placed_json(placed), "answers": message.answers, "outcome": message.outcome.value,
