@@ -1,15 +1,19 @@
-"""The benchmark of a node elsewhere (issue 16, D38): `python bench/elsewhere.py [RECORDS]`.
+"""The benchmark of a node elsewhere (issue 16, D38): `python bench/elsewhere.py [RECORDS] [busy]`.
 
 It starts two systemd containers on one Docker network, as
 tests/elsewhere does (the server host with the server's node and its
 Fossil server; a build host with a node elsewhere, set up by
 `ocx node init --server`), then posts RECORDS session records for the build
 host through the server's web forms, one at a time on a quiet pair (each
-answered before the next), and prints, from the server's receipt of each
-record (rcvfrom, its clock and the build host's are the same kernel's):
+answered, then both nodes' services idle, before the next: the build
+node's runs' clone then holds the answers, as after any quiet while; with
+`busy`, each posted once the last is answered, as before 2026-12-04), and
+prints, from the server's receipt of each record (rcvfrom, its clock and
+the build host's are the same kernel's):
 
 - to the run's unit starting on the build host (InactiveExitTimestamp): the
-  follower's held request answered, its pull, the poke, the node's pass;
+  follower's held request answered and its pull (to its hand-over), the
+  poke, the node's pass;
 - to the run's program starting (ExecMainStartTimestamp): plus the run
   user granted by the server's node and the run's clone made (target: median <= 1 s);
 - each leg of that way (the node's journal, the preparation's mark).
@@ -45,7 +49,7 @@ def compiled() -> None:
     compileall.compile_dir(str(ROOT / "ocx"), quiet=1)
 
 
-def main(records: str = "20") -> None:
+def main(records: str = "20", busy: str = "") -> None:
     compiled()
     hosts = Hosts()
     try:
@@ -57,9 +61,12 @@ def main(records: str = "20") -> None:
         # The way, step by step: receipt -> the node's "started" (held request answered, pull, poke, its pass
         # up to the unit's start job) -> the unit's start -> its preparation's start -> the run user granted
         # by the server's node -> the preparation's end (the run's clone made) -> the program.
-        legs: dict[str, list[float]] = {"decided": [], "unit": [], "preparing": [], "granted": [], "cloned": [],
-                                        "program": []}
+        legs: dict[str, list[float]] = {"handed": [], "decided": [], "unit": [], "preparing": [], "granted": [],
+                                        "cloned": [], "program": []}
         for _ in range(int(records)):
+            if busy != "busy":  # a quiet pair: nothing pending on either node
+                for host, name in ((hosts.server, "srv"), (hosts.build, "build1")):
+                    wait_until(lambda: on(host, "idle", name)["idle"], 120, f"node {name} idle")
             # A session that waits: its unit's timestamps are read while it lives, then it is stopped.
             record = on(hosts.server, "post", json.dumps({"node": build, "objective": "sleep"}))["record"]
             unit = f"ocx-{build[:12]}-{record[:12]}.service"
@@ -68,10 +75,11 @@ def main(records: str = "20") -> None:
             received = on(hosts.server, "receipt", record)["at"]
             steps = on(hosts.build, "steps", unit, record)
             prepared = steps["prepared"]
-            if steps["decided"] and prepared:
+            handed = min((at for at in steps["handed"] if at >= received), default=None)
+            if steps["decided"] and prepared and handed:
                 begun = prepared["at"] - prepared["seconds"]
-                points = [received, steps["decided"], started["unit"], begun, begun + prepared["user_seconds"],
-                          prepared["at"], started["program"]]
+                points = [received, handed, steps["decided"], started["unit"], begun,
+                          begun + prepared["user_seconds"], prepared["at"], started["program"]]
                 for name, before, after in zip(legs, points, points[1:]):
                     legs[name].append(after - before)
             on(hosts.server, "stop", build, record)
@@ -80,7 +88,8 @@ def main(records: str = "20") -> None:
             to_program.append(started["program"] - received)
         print(f"server receipt to the unit's start on the build host: {figures(to_unit)}")
         print(f"server receipt to the program's start on the build host: {figures(to_program)}")
-        names = {"decided": "receipt to the node's start of the unit (held answer, pull, poke, pass)",
+        names = {"handed": "receipt to the follower's hand-over (its held request answered, its pull)",
+                 "decided": "to the node's start of the unit (the poke, the pass)",
                  "unit": "to systemd's start of its job", "preparing": "to its preparation's start",
                  "granted": "the run user granted by the server's node", "cloned": "the run's clone and checkout",
                  "program": "to the program's start"}

@@ -32,8 +32,10 @@ On the build host (a node elsewhere, `build1`):
     mentions UNIT TEXT              how often its whole journal says TEXT
     code [NAME]                     its clone's server-code (build1's, or node NAME's)
     started UNIT                    InactiveExit and ExecMainStart timestamps, to the microsecond
-    steps UNIT RECORD               when the node logged starting it; its preparation's mark
+    steps UNIT RECORD               when the node logged starting it; its preparation's mark; when the
+                                    follower handed each answer over
 On either:
+    idle NAME                       whether node NAME's service is idle (or not up): nothing pending
     receipt HASH                    (server) when the served repository received HASH (rcvfrom)
 """
 from __future__ import annotations
@@ -321,7 +323,17 @@ def steps(unit: str, record: str) -> dict:
                if str(entry.get("MESSAGE", "")).startswith(f"started {unit} ")]
     marks = sorted(Path(f"/var/lib/ocx/{BUILD}/records/{record}").glob("prepared-*.json"))
     prepared = json.loads(marks[0].read_text()) if marks else {}
-    return {"decided": decided[0] if decided else None, "prepared": prepared}
+    followed = subprocess.run(["journalctl", "-u", f"ocx-follow@{BUILD}.service", "-o", "json", "--no-pager"],
+                              capture_output=True, text=True).stdout.splitlines()
+    handed = [int(entry["__REALTIME_TIMESTAMP"]) / 1e6 for entry in map(json.loads, followed)
+              if "handed over" in str(entry.get("MESSAGE", ""))]
+    return {"decided": decided[0] if decided else None, "prepared": prepared, "handed": handed}
+
+
+def idle(name: str) -> dict:
+    from tests.node_system.harness import node_idle
+
+    return {"idle": node_idle(name)}
 
 
 def receipt(hash_: str) -> dict:
@@ -340,6 +352,7 @@ def mentions(unit: str, text: str) -> dict:
 STEPS = {"server-init": server_init, "login": login, "post": post, "reply": reply, "stop": stop,
          "answers": answers, "letters": letters, "status": status, "sql": sql, "build-init": build_init,
          "active": active, "journal": unit_journal, "mentions": mentions, "code": code, "started": started, "steps": steps, "receipt": receipt,
+         "idle": idle,
          "commit": commit, "tags": tags, "give": give, "ticket": ticket, "forged-ticket": forged_ticket,
          "lost": lost, "checkin-sender": checkin_sender, "ticket-answers": ticket_answers,
          "join-token": join_token, "join-tokens": join_tokens, "build-join": build_join, "quiet": quiet,
