@@ -5,6 +5,7 @@ something arrives, a record's answer, and run users granted, withdrawn and
 kept to one node."""
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -176,6 +177,26 @@ def test_a_run_user_works_for_the_node_of_the_first_record_naming_it(site):
     with pytest.raises(ServerRefused) as withdraw:  # nor may the second take anything back from it
         second.withdraw(for_second)
     assert withdraw.value.field == "user"
+
+
+def test_a_first_record_spelling_its_user_in_json_escapes_still_claims_it(site):
+    """JSON may spell any letter as a \\u escape: the record still names the user, so it
+    is still the first record naming it (D37), though its text holds no plain login."""
+    first_code, second_code = secrets.token_hex(20), secrets.token_hex(20)
+    first, second = site.register("escaped", first_code), site.register("plain", second_code)
+    user = f"spelled-{secrets.token_hex(3)}"
+    message = {"ocx": 1, "kind": "record", "node": first_code, "user": "@USER@", "runner": "command",
+               "command": ["true"], "objective": "o", "checkins": ["trunk"], "hears": [], "remote": False,
+               "restrict": {}, "sandbox": {"network": True, "read_only": [], "read_write": []},
+               "budget": {"wall": "1m"}}
+    escaped = "".join(f"\\u{ord(letter):04x}" for letter in user)
+    body = "A record.\n\n```json\n" + json.dumps(message).replace("@USER@", escaped) + "\n```\n"
+    for_first = site.served.web("admin").new_thread("record", body)
+    for_second, _ = site.record(second_code, user=user)
+    with pytest.raises(ServerRefused) as refused:
+        second.grant(for_second)
+    assert refused.value.field == "user" and first_code[:12] in refused.value.why
+    assert first.grant(for_first)[0] == user
 
 
 def test_a_login_holding_capabilities_or_a_node_user_is_never_a_run_user(site):

@@ -48,8 +48,8 @@ def first_record_naming(repository: Repository, login: str, nodes: frozenset[str
     for change in repository.all_ticket_changes():
         candidates.append((change.sender.rcvid or 0, change.hash, change.comment or "", change.sender.login))
     for _rcvid, hash_, text, sender in sorted(candidates):
-        if login not in text:
-            continue  # cheap: most posts are not records for it
+        if login not in text and "\\u" not in text:
+            continue  # cheap: most posts are not records for it (but JSON may spell it in \u escapes)
         message = message_in(text)
         if isinstance(message, Record) and message.user == login and message.node in nodes \
                 and repository.holds_admin(sender):
