@@ -54,6 +54,18 @@ def commit_on_dev(served: Served, login: str, filename: str, **options) -> str:
     return clone.commit(directory, f"{filename} by {login}", **options)
 
 
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[tuple[Served, str]]:
+    """A served repository of this test's own, and its server-code (the node's name): stopped after."""
+    served = start_served(tmp_path, LOGINS)
+    try:
+        with served.repository() as repository:
+            node = repository.server_code
+        yield served, node
+    finally:
+        served.server.stop()
+
+
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Verdicts]:
     served = start_served(tmp_path_factory.mktemp("verdicts"), LOGINS)

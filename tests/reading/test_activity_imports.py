@@ -10,9 +10,8 @@ import sys
 
 import pytest
 
-from fossil.conftest import start_served
 
-from .conftest import LOGINS, record_text
+from .conftest import record_text
 
 HEAVY = ("pydantic", "asyncio", "dbus_next", "typer", "rich", "click")
 PROBE = ("import sys\nfrom ocx.entry import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
@@ -49,18 +48,13 @@ def activity_probe(path: str) -> tuple[dict, list[str]]:
 
 
 @pytest.mark.fossil
-def test_no_models_until_a_post_holds_a_message_for_this_node(tmp_path) -> None:
-    served = start_served(tmp_path, LOGINS)
-    try:
-        with served.repository() as repository:
-            node = repository.server_code
-        admin = served.web("admin")
-        # another node's record that names this one: its bytes pass the cheap check, its `node` does not
-        admin.new_thread("OCX record: elsewhere", record_text("ab" * 20, ["dev"], f"not for {node}"))
-        shown, heavy = activity_probe(str(served.path))
-        assert (shown["node"], shown["open"], heavy) == (node, [], [])
-        mine = admin.new_thread("OCX record: here", record_text(node, ["dev"], "for this node"))
-        shown, heavy = activity_probe(str(served.path))
-        assert [entry["hash"] for entry in shown["open"]] == [mine] and heavy == ["pydantic"]
-    finally:
-        served.server.stop()
+def test_no_models_until_a_post_holds_a_message_for_this_node(fresh) -> None:
+    served, node = fresh
+    admin = served.web("admin")
+    # another node's record that names this one: its bytes pass the cheap check, its `node` does not
+    admin.new_thread("OCX record: elsewhere", record_text("ab" * 20, ["dev"], f"not for {node}"))
+    shown, heavy = activity_probe(str(served.path))
+    assert (shown["node"], shown["open"], heavy) == (node, [], [])
+    mine = admin.new_thread("OCX record: here", record_text(node, ["dev"], "for this node"))
+    shown, heavy = activity_probe(str(served.path))
+    assert [entry["hash"] for entry in shown["open"]] == [mine] and heavy == ["pydantic"]

@@ -8,12 +8,11 @@ import json
 
 import pytest
 
-from fossil.conftest import start_served
 from ocx.fossil.repository import Repository
 from ocx.node.service.activity import activity_json, read_activity
 from ocx.reading.activity import NodeMessagesRepository
 
-from .conftest import LOGINS, record_text
+from .conftest import record_text
 from .test_activity_repository import NODE_USER, response_text
 
 pytestmark = pytest.mark.fossil
@@ -24,25 +23,20 @@ def escaped(text: str, node: str) -> str:
     return text.replace(json.dumps(node), '"' + "".join(f"\\u{ord(c):04x}" for c in node) + '"')
 
 
-def test_reading_only_posts_that_may_be_messages_finds_what_reading_all_finds(tmp_path) -> None:
-    served = start_served(tmp_path, LOGINS)
-    try:
-        with served.repository() as repository:
-            node = repository.server_code
-        admin = served.web("admin")
-        plain = admin.new_thread("OCX record", record_text(node, ["dev"], "plain"))
-        spelled = admin.new_thread("OCX record, escaped", escaped(record_text(node, ["dev"], "escaped"), node))
-        admin.reply(plain, "Just talk, by an admin: no message here.")
-        admin.new_thread("Elsewhere", record_text("ab" * 20, ["dev"], "another node"))
-        answer = served.web(NODE_USER).reply(plain, response_text(node, plain, "exited", "exit 0"))
-        with Repository(served.path) as repository:
-            everything = read_activity(repository, NODE_USER)
-            admin_posts = len(repository.forum_posts(["admin"]))
-        with NodeMessagesRepository(served.path) as repository:
-            shown = read_activity(repository, NODE_USER)
-            decoded = len(repository.forum_posts(["admin"]))
-    finally:
-        served.server.stop()
+def test_reading_only_posts_that_may_be_messages_finds_what_reading_all_finds(fresh) -> None:
+    served, node = fresh
+    admin = served.web("admin")
+    plain = admin.new_thread("OCX record", record_text(node, ["dev"], "plain"))
+    spelled = admin.new_thread("OCX record, escaped", escaped(record_text(node, ["dev"], "escaped"), node))
+    admin.reply(plain, "Just talk, by an admin: no message here.")
+    admin.new_thread("Elsewhere", record_text("ab" * 20, ["dev"], "another node"))
+    answer = served.web(NODE_USER).reply(plain, response_text(node, plain, "exited", "exit 0"))
+    with Repository(served.path) as repository:
+        everything = read_activity(repository, NODE_USER)
+        admin_posts = len(repository.forum_posts(["admin"]))
+    with NodeMessagesRepository(served.path) as repository:
+        shown = read_activity(repository, NODE_USER)
+        decoded = len(repository.forum_posts(["admin"]))
     assert activity_json(shown) == activity_json(everything)
     assert [entry.placed.hash for entry in shown.open] == [spelled]
     assert [placed.hash for placed in shown.responses] == [answer]
