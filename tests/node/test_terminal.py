@@ -2,6 +2,7 @@
 real pseudo-terminal; the attacher is a real unix socket client (no systemd needed)."""
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -141,11 +142,19 @@ def test_the_relay_shows_output_passes_keys_and_stops_at_the_detach_key(tmp_path
     assert running.wait(timeout=30) == 5
 
 
-def test_a_peer_that_is_not_root_is_turned_away(tmp_path, inbox):
+@pytest.fixture
+def reachable():
+    """A directory another user can reach: pytest's own are root's alone, and /tmp may be (0700 on
+    some machines); /var/tmp is everyone's, as the FHS says."""
+    made = Path(tempfile.mkdtemp(prefix="ocx-terminal-", dir="/var/tmp"))
+    os.chmod(made, 0o755)
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+def test_a_peer_that_is_not_root_is_turned_away(tmp_path, inbox, reachable):
     if os.geteuid() != 0:
         pytest.skip("needs root to connect as another user")
-    reachable = Path(tempfile.mkdtemp(prefix="ocx-terminal-"))  # pytest's own directories are root's alone
-    os.chmod(reachable, 0o755)
     sock_path = reachable / "t.sock"
     running = feeder(inbox, sock_path, sys.executable, "-c", ANSWERER)
     listening(running, sock_path)
