@@ -68,6 +68,15 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
     """The run's own clone at PATH, from a copy of TEMPLATE (module doc). With
     PASSWORD None it keeps none (C6 `no_password`), or is given it later
     (`remember_password`)."""
+    copy_bytes(template, path)
+    clone = make_own(path, base_url, login, home=home, autosync=autosync)
+    if password is not None:
+        remember_password(clone, base_url, password)
+    return clone
+
+
+def copy_bytes(template: Path, path: Path) -> None:
+    """PATH, a byte copy of this version of TEMPLATE, 0600: not yet anyone's (make_own)."""
     with open(template, "rb") as source:  # this version of the template, whatever is renamed meanwhile
         with open(path, "wb") as target:
             os.fchmod(target.fileno(), 0o600)
@@ -77,6 +86,22 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
                 if sent == 0:
                     raise FossilError(["copy", str(template)], 0, "", "the node's clone ended early")
                 done += sent
+
+
+def copy_with_checkout(template: Path, directory: Path, clone: str, checkout: str, *, home: Path, login: str) -> None:
+    """DIRECTORY/CLONE, a byte copy of TEMPLATE, and DIRECTORY/CHECKOUT, Fossil's checkout of its tip
+    naming it `../CLONE`: relative, so the two still find each other moved together (node/spare.py)."""
+    copy_bytes(template, directory / clone)
+    (directory / checkout).mkdir()
+    run_fossil(["open", "--force", "--nosync", f"../{clone}"], home=home, cwd=directory / checkout, user=login)
+
+
+def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str,
+             checkout: Path | None = None) -> CallerClone:
+    """The copy at PATH made LOGIN's own clone (module doc). A checkout may be opened from it
+    meanwhile (unit/prepare.py): Fossil waits for the other's lock, and what this changes (the
+    server-code, the login row, sync settings) is nothing a checkout reads or records. CHECKOUT:
+    one opened elsewhere and moved here (node/spare.py), recorded where Fossil records its own."""
     script = "\n".join([
         "PRAGMA secure_delete=ON;",  # nothing of the template's rows is left in free pages
         "UPDATE config SET value=lower(hex(randomblob(20))), mtime=now() WHERE name='server-code';",
@@ -88,14 +113,14 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
         "REPLACE INTO config(name, value, mtime) VALUES"
         f" ('autosync', {_sql(autosync)}, now()), ('mtime-changes', 'off', now()),"
         f" ('last-sync-url', {_sql(login_url(base_url, login))}, now());",
+        *([] if checkout is None else [  # Fossil's `open` records its checkout in the clone
+            "DELETE FROM config WHERE name GLOB 'ckout:*';",
+            f"REPLACE INTO config(name, value, mtime) VALUES ({_sql(f'ckout:{checkout}/')}, '1', now());"]),
         "SELECT count(*) FROM user WHERE login=" + _sql(login) + ";", ""])
     made = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
     if made.stdout.split()[-1:] != ["1"]:
         raise FossilError(["sql", "-R", str(path)], 0, made.stdout, "the copy's own login was not made the run user's")
-    clone = CallerClone(path, login, home)
-    if password is not None:
-        remember_password(clone, base_url, password)
-    return clone
+    return CallerClone(path, login, home)
 
 
 def lacking(path: Path, served: Path | str, after: int, upto: int) -> int:

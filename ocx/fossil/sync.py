@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
-from ocx.fossil.repository import Repository
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
 
@@ -30,6 +29,13 @@ def login_url(base_url: str, login: str) -> str:
     if parts.port:
         netloc += f":{parts.port}"
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path or "/", "", ""))
+
+
+def _repository(path: Path):
+    """The clone's reader, imported when first read: a run's preparation (unit/prepare.py) reads none."""
+    from ocx.fossil.repository import Repository
+
+    return Repository(path)
 
 
 @dataclass(frozen=True)
@@ -78,10 +84,10 @@ class CallerClone:
     def _write_one(self, event_type: str, args: list[str], input: str | None = None) -> str:
         """Run a local write in the clone, push it, and return the hash of the
         one artifact of EVENT_TYPE it made (a local write is a receipt too)."""
-        with Repository(self.path) as clone:
+        with _repository(self.path) as clone:
             before = clone.max_rcvid()
         run_fossil([*args, "-R", str(self.path)], home=self.home, user=self.login, input=input)
-        with Repository(self.path) as clone:
+        with _repository(self.path) as clone:
             written = [
                 a.hash for r in clone.receipts_since(before) for a in r.artifacts if a.event_type == event_type
             ]
@@ -98,7 +104,7 @@ class CallerClone:
         """Write a new version of wiki page NAME (e.g. `sandbox/claude`, D14)
         and push it; return the version's full hash."""
         self.pull()
-        with Repository(self.path) as clone:
+        with _repository(self.path) as clone:
             exists = bool(clone.wiki_versions(name))
         verb = "commit" if exists else "create"
         return self._write_one("w", ["wiki", verb, name, "--mimetype", mimetype], input=content)

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 from ..files import write_atomically
 from ..fossil.copies import lacking, make_template, refresh_template
 from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError, UnknownArtifact
-from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
     from .config import NodeConfig
@@ -68,6 +67,8 @@ def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log
     receipt up to NEEDED that stored anything but BESIDES (a session's record:
     its run needs what came before it, and hears of the record itself by
     delivery). True if a run's copy of it must still pull (the pull failed)."""
+    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+
     path = current(config, -1, log)
     rcvid = held(path)
     if rcvid >= needed:
@@ -86,6 +87,8 @@ def ensure_before(config: "NodeConfig", record_hash: str, *, log=None) -> bool:
     """`ensure` for a session's record: everything the node's repository received up to the
     receipt that brought RECORD_HASH, but the record itself (its run hears of it by delivery).
     True if a run's copy must still pull."""
+    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+
     with Repository(config.repository) as repository:
         try:
             needed = repository.sender(record_hash).rcvid
@@ -108,6 +111,8 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
     """The template, pulled first when it lacks a receipt up to NEEDED (all, for
     None; -1: only made if missing). A pull that fails leaves the one there,
     which a run can still use: its own clone pulls what it lacks."""
+    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+
     path = template_path(config)
     if needed == -1 and path.exists():
         return path
