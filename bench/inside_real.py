@@ -147,7 +147,7 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
         unit_starts.append((timestamp(unit, "InactiveExitTimestamp") or line) - received)
         broken_down.append(steps_of(name, unit, received, line))
-        steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
+        steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith(("prepare:", "DEBUG"))]
         n.response(record, timeout=120)
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
@@ -194,6 +194,13 @@ def quiet_checkins(n, name: str, count: int = 3) -> None:
         wait_for(lambda: (records / f"verdict-{unit.removesuffix('.service')}.json").exists(), 120, 0.2, "its verdict")
     print(f"a command record's check-in pushed on a quiet node, receipt to: ExecMainStart {quantiles(main_starts)}; "
           f"the program's first line {quantiles(lines)}", flush=True)
+    said = [f"{int(e['__REALTIME_TIMESTAMP']) / 1e6 - received:+.3f} s {e['MESSAGE'][:140]}"
+            for e in journal(f"ocx-node@{name}.service", received - 0.5)
+            if isinstance(e.get("MESSAGE"), str) and int(e["__REALTIME_TIMESTAMP"]) / 1e6 <= line]
+    print("  the node's journal from the last one's receipt to its first line:\n    " + "\n    ".join(said))
+    steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
+    print("  the last one's preparation, as its unit's journal shows it: " + ("; ".join(steps) or "(no step lines)"),
+          flush=True)
     n.stop(record)
 
 

@@ -41,10 +41,26 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/unit/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "copy_for_run", "pull_as", "remember_password", "open_checkout", "open",
+        ["exists", "mkdir", "chmod", "copy_bytes", "make_own", "CallerClone", "placed", "_made_own", "_keep_password",
+         "_given", "pull_as", "remember_password", "open_checkout", "open",
          "fdopen", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
+    ("ocx/node/unit/prepare.py", "_made_own"): dict.fromkeys(
+        ["make_own"], "makes the home before the run exists, as make_home does"),
+    ("ocx/node/unit/prepare.py", "_keep_password"): dict.fromkeys(
+        ["open", "fdopen", "remember_password"], "makes the home before the run exists, as make_home does"),
+    ("ocx/node/spare.py", "make"): dict.fromkeys(
+        ["copy_with_checkout"], "the node's own spares directory in its state: CLONE and CHECKOUT only name "
+        "the layout a run's home will have"),
+    ("ocx/node/spare.py", "place"): dict.fromkeys(
+        ["rename", "mkdir", "_remove"], "makes a session's home before its unit exists, only where none is "
+        "(os.path.lexists): nothing of a run's is there; a rename follows no link"),
+    ("ocx/node/spare.py", "placed"): dict.fromkeys(
+        ["listdir", "lstat"], "reads names and the two entries' own types (lstat: no link followed), in a home "
+        "the node made before the unit existed"),
+    ("ocx/node/service/start_stop.py", "start_session"): dict.fromkeys(
+        ["place"], "spare.place is checked on its own"),
     ("ocx/node/unit/prepare.py", "prepare_run"): dict.fromkeys(
         ["make_home"], "make_home is checked on its own"),
     ("ocx/node/unit/runner_homes.py", "copy_in"): dict.fromkeys(

@@ -69,9 +69,10 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
                 checkin: str | None = None, homes: list[str] | None = None,
-                keep: tuple[tuple[int, str], ...] = (), pull: bool = False) -> Preparation:
+                keep: tuple[tuple[int, str], ...] = (), pull: bool = False, ahead: bool = False) -> Preparation:
     """PULL: the run's copy pulls first, as the run user, since the node's
-    clone could not be brought up to what the run was given (template.ensure)."""
+    clone could not be brought up to what the run was given (template.ensure).
+    AHEAD: the node put a home made ahead in the run's place (spare.place)."""
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
                        config.state_dir / "home", template_path(config), pull=pull,
@@ -79,7 +80,8 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
                        runner_homes=tuple(homes or ()), keep=keep, network=record.sandbox.network,
                        # D37: a node elsewhere's run users are the server's node's to grant
                        server_login=config.node_user if config.elsewhere else None,
-                       server_password_file=str(config.password_file) if config.elsewhere else None)
+                       server_password_file=str(config.password_file) if config.elsewhere else None,
+                       ahead=ahead)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
@@ -151,8 +153,10 @@ def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_di
 
 
 def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
-                    record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False) -> TransientService:
-    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL: `preparation`'s."""
+                    record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False,
+                    ahead: bool = False) -> TransientService:
+    """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL and AHEAD:
+    `preparation`'s."""
     record = opened.record
     name = unit_name(server_code, opened.hash)
     home = RunHome(name.removesuffix(".service"))
@@ -179,7 +183,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
                       if record.restrict.no_password or not record.sandbox.network else [])],
         exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes,
-                                                                   keep=page.kept(), pull=pull))]
+                                                                   keep=page.kept(), pull=pull, ahead=ahead))]
         if prepared_in_unit(opened) else [],
     )
 

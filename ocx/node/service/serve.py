@@ -43,7 +43,7 @@ from ...systemd.notify import status
 from .. import config as node_config
 from ..faults import describe
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
-from .. import template
+from .. import spare, template
 from ..host_paths import awake_path
 from .context import NodeContext
 from .intake import PassReport, run_pass
@@ -242,11 +242,22 @@ def reloaded(context: NodeContext, name: str, stamp: tuple) -> tuple[NodeContext
 
 def keep_template(context: NodeContext) -> None:
     """Idle after a burst, the node brings the runs' clone up to date (template.py),
-    so the next run on a quiet node starts without waiting for a pull."""
+    so the next run on a quiet node starts without waiting for a pull, and makes the
+    next session's home ahead from it (spare.py), so it waits for no checkout either."""
     try:
-        template.current(context.config, log=context.log)
+        path = template.current(context.config, log=context.log)
     except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again
         context.log(f"runs' clone not brought up to date: {error}", priority=4)
+        return
+    began, mark = time.monotonic(), template.held(path)
+    try:
+        made = spare.make(path, mark, login=context.config.node_user)
+    except FOSSIL_FAILURES as error:  # the disk full, say: the next session makes its home itself
+        context.log(f"no home made ahead: {error}", priority=4)
+        return
+    if made is not None:
+        context.log(f"a session's home made ahead from the runs' clone through receipt {mark} "
+                    f"in {time.monotonic() - began:.3f} s", priority=7)
 
 
 def serve_forever(name: str) -> int:

@@ -14,12 +14,12 @@ from ...protocol.decide import OpenRecord
 from ...systemd import loopback_filter
 from ...systemd.units import TransientService
 from ..cut import cut_here
-from ..run_layout import unit_name
+from ..run_layout import RunHome, unit_name, unit_stem
 from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch
 from ..unit.prepare import prepare_run
-from .. import template
+from .. import spare, template
 from .context import NodeContext
 from .runner_pages import RunnerPage
 from .run_units import preparation, prepared_in_unit, session_service
@@ -74,8 +74,13 @@ async def start_session(context: NodeContext, systemd, record_dir: RecordDir, op
     # The runs' clone holds what came before the record, pulled first if it lacks any of it (template.py),
     # judged by the node's own repository's receipts: never opened.rcvid, the server's on a node elsewhere.
     pull = template.ensure_before(context.config, opened.hash, log=context.log)
+    # The home the node made ahead from that clone, when there is one, is put in place before the unit
+    # exists (spare.py); only where no earlier attempt left a home, and only for a run prepared in its unit.
+    clone = template.template_path(context.config)
+    ahead = (not pull and prepared_in_unit(opened)
+             and spare.place(clone, template.held(clone), RunHome(unit_stem(context.server_code, opened.hash)).on_host))
     service = session_service(context.config, context.server_code, opened, page, record_dir,
-                              egress_filter(context, opened), pull)
+                              egress_filter(context, opened), pull, ahead)
     await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept(), pull=pull)
     return service.name
 

@@ -24,6 +24,7 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import threading
 import time
@@ -32,13 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...fossil import admin
-from ...fossil.copies import copy_for_run, lacking, pull_as, remember_password
+from ...fossil.copies import copy_bytes, lacking, make_own, pull_as, remember_password
 from ...fossil.errors import UnknownUser
-from ...fossil.repository import Repository
+from ...fossil.sync import CallerClone
 from .. import marks
 from ..faults import describe, is_node_fault
 from ..states import Mark
-from ..template import held
+from .. import spare
+from ..spare import CHECKOUT, CLONE
 from . import bounded, runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -46,7 +48,6 @@ from . import bounded, runner_homes
 # no admin, setup, password change, nor u/v's inherited letters. Every login
 # still holds `nobody`'s letters, as Fossil gives them to anyone.
 RUN_USER_CAPABILITIES = "gior234"
-CLONE, CHECKOUT = "repo.fossil", "checkout"
 # issue 5 (D22): after its first sync Fossil keeps only the sync secret in the
 # clone (seen on 2.21), and the web forms the tools write through need the
 # password itself: a run that may hold its password holds it here too, 0600.
@@ -77,12 +78,14 @@ class Preparation:
     # as this node user with the password in this root-only file; REPOSITORY is then its clone.
     server_login: str | None = None
     server_password_file: str | None = None
+    ahead: bool = False  # the node put a home made ahead in place before the unit's start (node/spare.py)
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
                 "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
                 "--fossil-home", str(self.fossil_home), "--template", str(self.template)]
         args += ["--pull"] if self.pull else []
+        args += ["--ahead"] if self.ahead else []
         if self.server_login:
             args += ["--server-login", self.server_login, "--server-password-file", str(self.server_password_file)]
         args += [] if self.keep_password else ["--no-password"]
@@ -94,6 +97,7 @@ class Preparation:
 def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> str:
     """The run user with exactly D19's letters and a new random password, made if new (C5),
     and remembered to work for this node (D37: admission checked that it works for no other)."""
+    from ...fossil.repository import Repository  # here, in its own thread, beside the home's making
     from ..serving.ownership import contact_naming, works_for_text
 
     with Repository(repository_file) as repository:
@@ -165,35 +169,78 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     password (C6): it writes through the node's tools instead."""
     steps = steps or Steps()
     root = step.home
+    if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
+        steps.done("its clone and checkout, made ahead by the node, in place")
+        return _made_own(step, root, root / CHECKOUT, password, steps)
     if root.exists():  # a home left by a crashed attempt, or by a run cut off (D18): the run's own shapes (D41)
         bounded.empty_directory(root)
     else:  # the node prepares before the unit exists; systemd gives it to the run at start
         root.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(root.parent.parent, 0o700)  # /var/lib/private, as systemd keeps it
         root.mkdir(mode=0o700)
-    clone = copy_for_run(step.template, root / CLONE, step.url, step.user, home=root,
+    copy_bytes(step.template, root / CLONE)
+    steps.done(f"its clone, copied from the node's ({(root / CLONE).stat().st_size >> 20} MB)")
+    # Without a pull the copy holds what the run was given, and Fossil's checkout (most of this
+    # step's time: making the files) begins at once, beside the copy's making its own and keeping
+    # the password: those wait for the checkout's write lock, and take little. (Made its own in a
+    # twin copy instead, with no lock to wait for, both competed for the CPU and the whole was
+    # slower.) The checkout gets a ~/.fossil of its own, the node's: two Fossils creating the
+    # run's at once collide.
+    aside = step.fossil_home / f"open-{step.stem}"
+    shutil.rmtree(aside, ignore_errors=True)  # the node's own state: what a crashed attempt left
+    opening = None
+    if not step.pull:
+        aside.mkdir(mode=0o700)
+        opening = Meanwhile(lambda: CallerClone(root / CLONE, step.user, aside).open_checkout(
+            root / CHECKOUT, step.checkin, settings=False))
+    try:  # the checkout's thread is never left running, whatever fails here
+        clone = make_own(root / CLONE, step.url, step.user, home=root,
                          autosync="on" if step.keep_password and step.network else "off")
-    steps.done(f"its clone, copied from the node's ({(root / CLONE).stat().st_size >> 20} MB) and made {step.user}'s")
-    if step.pull:
-        # The node could not bring its clone up to what this run was given (template.ensure): the
-        # run's own pulls it over HTTP as the run user, as a clone of its own would.
-        after = held(step.template)
-        with Repository(step.repository) as served:
-            upto = served.max_rcvid()
-        pull_as(clone, step.url, password())
-        missing = lacking(clone.path, step.repository, after, upto)
-        if missing:  # the server did not answer (Fossil's pull says so and exits 0): the node's own fault
-            raise ConnectionError(f"its clone could not pull {missing} artifacts from {step.url}")
-        steps.done(f"pulled what the node's clone lacked, as {step.user}")
-    checkout = clone.open_checkout(root / CHECKOUT, step.checkin, settings=False)
+        steps.done(f"made {step.user}'s" + (" (its checkout begun meanwhile)" if opening else ""))
+        if step.pull:
+            # The node could not bring its clone up to what this run was given (template.ensure): the
+            # run's own pulls it over HTTP as the run user, as a clone of its own would.
+            from ...fossil.repository import Repository
+            from ..template import held
+
+            after = held(step.template)
+            with Repository(step.repository) as served:
+                upto = served.max_rcvid()
+            pull_as(clone, step.url, password())
+            missing = lacking(clone.path, step.repository, after, upto)
+            if missing:  # the server did not answer (Fossil's pull says so and exits 0): the node's own fault
+                raise ConnectionError(f"its clone could not pull {missing} artifacts from {step.url}")
+            steps.done(f"pulled what the node's clone lacked, as {step.user}")
+        _keep_password(step, root, clone, password(), steps)
+        checkout = (Path(str(opening.result())) if opening is not None
+                    else clone.open_checkout(root / CHECKOUT, step.checkin, settings=False))
+    finally:
+        if opening is not None:
+            opening.join()
+        shutil.rmtree(aside, ignore_errors=True)
     steps.done(f"checkout of {step.checkin or 'the tip'}")
-    secret = password()
+    return _given(step, root, checkout, steps)
+
+
+def _made_own(step: Preparation, root: Path, checkout: Path, password: Callable[[], str], steps: Steps) -> Path:
+    """A home made ahead (node/spare.py), made the run user's as a fresh copy is (make_home)."""
+    clone = make_own(root / CLONE, step.url, step.user, home=root,
+                     autosync="on" if step.keep_password and step.network else "off", checkout=checkout)
+    steps.done(f"made {step.user}'s")
+    _keep_password(step, root, clone, password(), steps)
+    return _given(step, root, checkout, steps)
+
+
+def _keep_password(step: Preparation, root: Path, clone: CallerClone, secret: str, steps: Steps) -> None:
     if step.keep_password:  # issue 5, see PASSWORD_FILE
         remember_password(clone, step.url, secret)
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
             out.write(secret + "\n")
         steps.done("its password kept in its clone, at Fossil's prompt")
-    del secret
+
+
+def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
+    """The runner's homes copied in, and everything given to the run's user."""
     if step.runner_homes:
         runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time(), step.keep)
         steps.done("the runner's homes copied in")
@@ -206,11 +253,12 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
 
 class Meanwhile:
     """FUNCTION run in a thread of its own; result() waits for it and gives what it returned or raises what
-    it raised (concurrent.futures would do, at the cost of its imports on every run's start)."""
+    it raised (concurrent.futures would do, at the cost of its imports on every run's start; and typing's,
+    for a generic one, so callers say what they expect)."""
 
-    def __init__(self, function: Callable[[], str]):
+    def __init__(self, function: Callable[[], object]):
         self._function = function
-        self._value: str | None = None
+        self._value: object = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -224,7 +272,7 @@ class Meanwhile:
     def join(self) -> None:
         self._thread.join()
 
-    def result(self) -> str:
+    def result(self) -> object:
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -250,7 +298,7 @@ def prepare_run(step: Preparation) -> None:
 
     user = Meanwhile(make_user)
     try:
-        make_home(step, user.result, steps)
+        make_home(step, lambda: str(user.result()), steps)
     finally:
         user.join()  # never left running; a failure of the home's is the one told
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
@@ -263,7 +311,7 @@ def prepare_run(step: Preparation) -> None:
 
 _REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
 _VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file")
-_FLAGS = ("no-password", "pull")
+_FLAGS = ("no-password", "pull", "ahead")
 
 
 def parse(argv: list[str]) -> Preparation:
@@ -295,7 +343,8 @@ def parse(argv: list[str]) -> Preparation:
                        checkin=one("checkin"),
                        runner_homes=tuple(values.get("runner-home", [])),
                        keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
-                       server_login=one("server-login"), server_password_file=one("server-password-file"))
+                       server_login=one("server-login"), server_password_file=one("server-password-file"),
+                       ahead="ahead" in flags)
 
 
 def main(argv: list[str]) -> int:

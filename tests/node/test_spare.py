@@ -1,0 +1,125 @@
+"""A session's home made ahead by the node (node/spare.py), on a real server:
+once put in place and made the run user's, it is the home a preparation
+would have made (D16, C5), and it is placed once, never over an earlier
+attempt's home, and only when made from the clone a run would copy."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fossil.conftest import start_served  # tests/fossil's real server
+from node.test_template import Config
+from ocx.fossil.repository import Repository
+from ocx.node import spare, template
+from ocx.node.unit.prepare import Preparation, make_home
+
+pytestmark = pytest.mark.fossil
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    running = start_served(tmp_path_factory.mktemp("spare"))
+    try:
+        yield running
+    finally:
+        running.server.stop()
+
+
+@pytest.fixture
+def config(served, tmp_path) -> Config:
+    served.commit("alice", f"ahead-{tmp_path.name}.txt", "made ahead\n")
+    made = Config(str(served.path), served.base_url, tmp_path / "state", served.passwords["bob"])
+    made.state_dir.mkdir()
+    template.current(made)  # as the idle node keeps it: through the newest receipt
+    return made
+
+
+def clone_and_mark(config: Config) -> tuple[Path, int]:
+    path = template.template_path(config)
+    return path, template.held(path)
+
+
+def step_for(config: Config, home: Path, *, ahead: bool) -> Preparation:
+    fossil_home = home.with_name(home.name + "-fossil-home")
+    fossil_home.mkdir(parents=True, exist_ok=True)  # prepare_run makes it
+    return Preparation(config.repository, config.url, "alice", home, home.with_name(home.name + "-marks"), home.name,
+                       fossil_home, template.template_path(config), ahead=ahead)
+
+
+def fossil(checkout: Path, *args: str) -> str:
+    done = subprocess.run(["fossil", *args], cwd=checkout, capture_output=True, text=True, timeout=60,
+                          env={"HOME": str(checkout.parent), "PATH": "/usr/bin:/bin", "USER": "alice"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def checked_out(checkout: Path) -> str:
+    return next(line.split()[1] for line in fossil(checkout, "status").splitlines() if line.startswith("checkout:"))
+
+
+def test_a_home_made_ahead_is_the_home_a_preparation_would_make(served, config, tmp_path) -> None:
+    clone, mark = clone_and_mark(config)
+    assert spare.make(clone, mark, login="bob") is not None
+    ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
+    assert spare.place(clone, mark, ahead) and spare.placed(ahead)
+
+    password = served.passwords["alice"]
+    made_ahead = make_home(step_for(config, ahead, ahead=True), lambda: password)
+    made_fresh = make_home(step_for(config, fresh, ahead=False), lambda: password)
+
+    # The same check-in, from a clone that names the home's own files and is alice's alone.
+    assert checked_out(made_ahead) == checked_out(made_fresh)
+    assert f"repository:   {ahead / 'repo.fossil'}" in fossil(made_ahead, "status")
+    with Repository(ahead / "repo.fossil") as own, Repository(clone) as node_clone:
+        assert own.server_code != node_clone.server_code  # C1: a clone of its own
+        assert [u.login for u in own.users() if "s" in u.capabilities] == ["alice"]
+    ckouts = fossil(made_ahead, "sql", "SELECT name FROM config WHERE name GLOB 'ckout:*'")
+    assert ckouts.split() == [f"'ckout:{made_ahead}/'"]
+
+    # It works as the run's: a commit there reaches the server as alice (autosync, her kept password).
+    (made_ahead / "from-ahead.txt").write_text("committed from a home made ahead\n")
+    fossil(made_ahead, "add", "from-ahead.txt")
+    fossil(made_ahead, "commit", "-m", "from a home made ahead", "--no-warnings")
+    with served.repository() as repository:
+        newest = repository.checkin(repository.resolve(checked_out(made_ahead)))
+    assert newest.sender.login == "alice"
+
+
+def test_a_spare_is_placed_once_and_never_over_an_earlier_home(config, tmp_path) -> None:
+    clone, mark = clone_and_mark(config)
+    spare.make(clone, mark, login="bob")
+    runs = tmp_path / "runs"
+    assert spare.place(clone, mark, runs / "first")
+    assert not spare.place(clone, mark, runs / "second")  # taken
+    assert not (runs / "second").exists()
+
+    spare.make(clone, mark, login="bob")
+    earlier = runs / "earlier"
+    earlier.mkdir()
+    (earlier / "left-by-its-run").write_text("x")
+    assert not spare.place(clone, mark, earlier)  # an attempt's home: its preparation empties it
+    assert sorted(p.name for p in earlier.iterdir()) == ["left-by-its-run"]
+    assert not spare.placed(earlier)
+    assert spare.place(clone, mark, runs / "next")  # the spare was left for the next
+
+
+def test_only_a_spare_of_the_clone_a_run_would_copy_is_placed(config, tmp_path) -> None:
+    clone, mark = clone_and_mark(config)
+    spare.make(clone, mark - 1, login="bob")  # as if made before the last pull
+    assert not spare.place(clone, mark, tmp_path / "runs" / "home")
+    spare.make(clone, mark, login="bob")
+    assert sorted(p.name for p in spare.spares_of(clone).iterdir()) == [spare.spare_name(mark)]  # the old one gone
+
+
+def test_a_home_not_as_placed_is_emptied_and_made_afresh(served, config, tmp_path) -> None:
+    """Told a home was made ahead, the preparation still checks it is exactly that."""
+    home = tmp_path / "runs" / "odd"
+    (home / "checkout").mkdir(parents=True)
+    (home / "repo.fossil").write_text("not a clone")
+    (home / "extra").write_text("x")
+    assert not spare.placed(home)
+    checkout = make_home(step_for(config, home, ahead=True), lambda: served.passwords["alice"])
+    assert not (home / "extra").exists()
+    assert checked_out(checkout)
