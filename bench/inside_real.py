@@ -147,7 +147,7 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
         unit_starts.append((timestamp(unit, "InactiveExitTimestamp") or line) - received)
         broken_down.append(steps_of(name, unit, received, line))
-        steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith(("prepare:", "DEBUG"))]
+        steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
         n.response(record, timeout=120)
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
