@@ -31,7 +31,8 @@ def echoed(unit: str) -> dict[str, float]:
     return seen
 
 
-def main(name: str, count: str = "200") -> None:
+def main(name: str, count: str = "200") -> str:
+    """Prints the figures; returns receipt to delivery's."""
     n, count = node(name), int(count)
     record = n.post(n.record(objective="echo", budget={"wall": "10m"}))
     unit = n.unit(record)
@@ -43,10 +44,12 @@ def main(name: str, count: str = "200") -> None:
     with n.repository() as repository:
         delays = sorted(seen[p] - repository.sender(p).time.timestamp() for p in posted)
     p99 = delays[min(len(delays) - 1, int(round(0.99 * (len(delays) - 1))))]
-    print(f"burst of {count} posts into a session's thread: receipt to its delivery line on stdin: "
-          f"median {statistics.median(delays) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms")
-    print(f"delivered in the order posted: {[h for h in seen if h in set(posted)] == posted}")
+    delivered = f"median {statistics.median(delays) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms"
+    in_order = [h for h in seen if h in set(posted)] == posted
+    print(f"burst of {count} posts into a session's thread: receipt to its delivery line on stdin: {delivered}")
+    print(f"delivered in the order posted: {in_order}")
     n.stop(record)
+    return f"{delivered}; in the order posted: {in_order}"
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import figures  # noqa: E402
 import inside  # noqa: E402
 import inside_ci  # noqa: E402
 import inside_deliveries  # noqa: E402
@@ -85,7 +86,9 @@ def adopt(name: str, port: str, history: Path) -> None:
     ocx("node", "init", "--name", name, "--repository", str(copy), "--port", port, timeout=600)
     print(f"adopted {history.name} ({copy.stat().st_size / 2**20:.0f} MB) with `ocx node init --repository` "
           f"in {time.time() - began:.1f} s")
-    print(f"the node's first pass on it (mark absent, D2): {timed_first_pass(name, began, 3600)}", flush=True)
+    first = timed_first_pass(name, began, 3600)
+    figures.note("first_pass", first)
+    print(f"the node's first pass on it (mark absent, D2): {first}", flush=True)
     # Idle, the node pulls its clone for runs; a clone of 28 MB made meanwhile can fail on the server's
     # write lock (Fossil 2.21 holds it for each request of a sync: docs/node.md). Let it finish first.
     node_idle(name, 900)
@@ -95,13 +98,14 @@ def adopt(name: str, port: str, history: Path) -> None:
 def readers(n, runs: int = 5) -> None:
     with n.repository() as repository:
         newest = repository.branch_checkins("main")[-1]
-    for argv in (["queue", "main"], ["verdicts", newest[:12]], ["activity"]):
+    for key, argv in (("queue", ["queue", "main"]), ("verdicts", ["verdicts", newest[:12]]), ("activity", ["activity"])):
         times = []
         for _ in range(runs):
             began = time.monotonic()
             done = subprocess.run([PYTHON, "-m", "ocx.entry.launch", *argv], capture_output=True, text=True)
             times.append(time.monotonic() - began)
         first = (done.stdout.splitlines() or [done.stderr.strip()[-200:]])[0]
+        figures.note(key, f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms")
         print(f"`ocx {' '.join(argv)}`: median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
               f" (n={runs}; exit {done.returncode}; {first[:90]})", flush=True)
 
@@ -134,7 +138,7 @@ def steps_of(name: str, unit: str, received: float, line: float) -> tuple[tuple[
     return steps, [b - a for a, b in zip(marks, marks[1:])]
 
 
-def quiet_sessions(n, name: str, count: int = 5) -> None:
+def quiet_sessions(n, name: str, count: int = 9) -> None:
     """One record at a time, each on a quiet node: its service idle (up, since it stays up: serve.py)."""
     unit_starts, main_starts, lines, broken_down = [], [], [], []
     for _ in range(count):
@@ -149,6 +153,9 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
         broken_down.append(steps_of(name, unit, received, line))
         steps = [e["MESSAGE"] for e in journal(unit) if str(e.get("MESSAGE", "")).startswith("prepare:")]
         n.response(record, timeout=120)
+    figures.note("quiet_unit", quantiles(unit_starts))
+    figures.note("quiet_start", quantiles(main_starts))
+    figures.note("quiet_line", quantiles(lines))
     print(f"one record on a quiet node, receipt to: unit start {quantiles(unit_starts)}; "
           f"ExecMainStart {quantiles(main_starts)}; the program's first line {quantiles(lines)}")
     for named in (STEPS_UP, STEPS):
@@ -167,7 +174,7 @@ def quiet_sessions(n, name: str, count: int = 5) -> None:
           flush=True)
 
 
-def quiet_checkins(n, name: str, count: int = 3) -> None:
+def quiet_checkins(n, name: str, count: int = 5) -> None:
     """A command record's run of one check-in pushed on a quiet node."""
     import secrets
 
@@ -192,6 +199,7 @@ def quiet_checkins(n, name: str, count: int = 3) -> None:
         lines.append(line - received)
         main_starts.append((timestamp(unit, "ExecMainStartTimestamp") or line) - received)
         wait_for(lambda: (records / f"verdict-{unit.removesuffix('.service')}.json").exists(), 120, 0.2, "its verdict")
+    figures.note("command_start", quantiles(main_starts))
     print(f"a command record's check-in pushed on a quiet node, receipt to: ExecMainStart {quantiles(main_starts)}; "
           f"the program's first line {quantiles(lines)}", flush=True)
     said = [f"{int(e['__REALTIME_TIMESTAMP']) / 1e6 - received:+.3f} s {e['MESSAGE'][:140]}"
@@ -224,12 +232,14 @@ def post_all(n, count: int) -> list[str]:
 
 def burst(n, count: int) -> list[str]:
     first = post_all(n, count)
-    print(f"burst of {count}: receipt to unit start (InactiveExitTimestamp): "
-          f"{quantiles(inside.starts(n, first, 'InactiveExitTimestamp'))}")
-    print(f"burst of {count}: receipt to program start (ExecMainStartTimestamp): {quantiles(inside.starts(n, first))}")
+    unit_starts, main_starts = inside.starts(n, first, "InactiveExitTimestamp"), inside.starts(n, first)
     lines = [wait_for(lambda r=r: first_line(n.unit(r), "delivery "), 600, 0.5, "a first line") - receipt_time(n, r)
              for r in first]
-    print(f"burst of {count}: receipt to the program's first line: {quantiles(lines)}", flush=True)
+    for key, what, values in (("burst_unit", "unit start (InactiveExitTimestamp)", unit_starts),
+                              ("burst_start", "program start (ExecMainStartTimestamp)", main_starts),
+                              ("burst_line", "the program's first line", lines)):
+        figures.note(key, f"{count} records: {quantiles(values)}")
+        print(f"burst of {count}: receipt to {what}: {quantiles(values)}", flush=True)
     return first
 
 
@@ -244,7 +254,9 @@ def memory(n, name: str, count: int, first: list[str]) -> None:
         time.sleep(0.2)
     inside.starts(n, second)
     print(f"node service memory while starting runs {count + 1}..{2 * count}: {', '.join(sorted(set(seen)))}")
+    figures.note("memory", f"runs {count + 1}..{2 * count}: {', '.join(sorted(set(seen)))}")
     running = systemctl("list-units", "ocx-*", "--no-legend", "--state=active").count(".service")
+    figures.note("units", f"{running} of {2 * count}")
     print(f"units active at once: {running}", flush=True)
     for record in first + second:
         n.stop(record)
@@ -268,8 +280,10 @@ def mark_lost(n, name: str) -> None:
     ocx("node", "poke", name)
     line = timed_first_pass(name, began, 3600)
     node_idle(name, 900)
+    after = answers()
+    figures.note("mark_lost", f"{line}; the node user's posts {before} before, {after} after")
     print(f"a pass with the mark lost (D2), over all of the above: {line}; "
-          f"node user's posts before {before}, after {answers()}", flush=True)
+          f"node user's posts before {before}, after {after}", flush=True)
 
 
 PARTS = ("readers", "quiet", "hook", "ends", "deliveries", "ci", "burst", "lost")
@@ -289,20 +303,24 @@ def main(name: str, port: str, history: str, count: str = "100", parts: str = ",
         quiet_sessions(n, name)
         quiet_checkins(n, name)
     if "hook" in chosen:
-        print(f"hook given 100 lines, start to exit: {quantiles(inside.hook_times(n))}")
+        hook = quantiles(inside.hook_times(n))
+        figures.note("hook", hook)
+        print(f"hook given 100 lines, start to exit: {hook}")
     if "ends" in chosen:
-        print(f"end of a unit to its response in the repository: {quantiles(inside.ends_to_responses(n, 20))}",
-              flush=True)
+        ends = quantiles(inside.ends_to_responses(n, 20))
+        figures.note("ends", ends)
+        print(f"end of a unit to its response in the repository: {ends}", flush=True)
     if "deliveries" in chosen:
-        inside_deliveries.main(name, "200")
+        figures.note("deliveries", inside_deliveries.main(name, "200"))
     if "ci" in chosen:
-        inside_ci.main(name, "50")
+        figures.note("ci_gap", inside_ci.main(name, "50"))
     if "burst" in chosen:
         first = burst(n, count)
         memory(n, name, count, first)
     if "lost" in chosen:
         mark_lost(n, name)
         readers(n)
+    print("\nevery figure, before issue 15 and now (bench/figures.py):\n" + figures.table(), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,15 +3,16 @@
 
 Passwords go to Fossil on standard input, never in argv: program.py runs
 `fossil` without a controlling terminal, so Fossil's password prompt reads
-stdin. They are random (`secrets.token_hex`) and returned to the caller, who
-alone decides where they are kept (D19, D20).
+stdin. They are random (os.urandom, as `secrets.token_hex` is, without
+importing `secrets` and its hashlib on every run's preparation) and
+returned to the caller, who alone decides where they are kept (D19, D20).
 Writes made here are local CLI writes: Fossil starts no backoffice for them
 and records their sender as the repository's first setup user (D26,
 fossil-facts.md), so nothing here writes an artifact a node must attribute.
 """
 from __future__ import annotations
 
-import secrets
+import os
 from pathlib import Path
 
 from ocx.fossil.program import run_fossil
@@ -20,7 +21,7 @@ PASSWORD_BYTES = 16
 
 
 def random_password() -> str:
-    return secrets.token_hex(PASSWORD_BYTES)
+    return os.urandom(PASSWORD_BYTES).hex()
 
 
 def new_repository(path: Path | str, admin_login: str, *, home: Path | str) -> str:

@@ -22,7 +22,6 @@ that password saved by Fossil's own prompt on a terminal only OCX holds
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from pathlib import Path
 
@@ -108,7 +107,7 @@ def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str
         "DELETE FROM config WHERE name IN ('last-sync-pw', 'last-sync-url') OR name GLOB 'syncwith:*'"
         " OR name GLOB 'syncfrom:*';",
         # The clone's own first login (its maker's, uid 1 of a fresh clone) becomes the run user's.
-        f"UPDATE user SET login={_sql(login)}, pw={_sql(secrets.token_hex(16))}, cap='s', info='',"
+        f"UPDATE user SET login={_sql(login)}, pw={_sql(os.urandom(16).hex())}, cap='s', info='',"
         " mtime=strftime('%s','now') WHERE uid=(SELECT min(uid) FROM user WHERE cap GLOB '*s*');",
         "REPLACE INTO config(name, value, mtime) VALUES"
         f" ('autosync', {_sql(autosync)}, now()), ('mtime-changes', 'off', now()),"

@@ -23,7 +23,6 @@ Standard library only: the run's stop step and preparation import it.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -262,7 +261,7 @@ def private_copy(path: str | Path, limit: int, scratch: str | Path) -> Iterator[
     above LIMIT bytes. Whatever reads or runs on the copy never touches the
     run's file, which may meanwhile become a link to anyone's. Removed after."""
     path = Path(path)
-    target = Path(scratch) / f"{path.name}.{secrets.token_hex(8)}"
+    target = Path(scratch) / f"{path.name}.{os.urandom(8).hex()}"
     with directory(path.parent) as parent, regular_file(parent, path.name) as (fd, info):
         if info.st_size > limit:
             raise Refused(f"{path.name} holds {info.st_size} bytes, more than {limit}")

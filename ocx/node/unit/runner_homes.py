@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import stat
 from pathlib import Path
@@ -105,7 +104,7 @@ def _write_back(run_home: Path, index: int, name: str, home: Path, since: float)
         existing = _lstat(base, target)
         if existing is not None and not stat.S_ISREG(existing.st_mode):
             return 0  # a home's own link is the host's to keep, never written through
-        temporary = f".{base}.ocx-{secrets.token_hex(4)}"
+        temporary = f".{base}.ocx-{os.urandom(4).hex()}"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=target)
         with os.fdopen(fd, "wb") as out:
