@@ -9,10 +9,30 @@ import pytest
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
 from ocx.node.run_layout import RunHome
-from ocx.node.template import template_path
+from ocx.node.spare import spare_name
+from ocx.node.template import held, template_path
 from ocx.node.unit.prepare import CHECKOUT, CLONE
 
-from .harness import journal, systemctl, wait_for
+from .harness import journal, node_idle, systemctl, wait_for
+
+
+def assert_its_own(node, home, user: str, newest: str, newest_file: str, as_run: str) -> None:
+    """HOME's clone is USER's own (C1, C5), holds NEWEST, checked out from the tip (NEWEST_FILE there),
+    and a check-in from its checkout reaches the server as USER, by the password Fossil kept in it."""
+    with Repository(home / CLONE) as clone, node.repository() as served, \
+            Repository(template_path(node.config)) as kept:
+        assert len({clone.server_code, served.server_code, kept.server_code}) == 3  # C1: its own
+        assert [u.login for u in clone.users() if "s" in u.capabilities] == [user]
+        assert clone.config("last-sync-url").startswith(f"http://{user}@")
+        assert clone.config("last-sync-pw")  # it may hold its password (no no_password)
+        assert clone.checkin(newest).hash == newest  # what was received before its record is there
+        assert kept.config("last-sync-pw") is None  # the node's own clone keeps no password
+    assert (home / CHECKOUT / newest_file).exists()  # checked out from the tip
+    own = CallerClone(home / CLONE, user, node.home / as_run)
+    (home / CHECKOUT / f"by-{as_run}.txt").write_text("the run's\n")
+    pushed = own.commit(home / CHECKOUT, "from the run's own clone")
+    with node.repository() as served:
+        assert served.sender(pushed).login == user
 
 pytestmark = pytest.mark.systemd
 
@@ -27,26 +47,41 @@ def test_a_runs_clone_is_its_own_and_pushes_as_its_user(node):
     unit = node.unit(record)
     wait_for(lambda: systemctl("is-active", unit).strip() == "active", 60, what="the run")
     home = RunHome(unit.removesuffix(".service")).on_host
-    with Repository(home / CLONE) as clone, node.repository() as served, \
-            Repository(template_path(node.config)) as kept:
-        assert len({clone.server_code, served.server_code, kept.server_code}) == 3  # C1: its own
-        assert [u.login for u in clone.users() if "s" in u.capabilities] == [fields["user"]]
-        assert clone.config("last-sync-url").startswith(f"http://{fields['user']}@")
-        assert clone.config("last-sync-pw")  # it may hold its password (no no_password)
-        assert clone.checkin(newest).hash == newest  # what was received before its record is there
-        assert kept.config("last-sync-pw") is None  # the node's own clone keeps no password
-    assert (home / CHECKOUT / "before-the-record.txt").exists()  # checked out from the tip
-    # The password Fossil kept in it is its user's: a check-in from its checkout reaches the server from it.
-    own = CallerClone(home / CLONE, fields["user"], node.home / "ws-as-run")
-    (home / CHECKOUT / "by-the-run.txt").write_text("the run's\n")
-    pushed = own.commit(home / CHECKOUT, "from the run's own clone")
-    with node.repository() as served:
-        assert served.sender(pushed).login == fields["user"]
+    assert_its_own(node, home, fields["user"], newest, "before-the-record.txt", "ws-as-run")
     steps = [line for line in journal(unit).splitlines() if line.startswith("prepare: ")]
-    assert any("copied from the node's" in line for line in steps), steps
+    assert any("copied from the node's" in line or "made ahead by the node" in line for line in steps), steps
     assert any(line.startswith("prepare: done in ") for line in steps), steps
     node.stop(record)
     node.response(record)
     # Its workspace goes once it is answered (issue 15: a copy of the history each), and systemd's link to it.
     wait_for(lambda: not home.exists(), 60, what="the answered run's home removed (cleanup.py)")
     assert not os.path.lexists(RunHome(unit.removesuffix(".service")).inside)
+
+
+def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(node):
+    """Issue 15: idle, the node makes the next session's home ahead from its runs' clone (node/spare.py),
+    and a session on a quiet node takes it: no copy, no checkout, and a home as much its own as a copy."""
+    before = node.clone_of(node.login("ws-ahead", "gio"))
+    checkout = before.open_checkout(node.home / "ws-ahead-checkout")
+    (checkout / "before-the-home-made-ahead.txt").write_text("there before\n")
+    newest = before.commit(checkout, "pushed before the node made a home ahead")
+    spares = node.config.state_dir / "spares"
+
+    def ready() -> bool:  # idle, with a home made from the runs' clone as it is now
+        marked = held(template_path(node.config))
+        return node_idle(node.name) and marked >= 0 and (spares / spare_name(marked)).is_dir()
+
+    warm = node.post(node.record(objective="exit 0"))  # a pass that acts: idle after it, the node makes one
+    node.response(warm)
+    wait_for(ready, 120, 0.2, "the node idle with a home made ahead")
+    fields = node.record(objective="sleep 60")
+    record = node.post(fields)
+    unit = node.unit(record)
+    wait_for(lambda: systemctl("is-active", unit).strip() == "active", 60, what="the run")
+    steps = [line for line in journal(unit).splitlines() if line.startswith("prepare: ")]
+    assert any("made ahead by the node, in place" in line for line in steps), steps
+    assert not any("copied from the node's" in line or "checkout of" in line for line in steps), steps
+    home = RunHome(unit.removesuffix(".service")).on_host
+    assert_its_own(node, home, fields["user"], newest, "before-the-home-made-ahead.txt", "ws-ahead-as-run")
+    node.stop(record)
+    node.response(record)
