@@ -80,12 +80,28 @@ def starts(n, records: list[str], prop: str = "ExecMainStartTimestamp") -> list[
     return [started(r) - receipt_time(n, r) for r in records]
 
 
+def ended_at(n, record: str, timeout: float = 120.0) -> float:
+    """When the run's stop step recorded its end (its `ended` mark), read before the node answers
+    and removes the record's directory (cleanup.py), which takes it a pass: so looked at often."""
+    directory = n.config.state_dir / "records" / record
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in directory.glob("ended-*.json"):
+            try:
+                return json.loads(path.read_text())["at"]
+            except (OSError, ValueError):  # written meanwhile, or removed: look again
+                pass
+        time.sleep(0.005)
+    raise AssertionError(f"no end of {record[:12]} seen in {timeout} s")
+
+
 def ends_to_responses(n, count: int) -> list[float]:
-    records = [n.post(n.record(objective="exit 0")) for _ in range(count)]
+    """One record at a time: its end is read from the node's state before the node removes it."""
     delays = []
-    for record in records:
+    for _ in range(count):
+        record = n.post(n.record(objective="exit 0"))
+        ended = ended_at(n, record)
         n.response(record, timeout=120)
-        ended = json.loads(next((n.config.state_dir / "records" / record).glob("ended-*.json")).read_text())["at"]
         answer = next(p for p in n.repository().thread(record) if p.sender.login == n.config.node_user)
         delays.append(answer.sender.time.timestamp() - ended)
     return delays
