@@ -230,11 +230,19 @@ def post_all(n, count: int) -> list[str]:
     return records
 
 
-def burst(n, count: int) -> list[str]:
+def burst(n, count: int, name: str) -> list[str]:
     first = post_all(n, count)
     unit_starts, main_starts = inside.starts(n, first, "InactiveExitTimestamp"), inside.starts(n, first)
     lines = [wait_for(lambda r=r: first_line(n.unit(r), "delivery "), 600, 0.5, "a first line") - receipt_time(n, r)
              for r in first]
+    passes = [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", receipt_time(n, first[0]) - 0.5)
+              if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith(("pass ", "runs' clone pulled"))]
+    acting = [m for m in passes if m.startswith("pass ") and " 0 actions" not in m]
+    print(f"burst of {count}: the node's passes that acted while it came ({len(acting)}): "
+          + "; ".join(m.split(": ", 1)[1] for m in acting[:40]))
+    pulls = [m for m in passes if m.startswith("runs' clone pulled")]
+    print(f"burst of {count}: the runs' clone pulled {len(pulls)} times: " + "; ".join(m.rsplit(" in ", 1)[1] for m in pulls[:40]),
+          flush=True)
     for key, what, values in (("burst_unit", "unit start (InactiveExitTimestamp)", unit_starts),
                               ("burst_start", "program start (ExecMainStartTimestamp)", main_starts),
                               ("burst_line", "the program's first line", lines)):
@@ -315,7 +323,7 @@ def main(name: str, port: str, history: str, count: str = "100", parts: str = ",
     if "ci" in chosen:
         figures.note("ci_gap", inside_ci.main(name, "50"))
     if "burst" in chosen:
-        first = burst(n, count)
+        first = burst(n, count, name)
         memory(n, name, count, first)
     if "lost" in chosen:
         mark_lost(n, name)
