@@ -134,6 +134,11 @@ class CallerClone:
             self._fossil("settings", "mtime-changes", "off")
         return directory
 
+    def update_checkout(self, directory: Path | str, version: str) -> None:
+        """Move the pristine checkout in DIRECTORY to VERSION, without a sync: Fossil rewrites only
+        the files that differ (node/spare.py: a checkout made ahead, moved to a check-in)."""
+        self._fossil("update", "--nosync", version, cwd=Path(directory))
+
     def commit(
         self,
         checkout: Path | str,

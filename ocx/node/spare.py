@@ -42,9 +42,13 @@ def spare_name(mark: int) -> str:
     return f"made-from-{mark}"
 
 
-def make(template: Path, mark: int, *, login: str) -> Path | None:
-    """The spare made from TEMPLATE, whose mark is MARK (template.held), unless one is there;
-    any other is removed. Runs in the node's service, alone: nothing else makes or removes one."""
+LINEAGE = "made-from"  # beside the two, in a spare: the server-code of the runs' clone it was copied from
+
+
+def make(template: Path, mark: int, *, login: str, lineage: str) -> Path | None:
+    """The spare made from TEMPLATE, whose mark is MARK (template.held) and server-code LINEAGE,
+    unless one is there; any other is removed. Runs in the node's service, alone: nothing else
+    makes or removes one."""
     from ..fossil.copies import copy_with_checkout
 
     spares = spares_of(template)
@@ -64,11 +68,31 @@ def make(template: Path, mark: int, *, login: str) -> Path | None:
         making.mkdir(mode=0o700)
         aside.mkdir(mode=0o700)
         copy_with_checkout(template, making, CLONE, CHECKOUT, home=aside, login=login)
+        (making / LINEAGE).write_text(lineage + "\n")
         os.rename(making, wanted)
     finally:
         _remove(making)
         _remove(aside)
     return wanted
+
+
+def older(template: Path, mark: int, lineage: str) -> int | None:
+    """The mark of the spare made from an earlier version of the runs' clone, up to MARK, of the
+    same LINEAGE: a pull only adds to a clone, so the record ids its checkout names still hold in
+    the newer one (a clone made again has another server-code, and its ids are its own)."""
+    try:
+        names = os.listdir(spares_of(template))
+    except OSError:
+        return None
+    for name in names:
+        made = name.removeprefix("made-from-")
+        if made != name and made.isdigit() and int(made) <= mark:
+            try:
+                if (spares_of(template) / name / LINEAGE).read_text().strip() == lineage:
+                    return int(made)
+            except OSError:
+                pass
+    return None
 
 
 def place(template: Path, mark: int, home: Path) -> bool:

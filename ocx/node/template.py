@@ -56,6 +56,15 @@ def held(template: Path) -> int:
         return -1
 
 
+def lineage(template: Path) -> str:
+    """The runs' clone's server-code: kept by every pull (a copy pulled into), new when it is made
+    again (a clone of its own), so it says whether two versions share their record ids (spare.py)."""
+    from ..fossil.repository import Repository
+
+    with Repository(template) as clone:
+        return clone.server_code
+
+
 def lacks(template: Path, needed: int) -> bool:
     """Whether a run's copy must pull before its checkout: the node's clone
     holds receipts only up to before NEEDED (`ensure`)."""

@@ -61,7 +61,7 @@ def checked_out(checkout: Path) -> str:
 
 def test_a_home_made_ahead_is_the_home_a_preparation_would_make(served, config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    assert spare.make(clone, mark, login="bob") is not None
+    assert spare.make(clone, mark, login="bob", lineage=template.lineage(clone)) is not None
     ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
     assert spare.place(clone, mark, ahead) and spare.placed(ahead)
 
@@ -89,13 +89,13 @@ def test_a_home_made_ahead_is_the_home_a_preparation_would_make(served, config, 
 
 def test_a_spare_is_placed_once_and_never_over_an_earlier_home(config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    spare.make(clone, mark, login="bob")
+    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
     runs = tmp_path / "runs"
     assert spare.place(clone, mark, runs / "first")
     assert not spare.place(clone, mark, runs / "second")  # taken
     assert not (runs / "second").exists()
 
-    spare.make(clone, mark, login="bob")
+    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
     earlier = runs / "earlier"
     earlier.mkdir()
     (earlier / "left-by-its-run").write_text("x")
@@ -107,9 +107,9 @@ def test_a_spare_is_placed_once_and_never_over_an_earlier_home(config, tmp_path)
 
 def test_only_a_spare_of_the_clone_a_run_would_copy_is_placed(config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    spare.make(clone, mark - 1, login="bob")  # as if made before the last pull
+    spare.make(clone, mark - 1, login="bob", lineage=template.lineage(clone))  # as if made before the last pull
     assert not spare.place(clone, mark, tmp_path / "runs" / "home")
-    spare.make(clone, mark, login="bob")
+    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
     assert sorted(p.name for p in spare.spares_of(clone).iterdir()) == [spare.spare_name(mark)]  # the old one gone
 
 
@@ -123,3 +123,41 @@ def test_a_home_not_as_placed_is_emptied_and_made_afresh(served, config, tmp_pat
     checkout = make_home(step_for(config, home, ahead=True), lambda: served.passwords["alice"])
     assert not (home / "extra").exists()
     assert checked_out(checkout)
+
+
+def tree(checkout: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(checkout)): p.read_bytes() for p in sorted(checkout.rglob("*"))
+            if p.is_file() and p.name != ".fslckout"}
+
+
+def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, config, tmp_path) -> None:
+    """A check-in just received: the node pulls its clone for runs, places the home made from the
+    version before, and the preparation copies the pulled clone over it and moves the checkout."""
+    clone, before = clone_and_mark(config)
+    spare.make(clone, before, login="bob", lineage=template.lineage(clone))
+    checkin = served.commit("alice", f"pushed-{tmp_path.name}.txt", "the check-in's\n", branch=f"ci-{tmp_path.name}")
+    template.current(config)  # the node's pull for the check-in run (checkin_runs.start_checkin)
+    after = template.held(clone)
+    assert after > before and spare.older(clone, after, template.lineage(clone)) == before
+    ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
+    assert spare.place(clone, before, ahead)
+
+    def step(home: Path, placed: bool) -> Preparation:
+        made = step_for(config, home, ahead=placed)
+        return Preparation(**{**made.__dict__, "checkin": checkin})
+
+    made_ahead = make_home(step(ahead, True), lambda: served.passwords["alice"])
+    made_fresh = make_home(step(fresh, False), lambda: served.passwords["alice"])
+    with Repository(ahead / "repo.fossil") as own:
+        assert own.resolve(checked_out(made_ahead)) == checkin  # exactly the check-in (D16)
+        assert own.server_code != template.lineage(clone)  # C1: a clone of its own
+    assert tree(made_ahead) == tree(made_fresh) and f"pushed-{tmp_path.name}.txt" in tree(made_ahead)
+    assert fossil(made_ahead, "changes").strip() == ""  # Fossil sees the check-in itself, nothing edited
+
+
+def test_a_spare_of_a_runs_clone_made_again_is_never_offered_to_a_checkin_run(config) -> None:
+    """A clone made again has record ids of its own: a checkout made from the old one cannot be moved."""
+    clone, mark = clone_and_mark(config)
+    spare.make(clone, mark, login="bob", lineage="0" * 40)
+    assert spare.older(clone, mark, template.lineage(clone)) is None
+    assert spare.older(clone, mark, "0" * 40) == mark

@@ -31,7 +31,7 @@ from ...protocol.decide import OpenRecord
 from ...protocol.messages import Outcome
 from ...protocol.verdict import Judgement, VerdictTag, format_verdict
 from ...systemd.errors import BusError
-from .. import template
+from .. import spare, template
 from ..cut import cut_here
 from ..run_layout import RunHome, unit_stem
 from ..record_dirs import RecordDir
@@ -41,7 +41,7 @@ from .context import NodeContext
 from .run_end import end_facts, end_from_systemd, ended_before_this_boot
 from .outcome import decide_outcome
 from .start_stop import egress_filter, start_unit
-from .run_units import LAST_LINE, command_service
+from .run_units import LAST_LINE, command_service, prepared_in_unit
 
 
 def queue_dir(record_dir: RecordDir) -> Path:
@@ -177,8 +177,9 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     except FOSSIL_FAILURES as trouble:  # its preparation then pulls it, or says what is missing
         context.log(f"runs' clone: {trouble}", record=opened.hash, priority=4)
         pull = True
+    ahead = not pull and prepared_in_unit(opened) and place_ahead(context, stem)
     try:
-        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull)
+        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
     except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
@@ -191,6 +192,17 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         return
     tending.succeeded(record_dir, step)
     tending.report.actions.append("started")
+
+
+def place_ahead(context: NodeContext, stem: str) -> bool:
+    """The home the node made ahead from an earlier version of the runs' clone, put in this check-in
+    run's place (spare.py): its preparation copies the pulled clone over it and moves the checkout."""
+    clone = template.template_path(context.config)
+    try:
+        made = spare.older(clone, template.held(clone), template.lineage(clone))
+    except FOSSIL_FAILURES:  # the runs' clone unreadable: the preparation makes the home itself
+        return False
+    return made is not None and spare.place(clone, made, RunHome(stem).on_host)
 
 
 def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:

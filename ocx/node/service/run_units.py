@@ -189,8 +189,9 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
 
 
 def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None, pull: bool = False) -> TransientService:
-    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL: `preparation`'s."""
+                    egress_filter: str | None = None, pull: bool = False, ahead: bool = False) -> TransientService:
+    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL and AHEAD:
+    `preparation`'s."""
     config, record = context.config, opened.record
     name = unit_name(context.server_code, opened.hash, checkin)
     home = RunHome(name.removesuffix(".service"))
@@ -198,7 +199,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
     argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
                          "--", *(record.command or []))
-    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull)
+    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull, ahead=ahead)
     return TransientService(
         name=name,
         description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3

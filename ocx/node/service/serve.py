@@ -251,7 +251,7 @@ def keep_template(context: NodeContext) -> None:
         return
     began, mark = time.monotonic(), template.held(path)
     try:
-        made = spare.make(path, mark, login=context.config.node_user)
+        made = spare.make(path, mark, login=context.config.node_user, lineage=template.lineage(path))
     except FOSSIL_FAILURES as error:  # the disk full, say: the next session makes its home itself
         context.log(f"no home made ahead: {error}", priority=4)
         return

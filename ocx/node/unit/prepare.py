@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ...fossil import admin
 from ...fossil.copies import copy_bytes, lacking, make_own, pull_as, remember_password
-from ...fossil.errors import UnknownUser
+from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ...fossil.sync import CallerClone
 from .. import marks
 from ..faults import describe, is_node_fault
@@ -170,8 +170,13 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     steps = steps or Steps()
     root = step.home
     if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
-        steps.done("its clone and checkout, made ahead by the node, in place")
-        return _made_own(step, root, root / CHECKOUT, password, steps)
+        if step.checkin is None:
+            steps.done("its clone and checkout, made ahead by the node, in place")
+            return _made_own(step, root, root / CHECKOUT, password, steps)
+        try:
+            return _moved_to_checkin(step, root, password, steps)
+        except FOSSIL_FAILURES as failure:  # made afresh below: never refused for a shortcut
+            steps.done(f"the checkout made ahead not moved to {step.checkin} ({describe(failure)}); made afresh")
     if root.exists():  # a home left by a crashed attempt, or by a run cut off (D18): the run's own shapes (D41)
         bounded.empty_directory(root)
     else:  # the node prepares before the unit exists; systemd gives it to the run at start
@@ -220,6 +225,22 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
         shutil.rmtree(aside, ignore_errors=True)
     steps.done(f"checkout of {step.checkin or 'the tip'}")
     return _given(step, root, checkout, steps)
+
+
+def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str], steps: Steps) -> Path:
+    """A check-in run's home from one made ahead: its clone replaced by a copy of the node's, which
+    holds the check-in (the node pulled it first) and names the same record ids as the older one
+    the checkout was made from (spare.older); the checkout then moved to the check-in by Fossil."""
+    copy_bytes(step.template, root / CLONE)
+    steps.done(f"a checkout made ahead by the node in place; its clone copied from the node's "
+               f"({(root / CLONE).stat().st_size >> 20} MB)")
+    clone = make_own(root / CLONE, step.url, step.user, home=root,
+                     autosync="on" if step.keep_password and step.network else "off", checkout=root / CHECKOUT)
+    steps.done(f"made {step.user}'s")
+    clone.update_checkout(root / CHECKOUT, str(step.checkin))
+    steps.done(f"checkout moved to {step.checkin}")
+    _keep_password(step, root, clone, password(), steps)
+    return _given(step, root, root / CHECKOUT, steps)
 
 
 def _made_own(step: Preparation, root: Path, checkout: Path, password: Callable[[], str], steps: Steps) -> Path:
