@@ -56,6 +56,30 @@ def held(template: Path) -> int:
         return -1
 
 
+def held_within(template: Path, needed: int, timeout: float) -> bool:
+    """Whether the node's clone comes to hold everything up to NEEDED within TIMEOUT seconds: woken
+    by `runs.json` renamed into place beside it (inotify), not by a timer's polls."""
+    import os
+    import select
+
+    from .inotify import IN_MOVED_TO, drain, watch
+
+    if held(template) >= needed:
+        return True
+    fd = watch(str(template.parent), IN_MOVED_TO)
+    try:
+        deadline = time.monotonic() + timeout
+        while held(template) < needed:  # read again once watched: a rename before it is not missed
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([fd], [], [], left)
+            drain(fd)
+        return True
+    finally:
+        os.close(fd)
+
+
 def lineage(template: Path) -> str:
     """The runs' clone's server-code: kept by every pull (a copy pulled into), new when it is made
     again (a clone of its own), so it says whether two versions share their record ids (spare.py)."""

@@ -5,6 +5,7 @@ attempt's home, and only when made from the clone a run would copy."""
 from __future__ import annotations
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from fossil.conftest import start_served  # tests/fossil's real server
 from node.test_template import Config
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
-from ocx.node.unit.prepare import Preparation, make_home
+from ocx.node.unit import prepare
+from ocx.node.unit.prepare import Preparation, make_home, parse
 
 pytestmark = pytest.mark.fossil
 
@@ -161,3 +163,46 @@ def test_a_spare_of_a_runs_clone_made_again_is_never_offered_to_a_checkin_run(co
     spare.make(clone, mark, login="bob", lineage="0" * 40)
     assert spare.older(clone, mark, template.lineage(clone)) is None
     assert spare.older(clone, mark, "0" * 40) == mark
+
+
+def test_a_checkin_runs_preparation_waits_for_the_nodes_pull_started_after_it(served, config, tmp_path,
+                                                                               capsys) -> None:
+    """The node starts a check-in run's unit before it pulls (checkin_runs.start_checkin): the
+    preparation waits for the pull's mark, then takes the home made ahead to the check-in."""
+    clone, before = clone_and_mark(config)
+    spare.make(clone, before, login="bob", lineage=template.lineage(clone))
+    checkin = served.commit("alice", f"waited-{tmp_path.name}.txt", "after a wait\n", branch=f"w-{tmp_path.name}")
+    with served.repository() as repository:
+        received = repository.sender(checkin).rcvid
+    home = tmp_path / "runs" / "waiting"
+    assert spare.place(clone, before, home)
+    made = step_for(config, home, ahead=True)
+    step = Preparation(**{**made.__dict__, "checkin": checkin, "wait_for": received})
+    assert parse(step.argv()) == step  # the wait reaches the unit's step as given
+    pulling = threading.Timer(0.5, lambda: template.current(config))  # the node's pass, after the start
+    pulling.start()
+    try:
+        checkout = make_home(step, lambda: served.passwords["alice"])
+    finally:
+        pulling.join()
+    said = capsys.readouterr().out
+    assert f"the node's clone pulled through receipt {received}, waited for" in said, said
+    assert f"checkout moved to {checkin}" in said, said
+    with Repository(home / "repo.fossil") as own:
+        assert own.resolve(checked_out(checkout)) == checkin
+
+
+def test_a_preparation_whose_pull_never_comes_pulls_itself(served, config, tmp_path, capsys, monkeypatch) -> None:
+    """The node's pull failed or was cut off: after its wait the run's own copy pulls, as its user."""
+    monkeypatch.setattr(prepare, "WAIT_FOR_PULL", 0.5)
+    checkin = served.commit("alice", f"never-{tmp_path.name}.txt", "never pulled\n", branch=f"n-{tmp_path.name}")
+    with served.repository() as repository:
+        received = repository.sender(checkin).rcvid
+    home = tmp_path / "runs" / "never"
+    made = step_for(config, home, ahead=False)
+    checkout = make_home(Preparation(**{**made.__dict__, "checkin": checkin, "wait_for": received}),
+                         lambda: served.passwords["alice"])
+    said = capsys.readouterr().out
+    assert f"not pulled through receipt {received}" in said and "pulled what the node's clone lacked" in said, said
+    with Repository(home / "repo.fossil") as own:
+        assert own.resolve(checked_out(checkout)) == checkin

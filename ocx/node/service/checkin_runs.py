@@ -170,17 +170,28 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     step = f"start-{stem}"
     if tending.waiting(record_dir, step):
         return
-    try:  # the runs' clone holds the check-in, one pull for a whole push of them (template.py)
+    # The runs' clone must hold the check-in, one pull for a whole push of them (template.py). A run
+    # prepared in its unit starts first and its preparation waits for the pull (issue 15: the unit's
+    # start and the preparation's own start take as long); the node prepares one without network
+    # itself (D34), so it pulls first.
+    pull, wait_for = False, None
+    try:
         with Repository(context.config.repository) as repository:
             received = repository.sender(checkin).rcvid or 0
-        pull = template.ensure(context.config, received, log=context.log)
+        if prepared_in_unit(opened) and template.lacks(template.current(context.config, -1), received):
+            wait_for = received
+        else:
+            pull = template.ensure(context.config, received, log=context.log)
     except FOSSIL_FAILURES as trouble:  # its preparation then pulls it, or says what is missing
         context.log(f"runs' clone: {trouble}", record=opened.hash, priority=4)
         pull = True
     ahead = not pull and prepared_in_unit(opened) and place_ahead(context, stem)
     try:
-        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead)
+        service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead,
+                                  wait_for)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
+        if wait_for is not None:
+            pull_for_waiting(context, opened, wait_for)
     except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
@@ -192,6 +203,15 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         return
     tending.succeeded(record_dir, step)
     tending.report.actions.append("started")
+
+
+def pull_for_waiting(context: NodeContext, opened: OpenRecord, received: int) -> None:
+    """The pull a started run's preparation waits for; failed, the preparation pulls itself once
+    its wait is over (unit/prepare.py), so this only logs."""
+    try:
+        template.ensure(context.config, received, log=context.log)
+    except FOSSIL_FAILURES as trouble:
+        context.log(f"runs' clone: {trouble}; the run's preparation pulls itself", record=opened.hash, priority=4)
 
 
 def place_ahead(context: NodeContext, stem: str) -> bool:

@@ -69,10 +69,12 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
                 checkin: str | None = None, homes: list[str] | None = None,
-                keep: tuple[tuple[int, str], ...] = (), pull: bool = False, ahead: bool = False) -> Preparation:
+                keep: tuple[tuple[int, str], ...] = (), pull: bool = False, ahead: bool = False,
+                wait_for: int | None = None) -> Preparation:
     """PULL: the run's copy pulls first, as the run user, since the node's
     clone could not be brought up to what the run was given (template.ensure).
-    AHEAD: the node put a home made ahead in the run's place (spare.place)."""
+    AHEAD: the node put a home made ahead in the run's place (spare.place).
+    WAIT_FOR: the node pulls its clone up to this receipt once the unit is started."""
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
                        config.state_dir / "home", template_path(config), pull=pull,
@@ -81,7 +83,7 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
                        # D37: a node elsewhere's run users are the server's node's to grant
                        server_login=config.node_user if config.elsewhere else None,
                        server_password_file=str(config.password_file) if config.elsewhere else None,
-                       ahead=ahead)
+                       ahead=ahead, wait_for=wait_for)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
@@ -189,9 +191,10 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
 
 
 def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None, pull: bool = False, ahead: bool = False) -> TransientService:
-    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL and AHEAD:
-    `preparation`'s."""
+                    egress_filter: str | None = None, pull: bool = False, ahead: bool = False,
+                    wait_for: int | None = None) -> TransientService:
+    """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL, AHEAD and
+    WAIT_FOR: `preparation`'s."""
     config, record = context.config, opened.record
     name = unit_name(context.server_code, opened.hash, checkin)
     home = RunHome(name.removesuffix(".service"))
@@ -199,7 +202,7 @@ def command_service(context: NodeContext, opened: OpenRecord, record_dir: Record
     checkout = home.inside / "checkout"  # the program runs at the check-in's root; the feeder enters it
     argv = python_module(config, "ocx.node.inside.feeder", "-", "--last-line", last_line, "--cwd", str(checkout),
                          "--", *(record.command or []))
-    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull, ahead=ahead)
+    step = preparation(config, record_dir, opened, home.stem, checkin, pull=pull, ahead=ahead, wait_for=wait_for)
     return TransientService(
         name=name,
         description=f"OCX record {opened.hash} command on {checkin} as {record.user}",  # D3

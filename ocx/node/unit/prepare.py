@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from ..faults import describe, is_node_fault
 from ..states import Mark
 from .. import spare
 from ..spare import CHECKOUT, CLONE
+from ..template import held_within
 from . import bounded, runner_homes
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -52,6 +54,7 @@ RUN_USER_CAPABILITIES = "gior234"
 # clone (seen on 2.21), and the web forms the tools write through need the
 # password itself: a run that may hold its password holds it here too, 0600.
 PASSWORD_FILE = ".ocx-password"
+WAIT_FOR_PULL = 20.0  # seconds a preparation waits for the node's pull (--wait-for) before it pulls itself
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Preparation:
     server_login: str | None = None
     server_password_file: str | None = None
     ahead: bool = False  # the node put a home made ahead in place before the unit's start (node/spare.py)
+    wait_for: int | None = None  # the node pulls its clone up to this receipt after the start: wait for it
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
@@ -86,6 +90,7 @@ class Preparation:
                 "--fossil-home", str(self.fossil_home), "--template", str(self.template)]
         args += ["--pull"] if self.pull else []
         args += ["--ahead"] if self.ahead else []
+        args += ["--wait-for", str(self.wait_for)] if self.wait_for is not None else []
         if self.server_login:
             args += ["--server-login", self.server_login, "--server-password-file", str(self.server_password_file)]
         args += [] if self.keep_password else ["--no-password"]
@@ -169,6 +174,12 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     password (C6): it writes through the node's tools instead."""
     steps = steps or Steps()
     root = step.home
+    if step.wait_for is not None:
+        if held_within(step.template, step.wait_for, WAIT_FOR_PULL):
+            steps.done(f"the node's clone pulled through receipt {step.wait_for}, waited for")
+        else:  # the node's pull failed, or it was cut off: the run's copy pulls itself, as a fresh one
+            steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {WAIT_FOR_PULL:.0f} s")
+            step = dataclasses.replace(step, pull=True, ahead=False, wait_for=None)
     if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
             steps.done("its clone and checkout, made ahead by the node, in place")
@@ -331,7 +342,7 @@ def prepare_run(step: Preparation) -> None:
 
 
 _REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
-_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file")
+_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file", "wait-for")
 _FLAGS = ("no-password", "pull", "ahead")
 
 
@@ -365,7 +376,7 @@ def parse(argv: list[str]) -> Preparation:
                        runner_homes=tuple(values.get("runner-home", [])),
                        keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
                        server_login=one("server-login"), server_password_file=one("server-password-file"),
-                       ahead="ahead" in flags)
+                       ahead="ahead" in flags, wait_for=int(str(one("wait-for"))) if one("wait-for") else None)
 
 
 def main(argv: list[str]) -> int:
