@@ -14,7 +14,6 @@ from fossil.conftest import start_served  # tests/fossil's real server
 from node.test_template import Config
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
-from ocx.node.unit import prepare
 from ocx.node.unit.prepare import Preparation, make_home, parse
 
 pytestmark = pytest.mark.fossil
@@ -192,16 +191,15 @@ def test_a_checkin_runs_preparation_waits_for_the_nodes_pull_started_after_it(se
         assert own.resolve(checked_out(checkout)) == checkin
 
 
-def test_a_preparation_whose_pull_never_comes_pulls_itself(served, config, tmp_path, capsys, monkeypatch) -> None:
+def test_a_preparation_whose_pull_never_comes_pulls_itself(served, config, tmp_path, capsys) -> None:
     """The node's pull failed or was cut off: after its wait the run's own copy pulls, as its user."""
-    monkeypatch.setattr(prepare, "WAIT_FOR_PULL", 0.5)
     checkin = served.commit("alice", f"never-{tmp_path.name}.txt", "never pulled\n", branch=f"n-{tmp_path.name}")
     with served.repository() as repository:
         received = repository.sender(checkin).rcvid
     home = tmp_path / "runs" / "never"
     made = step_for(config, home, ahead=False)
     checkout = make_home(Preparation(**{**made.__dict__, "checkin": checkin, "wait_for": received}),
-                         lambda: served.passwords["alice"])
+                         lambda: served.passwords["alice"], wait=0.5)  # the unit's step waits prepare.WAIT_FOR_PULL
     said = capsys.readouterr().out
     assert f"not pulled through receipt {received}" in said and "pulled what the node's clone lacked" in said, said
     with Repository(home / "repo.fossil") as own:

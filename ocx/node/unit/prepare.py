@@ -167,7 +167,8 @@ class Steps:
         return time.monotonic() - self.began
 
 
-def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None) -> Path:
+def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None,
+              wait: float = WAIT_FOR_PULL) -> Path:
     """The run's own clone, copied from the node's and made the run user's,
     and its checkout (D16); PASSWORD gives the run user's, once it is set
     (prepare_run sets it meanwhile). A `no_password` run's clone keeps no
@@ -175,10 +176,10 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     steps = steps or Steps()
     root = step.home
     if step.wait_for is not None:
-        if held_within(step.template, step.wait_for, WAIT_FOR_PULL):
+        if held_within(step.template, step.wait_for, wait):
             steps.done(f"the node's clone pulled through receipt {step.wait_for}, waited for")
         else:  # the node's pull failed, or it was cut off: the run's copy pulls itself, as a fresh one
-            steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {WAIT_FOR_PULL:.0f} s")
+            steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {wait:.0f} s")
             step = dataclasses.replace(step, pull=True, ahead=False, wait_for=None)
     if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
