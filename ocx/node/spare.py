@@ -13,9 +13,15 @@ runs' clone the preparation would copy (`runs.json`'s mark): then it is
 what the preparation would have made, file for file. The node moves it into
 the session's home before it starts the unit (`place`), and the preparation,
 told so, makes the clone the run's own as it would a fresh copy
-(fossil/copies.py). Taking it is a rename, so it is placed once; a command
-run (its check-in, just received), a run whose copy must pull, and a run
-prepared by the node itself (D34) never take it.
+(fossil/copies.py). Taking it is a rename, so it is placed once.
+
+A check-in run's check-in arrived a moment before, after any spare was
+made. It takes one made from an earlier version of the same runs' clone
+(`older`: the same server-code, so made by pulls into copies of it, which
+only add rows and keep every record id its checkout names): its preparation
+copies the pulled clone over the spare's, and Fossil's `update` moves the
+checkout to the check-in, rewriting only the files that differ. A run whose
+copy must pull, and a run prepared by the node itself (D34), never take one.
 
 Nothing here is state (D2): lost, the next run makes its home itself. Standard
 library and ocx.fossil only: the preparation imports it.

@@ -13,8 +13,9 @@ node, pulled when it went idle, a record alone makes no pull). A pull
 brings everything there is, so a burst of records makes one pull a pass,
 not one a run, each of which would hold the server's write lock while
 posts wait. Should that pull fail, the run's preparation pulls as the run
-user (`Preparation.pull`). Standard library and ocx.fossil only: the
-preparation reads the mark.
+user (`Preparation.pull`). A check-in run prepared in its unit is started
+before the pull, and its preparation waits for the mark (`held_within`).
+Standard library and ocx.fossil only: the preparation reads the mark.
 
 Every number here is a receipt of the node's own repository (config.repository),
 the mark's included: on the server's node the served repository, on a node
