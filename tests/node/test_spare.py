@@ -10,22 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
-from node.test_template import Config
+from node.test_template import Config, served  # noqa: F401 (a fixture: a real server of this module's own)
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
 from ocx.node.unit.prepare import Preparation, make_home, parse
 
 pytestmark = pytest.mark.fossil
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("spare"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 @pytest.fixture
