@@ -20,6 +20,18 @@ from pathlib import Path
 from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
+# What `fossil update` prints of a file when it only writes what the version holds (2.21, update.c).
+_PLAIN_UPDATE = re.compile(r"^(ADD|UPDATE|REMOVE) \S.*$|^RENAME \S.* -> \S.*$")
+
+
+def pristine_update(stdout: str, stderr: str) -> bool:
+    """Whether Fossil's update of a checkout nobody edited made the version exactly: each file
+    added, updated, removed or renamed, nothing kept, merged or left in the way. A check-in's link,
+    written as a plain file where links are not allowed, reads as edited locally: Fossil keeps it
+    and cannot write the next version's files beneath it ("CONFLICT", "in the way", seen on 2.21)."""
+    files = re.split(r"^-{20,}$", stdout, maxsplit=1, flags=re.MULTILINE)[0]  # the summary follows
+    return (not stderr.strip() and "WARNING" not in stdout and " - overwrites " not in files
+            and all(_PLAIN_UPDATE.match(line) for line in files.splitlines() if line.strip()))
 
 
 def login_url(base_url: str, login: str) -> str:
@@ -136,8 +148,11 @@ class CallerClone:
 
     def update_checkout(self, directory: Path | str, version: str) -> None:
         """Move the pristine checkout in DIRECTORY to VERSION, without a sync: Fossil rewrites only
-        the files that differ (node/spare.py: a checkout made ahead, moved to a check-in)."""
-        self._fossil("update", "--nosync", version, cwd=Path(directory))
+        the files that differ (node/spare.py: a checkout made ahead, moved to a check-in). Raises
+        FossilError unless Fossil says it made VERSION exactly (`pristine_update`)."""
+        done = run_fossil(["update", "--nosync", version], home=self.home, cwd=Path(directory), user=self.login)
+        if not pristine_update(done.stdout, done.stderr):
+            raise FossilError(["update", version], 0, done.stdout, "the checkout is not the check-in's exactly")
 
     def commit(
         self,

@@ -1,15 +1,20 @@
 """The battery, holes 1, 2 and 5 (issue 11): a run, or a check-in it is given,
 shapes what root touches for it; each test asserts the boundary held."""
+import os
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from ocx.node.run_layout import RunHome, unit_stem
+from ocx.fossil.program import run_fossil
+from ocx.node.run_layout import RunHome, unit_name, unit_stem
+from ocx.node.spare import spare_name
+from ocx.node.template import held, template_path
 
 from .battery import (PLANT, PLANTED, Committer, answers_a_plain_record, ci_values, marker, open_command_record,
                       plants, runner, session)
-from .harness import RUNNER, journal, wait_for
+from .harness import RUNNER, journal, node_idle, wait_for
 
 pytestmark = pytest.mark.systemd
 
@@ -41,6 +46,7 @@ def test_code_committed_to_a_watched_branch_never_runs_as_root(node):
     files = {name: PLANT.format(marker=str(marked)) for name in PLANTED}
     checkin = Committer(node, branch).commit({"ci.py": 'print("checked")\n', **files})
     wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    print("DEBUG", subprocess.run(["fossil", "artifact", checkin, "-R", str(committer.clone.path)], capture_output=True, text=True).stdout, journal(unit_name(node.server_code, record, checkin)))
     assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
     assert not marked.exists(), f"root ran the check-in's code: {marked.read_text()}"
     node.stop(record)
@@ -132,3 +138,54 @@ def test_a_run_cannot_leave_anything_in_its_runners_home_but_its_kept_file(node)
     assert sorted(p.name for p in home.iterdir()) == ["signin"]
     assert (home / "signin").read_text() == "the operator's sign-in\n" and not (home / "signin").is_symlink()
     answers_a_plain_record(node, RUNNER)
+
+
+LINK_SHAPE = '''import os
+shape = ("a link" if os.path.islink("x") else "a directory" if os.path.isdir("x")
+         else "a file" if os.path.exists("x") else "absent")
+print("x is", shape, "holding", open("x/evil").read().strip() if shape == "a directory" else "-", flush=True)
+'''
+
+
+def test_a_link_a_checkin_holds_is_never_followed_by_roots_update_of_a_home_made_ahead(node):
+    """D41 on issue 15's shortcut (node/spare.py): as root, Fossil's `update` moves a checkout the node
+    made ahead to the check-in a run was given. Trunk's tip holds `x` as a link to the node's secrets
+    (committed from a clone that allows links), so the home made ahead checks it out; the watched
+    check-in then makes `x` a directory holding `evil`. Root writes it in the home, never through a link."""
+    secrets_dir = Path("/etc/ocx")
+    there_before = sorted(p.name for p in secrets_dir.iterdir())
+    linker = Committer(node, None)  # trunk: the tip a home made ahead checks out
+    subprocess.run(["fossil", "settings", "allow-symlinks", "on", "-R", str(linker.clone.path)], check=True,
+                   capture_output=True)
+    os.symlink(str(secrets_dir), linker.checkout / "x")
+    linked = linker.commit({}, "x, a link to the node's secrets")
+    manifest = subprocess.run(["fossil", "artifact", linked, "-R", str(linker.clone.path)], check=True,
+                              capture_output=True, text=True).stdout
+    assert any(line.startswith("F x ") and line.endswith(" l") for line in manifest.splitlines()), manifest
+    branch = f"link-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    with node.repository() as repository:
+        upto = repository.max_rcvid()  # the link and the record: the runs' clone pulls both once idle
+    spares = node.config.state_dir / "spares"
+
+    def made_ahead() -> bool:  # idle, with a home made from the runs' clone holding the link on trunk's tip
+        marked = held(template_path(node.config))
+        return node_idle(node.name) and marked >= upto and (spares / spare_name(marked)).is_dir()
+
+    wait_for(made_ahead, 120, 0.2, "the node idle with a home made ahead")
+    x = spares / spare_name(held(template_path(node.config))) / "checkout" / "x"
+    assert not x.is_symlink() and x.read_text() == str(secrets_dir)  # root's own `open`: the link's text, no link
+    committer = Committer(node, branch)  # its checkout is trunk's tip, `x` a plain file there (no links allowed)
+    (committer.checkout / "x").unlink()
+    (committer.checkout / "x").mkdir()
+    (committer.checkout / "x" / "evil").write_text("planted\n")
+    for change in (["rm", "x"], ["add", "x/evil"]):  # addremove adds nothing beneath a name known as a file (2.21)
+        run_fossil(change, home=committer.clone.home, cwd=committer.checkout, user=committer.clone.login)
+    checkin = committer.commit({"ci.py": LINK_SHAPE}, "x, a directory")
+    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    assert ci_values(node, checkin) == [f"pass: x is a directory holding planted (against {record})"]
+    steps = journal(unit_name(node.server_code, record, checkin))
+    assert "prepare: a checkout made ahead by the node in place" in steps, steps  # the path under attack
+    assert sorted(p.name for p in secrets_dir.iterdir()) == there_before  # nothing written through the link
+    node.stop(record)
+    assert node.response(record).outcome.value == "stopped"
