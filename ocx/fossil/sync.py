@@ -146,13 +146,14 @@ class CallerClone:
             self._fossil("settings", "mtime-changes", "off")
         return directory
 
-    def update_checkout(self, directory: Path | str, version: str) -> None:
+    def update_checkout(self, directory: Path | str, version: str) -> Path:
         """Move the pristine checkout in DIRECTORY to VERSION, without a sync: Fossil rewrites only
         the files that differ (node/spare.py: a checkout made ahead, moved to a check-in). Raises
         FossilError unless Fossil says it made VERSION exactly (`pristine_update`)."""
         done = run_fossil(["update", "--nosync", version], home=self.home, cwd=Path(directory), user=self.login)
         if not pristine_update(done.stdout, done.stderr):
             raise FossilError(["update", version], 0, done.stdout, "the checkout is not the check-in's exactly")
+        return Path(directory)
 
     def commit(
         self,

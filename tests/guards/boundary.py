@@ -47,7 +47,7 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
     ("ocx/node/unit/prepare.py", "_moved_to_checkin"): dict.fromkeys(
-        ["copy_bytes", "stat", "make_own", "update_checkout", "_keep_password", "_given"],
+        ["copy_bytes", "stat", "make_own", "CallerClone", "update_checkout", "_keep_password", "_given"],
         "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
     ("ocx/node/service/checkin_runs.py", "place_ahead"): dict.fromkeys(
         ["place"], "spare.place is checked on its own"),
@@ -171,7 +171,8 @@ class _Function:
                 node.attr in self.tainted_fields and isinstance(node.value, ast.Name) and node.value.id == "self")
         if isinstance(node, ast.Call):
             return self.call(node)
-        if isinstance(node, ast.Lambda):
+        if isinstance(node, ast.Lambda):  # a function, not a path; what it touches when called is touched here
+            self.taint(node.body)
             return False
         children = [self.taint(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr)]
         if isinstance(node, ast.Compare):

@@ -85,6 +85,8 @@ def test_the_guard_catches_a_read_of_a_run_path_however_it_is_spelled():
                     "    def read(self):\n        return Repository(self.clone)\n") == [
         "a run's path passed to Repository()"]
     assert _touches("def f(caller):\n    return caller.run_clone.is_file()\n") == [".is_file() on a run's path"]
+    assert _touches("def f(home):\n    return Meanwhile(lambda: (home.on_host / CLONE).unlink())\n") == [
+        ".unlink() on a run's path"]  # run later, in a thread of its own (prepare.py)
 
 
 def test_the_guard_lets_the_bounded_module_and_descriptions_through():

@@ -46,7 +46,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the enforcement check of one record stops no other's (D24)"),
     ("ocx/node/unit/prepare.py", "main"): (
         1, "a run's preparation, run once by systemd: any failure is kept for the node to answer (UNPREPARED)"),
-    ("ocx/node/unit/prepare.py", "Meanwhile._run"): (
+    ("ocx/node/unit/meanwhile.py", "Meanwhile._run"): (
         1, "the run user made beside the run's home: its failure is handed to the preparation, as a future's"),
     ("ocx/node/unit/stop_step.py", "main"): (
         1, "a run's stop step, run once by systemd: whatever fails, the node is still poked (D4, D6)"),

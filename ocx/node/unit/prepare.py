@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable
 import dataclasses
@@ -44,6 +43,7 @@ from .. import spare
 from ..spare import CHECKOUT, CLONE
 from ..template import held_within
 from . import bounded, runner_homes
+from .meanwhile import Meanwhile, Steps
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
 # read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
@@ -152,21 +152,6 @@ def _give(root: Path, uid: int, gid: int) -> None:
                     os.lchown(entry.path, uid, gid)
 
 
-class Steps:
-    """Each step's duration, printed as it ends: ExecStartPre's output is the unit's journal."""
-
-    def __init__(self) -> None:
-        self.began = self.last = time.monotonic()
-
-    def done(self, what: str) -> None:
-        now = time.monotonic()
-        print(f"prepare: {what}: {(now - self.last) * 1000:.0f} ms", flush=True)
-        self.last = now
-
-    def total(self) -> float:
-        return time.monotonic() - self.began
-
-
 def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None,
               wait: float = WAIT_FOR_PULL) -> Path:
     """The run's own clone, copied from the node's and made the run user's,
@@ -246,12 +231,24 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
     copy_bytes(step.template, root / CLONE)
     steps.done(f"a checkout made ahead by the node in place; its clone copied from the node's "
                f"({(root / CLONE).stat().st_size >> 20} MB)")
-    clone = make_own(root / CLONE, step.url, step.user, home=root,
-                     autosync="on" if step.keep_password and step.network else "off", checkout=root / CHECKOUT)
-    steps.done(f"made {step.user}'s")
-    clone.update_checkout(root / CHECKOUT, str(step.checkin))
+    # Fossil's update begins at once, beside the copy's making its own and keeping the password, as a
+    # fresh checkout does (make_home): it records nothing they change, each waits for the other's lock,
+    # and it gets a ~/.fossil of its own, the node's (two Fossils creating the run's at once collide).
+    aside = step.fossil_home / f"update-{step.stem}"
+    shutil.rmtree(aside, ignore_errors=True)  # the node's own state: what a crashed attempt left
+    aside.mkdir(mode=0o700)
+    moving = Meanwhile(lambda: CallerClone(root / CLONE, step.user, aside).update_checkout(root / CHECKOUT,
+                                                                                          str(step.checkin)))
+    try:
+        clone = make_own(root / CLONE, step.url, step.user, home=root,
+                         autosync="on" if step.keep_password and step.network else "off", checkout=root / CHECKOUT)
+        steps.done(f"made {step.user}'s (its checkout moved meanwhile)")
+        _keep_password(step, root, clone, password(), steps)
+        moving.result()
+    finally:
+        moving.join()
+        shutil.rmtree(aside, ignore_errors=True)
     steps.done(f"checkout moved to {step.checkin}")
-    _keep_password(step, root, clone, password(), steps)
     return _given(step, root, root / CHECKOUT, steps)
 
 
@@ -282,35 +279,6 @@ def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
         _give(root, owner.st_uid, owner.st_gid)
         steps.done("given to the run's user")
     return checkout
-
-
-class Meanwhile:
-    """FUNCTION run in a thread of its own; result() waits for it and gives what it returned or raises what
-    it raised (concurrent.futures would do, at the cost of its imports on every run's start; and typing's,
-    for a generic one, so callers say what they expect)."""
-
-    def __init__(self, function: Callable[[], object]):
-        self._function = function
-        self._value: object = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._function()
-        except Exception as error:  # handed to whoever waits for the result, as a future would
-            self._error = error
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> object:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
 
 
 def prepare_run(step: Preparation) -> None:
