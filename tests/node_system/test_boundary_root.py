@@ -1,5 +1,6 @@
-"""The battery, holes 1, 2 and 5 (issue 11): a run, or a check-in it is given,
-shapes what root touches for it; each test asserts the boundary held."""
+"""The battery, holes 1, 2 and 5 (issue 11), and a check-in's link met by the home made ahead
+(issue 15): a run, or a check-in it is given, shapes what root touches for it; each test asserts
+the boundary held."""
 import os
 import secrets
 import subprocess
@@ -46,7 +47,6 @@ def test_code_committed_to_a_watched_branch_never_runs_as_root(node):
     files = {name: PLANT.format(marker=str(marked)) for name in PLANTED}
     checkin = Committer(node, branch).commit({"ci.py": 'print("checked")\n', **files})
     wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    print("DEBUG", subprocess.run(["fossil", "artifact", checkin, "-R", str(committer.clone.path)], capture_output=True, text=True).stdout, journal(unit_name(node.server_code, record, checkin)))
     assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
     assert not marked.exists(), f"root ran the check-in's code: {marked.read_text()}"
     node.stop(record)
