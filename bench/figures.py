@@ -33,6 +33,7 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
      "burst of 30: median 31.1 s, max 33.0 s; of 100 on an empty repository: median 9.5 s",
      "burst of 100: median ≤ 2 s, p99 ≤ 4 s"),
     ("burst_line", "the same burst: receipt to the program's first line", "—", ""),
+    ("burst_cpu", "the same burst: CPU used from its first post to its last program's start", "—", ""),
     ("memory", "the node service while the next burst's runs start (MemoryCurrent)",
      "34–36 MiB (empty repository; it exited when idle)", "no OCX process per run (#3)"),
     ("units", "units active at once", "203 of 200 (empty repository)", ""),

@@ -59,6 +59,38 @@ def node_resident(name: str) -> str:
     return f"{process}, {node_memory(name)} in its cgroup (MemoryCurrent)"
 
 
+def cpu_seconds(name: str, runs: tuple[str, ...] = ()) -> dict[str, float]:
+    """CPU time so far of what a burst keeps busy: the units of RUNS (their preparations, feeders and
+    programs; a unit's own, since the slice forgets the units that are gone), the node service, the
+    Fossil server, journald, systemd itself, and the whole machine."""
+    import os
+
+    def unit(u: str) -> float:
+        """cgroup v2's cpu.stat, kept without the cpu controller (systemd's CPUUsageNSec is not, in the
+        test container, whose v2 hierarchy is systemd's hybrid `unified`)."""
+        group = show(u, "ControlGroup")
+        for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+            try:
+                stat = Path(f"{root}{group}/cpu.stat").read_text()
+            except OSError:
+                continue
+            return next(int(line.split()[1]) for line in stat.splitlines() if line.startswith("usage_usec")) / 1e6
+        return 0.0
+
+    tick = os.sysconf("SC_CLK_TCK")
+    pid1 = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()
+    total = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return {"the runs": sum(unit(r) for r in runs), "the node service": unit(f"ocx-node@{name}.service"),
+            "the Fossil server": unit(f"ocx-fossil@{name}.service"), "journald": unit("systemd-journald.service"),
+            "systemd (PID 1)": (int(pid1[11]) + int(pid1[12])) / tick,
+            "the machine (both cores)": (sum(total[:8]) - total[3] - total[4]) / tick}
+
+
+def cpu_spent(before: dict[str, float], after: dict[str, float], runs: int) -> str:
+    return "; ".join(f"{what} {after[what] - before[what]:.1f} s ({(after[what] - before[what]) / runs * 1000:.0f} ms a run)"
+                     for what in before)
+
+
 def node_idle(name: str, timeout: float = 600) -> None:
     """No pass running and nothing pending: the service's status line says `idle` (serve.py)."""
     from tests.node_system.harness import node_idle as idle

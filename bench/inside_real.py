@@ -231,8 +231,13 @@ def post_all(n, count: int) -> list[str]:
 
 
 def burst(n, count: int, name: str) -> list[str]:
+    before, began = inside.cpu_seconds(name), time.monotonic()
     first = post_all(n, count)
     unit_starts, main_starts = inside.starts(n, first, "InactiveExitTimestamp"), inside.starts(n, first)
+    spent = inside.cpu_spent(before, inside.cpu_seconds(name, tuple(n.unit(r) for r in first)), count)
+    figures.note("burst_cpu", spent)
+    print(f"burst of {count}: CPU used from the first post to the last program's start "
+          f"({time.monotonic() - began:.1f} s): {spent}", flush=True)
     lines = [wait_for(lambda r=r: first_line(n.unit(r), "delivery "), 600, 0.5, "a first line") - receipt_time(n, r)
              for r in first]
     passes = [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", receipt_time(n, first[0]) - 0.5)

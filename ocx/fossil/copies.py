@@ -96,11 +96,13 @@ def copy_with_checkout(template: Path, directory: Path, clone: str, checkout: st
 
 
 def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str,
-             checkout: Path | None = None) -> CallerClone:
+             checkout: Path | None = None, password: str | None = None) -> CallerClone:
     """The copy at PATH made LOGIN's own clone (module doc). A checkout may be opened from it
     meanwhile (unit/prepare.py): Fossil waits for the other's lock, and what this changes (the
     server-code, the login row, sync settings) is nothing a checkout reads or records. CHECKOUT:
-    one opened elsewhere and moved here (node/spare.py), recorded where Fossil records its own."""
+    one opened elsewhere and moved here (node/spare.py), recorded where Fossil records its own.
+    PASSWORD: kept for sync as `remember_password` keeps it, in the same Fossil run (Fossil's own
+    `obscure()`, which it documents as what it stores for a remote's password); on standard input."""
     script = "\n".join([
         "PRAGMA secure_delete=ON;",  # nothing of the template's rows is left in free pages
         "UPDATE config SET value=lower(hex(randomblob(20))), mtime=now() WHERE name='server-code';",
@@ -115,10 +117,19 @@ def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str
         *([] if checkout is None else [  # Fossil's `open` records its checkout in the clone
             "DELETE FROM config WHERE name GLOB 'ckout:*';",
             f"REPLACE INTO config(name, value, mtime) VALUES ({_sql(f'ckout:{checkout}/')}, '1', now());"]),
+        *([] if password is None else [
+            f"REPLACE INTO config(name, value, mtime) VALUES ('last-sync-pw', obscure({_sql(password)}), now());"]),
         "SELECT count(*) FROM user WHERE login=" + _sql(login) + ";", ""])
-    made = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
+    def shown(text: str) -> str:  # a shell may quote the statement it failed on: never the password
+        return text.replace(password, "***") if password else text
+
+    try:
+        made = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
+    except FossilError as exc:
+        raise FossilError(exc.args_run, exc.returncode, shown(exc.stdout), shown(exc.stderr)) from None
     if made.stdout.split()[-1:] != ["1"]:
-        raise FossilError(["sql", "-R", str(path)], 0, made.stdout, "the copy's own login was not made the run user's")
+        raise FossilError(["sql", "-R", str(path)], 0, shown(made.stdout),
+                          "the copy's own login was not made the run user's")
     return CallerClone(path, login, home)
 
 

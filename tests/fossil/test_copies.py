@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from ocx.fossil.copies import copy_for_run, make_template, refresh_template
-from ocx.fossil.program import FossilError
+from ocx.fossil.copies import copy_bytes, copy_for_run, make_own, make_template, refresh_template
+from ocx.fossil.program import FossilError, run_fossil
 from ocx.fossil.repository import Repository
 
 pytestmark = pytest.mark.fossil
@@ -84,3 +84,32 @@ def test_a_copy_taken_while_the_template_is_pulled_is_whole(served, template, tm
         db = sqlite3.connect(f"file:{clone.path}?mode=ro", uri=True)
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         db.close()
+
+
+def test_a_password_kept_in_the_same_run_as_the_rest_works_as_fossils_prompt_keeps_it(served, template,
+                                                                                     tmp_path) -> None:
+    """make_own's PASSWORD (unit/prepare.py: the run user made meanwhile): obscured as Fossil keeps a
+    remote's, never in clear in the file, and a check-in made in the clone reaches the server as alice."""
+    copy_bytes(template, tmp_path / "repo.fossil")
+    password = served.passwords["alice"]
+    clone = make_own(tmp_path / "repo.fossil", served.base_url, "alice", home=tmp_path, autosync="on",
+                     password=password)
+    kept = config_of(clone.path, "last-sync-pw")
+    assert kept and password not in kept and password.encode() not in clone.path.read_bytes()
+    checkout = clone.open_checkout(tmp_path / "checkout", settings=False)
+    (checkout / "kept-in-one-run.txt").write_text("mine\n")
+    mine = clone.commit(checkout, "from a copy whose password make_own kept")
+    with served.repository() as server:
+        assert server.sender(mine).login == "alice"
+
+
+def test_a_failure_of_make_own_never_shows_the_password(template, tmp_path) -> None:
+    """Fossil refusing the file, and the script failing within a repository (no user table)."""
+    (tmp_path / "not.fossil").write_bytes(b"not a repository at all")
+    copy_bytes(template, tmp_path / "broken.fossil")
+    run_fossil(["sql", "-R", str(tmp_path / "broken.fossil")], home=tmp_path, input="DROP TABLE user;\n")
+    secret = "s3cr3t-" + "9" * 20
+    for name in ("not.fossil", "broken.fossil"):
+        with pytest.raises(FossilError) as raised:
+            make_own(tmp_path / name, "http://127.0.0.1:9", "alice", home=tmp_path, autosync="on", password=secret)
+        assert secret not in str(raised.value) and secret not in raised.value.stdout + raised.value.stderr
