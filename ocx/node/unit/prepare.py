@@ -44,6 +44,7 @@ from ..spare import CHECKOUT, CLONE
 from ..template import held_within
 from . import bounded, runner_homes
 from .meanwhile import Meanwhile, Steps
+from .turns import take_turn, turns_of
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
 # read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
@@ -368,6 +369,13 @@ def main(argv: list[str]) -> int:
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
     try:
+        began = time.monotonic()
+        try:  # held until this process exits (turns.py)
+            take_turn(turns_of(step.fossil_home))
+            print(f"prepare: its turn (one preparation a core at once): {(time.monotonic() - began) * 1000:.0f} ms",
+                  flush=True)
+        except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
+            print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
         prepare_run(step)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
