@@ -372,7 +372,7 @@ def main(argv: list[str]) -> int:
         began = time.monotonic()
         try:  # held until this process exits (turns.py)
             take_turn(turns_of(step.fossil_home))
-            print(f"prepare: its turn (one preparation a core at once): {(time.monotonic() - began) * 1000:.0f} ms",
+            print(f"prepare: its turn (two preparations a core at once): {(time.monotonic() - began) * 1000:.0f} ms",
                   flush=True)
         except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
