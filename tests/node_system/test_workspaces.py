@@ -2,6 +2,7 @@
 own all the same (D16, C5, issue 15): its own server-code and login, its
 user's password kept in it, pushing as that user; the preparation's steps
 are in the unit's journal; the run's home goes once the run is answered."""
+import json
 import os
 
 import pytest
@@ -85,3 +86,23 @@ def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(no
     assert_its_own(node, home, fields["user"], newest, "before-the-home-made-ahead.txt", "ws-ahead-as-run")
     node.stop(record)
     node.response(record)
+
+
+def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
+    """Issue 15 (unit/turns.py): each unit's preparation takes a turn first. Each one's PREPARED mark says
+    when its turn began and when it was done, by its own clock: spans inside the turn it held, so no
+    moment may fall in more of them than there are turns. Every run still starts, and is answered."""
+    records = [node.post(node.record(objective="sleep 120")) for _ in range(12)]
+    units = [node.unit(r) for r in records]
+    wait_for(lambda: all(systemctl("is-active", u).strip() == "active" for u in units), 300, 0.5, what="every run")
+    spans = []
+    for record in records:
+        (mark,) = (node.config.state_dir / "records" / record).glob("prepared-*.json")
+        prepared = json.loads(mark.read_text())
+        spans.append((prepared["turn_at"], prepared["at"]))
+    turns = 2 * (os.cpu_count() or 1)  # the units' host is this one
+    at_once = max(sum(1 for began, done in spans if began <= moment < done) for moment, _ in spans)
+    assert 1 <= at_once <= turns, spans
+    for record in records:
+        node.stop(record)
+    assert [node.response(r).outcome.value for r in records] == ["stopped"] * len(records)

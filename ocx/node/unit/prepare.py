@@ -298,9 +298,10 @@ def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
     return checkout
 
 
-def prepare_run(step: Preparation) -> None:
+def prepare_run(step: Preparation, turn_at: float | None = None) -> None:
     """The run user on the served repository and the run's home, made side by
-    side: neither waits for the other until the password is needed."""
+    side: neither waits for the other until the password is needed. TURN_AT:
+    when its turn began (main), kept in the mark with when it ended."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
@@ -323,7 +324,8 @@ def prepare_run(step: Preparation) -> None:
     print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
     marks.write(step.marks, Mark.PREPARED, {"at": time.time(), "seconds": round(time.time() - started, 3),
-                                            "user_seconds": round((user_ready or [time.time()])[0] - started, 3)},
+                                            "user_seconds": round((user_ready or [time.time()])[0] - started, 3),
+                                            **({} if turn_at is None else {"turn_at": turn_at})},
                 step.stem)
 
 
@@ -369,14 +371,15 @@ def main(argv: list[str]) -> int:
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
     try:
-        began = time.monotonic()
+        began, turn_at = time.monotonic(), None
         try:  # held until this process exits (turns.py)
             take_turn(turns_of(step.fossil_home))
+            turn_at = time.time()
             print(f"prepare: its turn (two preparations a core at once): {(time.monotonic() - began) * 1000:.0f} ms",
                   flush=True)
         except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
-        prepare_run(step)
+        prepare_run(step, turn_at)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
                                                   "fault": is_node_fault(failure)}, step.stem)
