@@ -41,16 +41,19 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/unit/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "copy_bytes", "make_own", "_own", "CallerClone", "placed", "_made_own", "_moved_to_checkin", "_keep_password",
+        ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin", "_keep_password",
          "_given", "pull_as", "remember_password", "open_checkout", "open",
          "fdopen", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
     ("ocx/node/unit/prepare.py", "_moved_to_checkin"): dict.fromkeys(
-        ["copy_bytes", "stat", "_own", "CallerClone", "update_checkout", "_keep_password", "_given"],
+        ["copy_bytes", "stat", "_own", "update_checkout", "_keep_password", "_given"],
         "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
     ("ocx/node/service/checkin_runs.py", "place_ahead"): dict.fromkeys(
         ["place"], "spare.place is checked on its own"),
+    ("ocx/node/unit/prepare.py", "_fossil_meanwhile"): dict.fromkeys(
+        ["CallerClone"], "Fossil's checkout or update of the home before the run exists, for make_home and "
+        "_moved_to_checkin"),
     ("ocx/node/unit/prepare.py", "_made_own"): dict.fromkeys(
         ["_own"], "makes the home before the run exists, as make_home does"),
     ("ocx/node/unit/prepare.py", "_own"): dict.fromkeys(

@@ -27,7 +27,8 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,16 +189,9 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     # step's time: making the files) begins at once, beside the copy's making its own and keeping
     # the password: those wait for the checkout's write lock, and take little. (Made its own in a
     # twin copy instead, with no lock to wait for, both competed for the CPU and the whole was
-    # slower.) The checkout gets a ~/.fossil of its own, the node's: two Fossils creating the
-    # run's at once collide.
-    aside = step.fossil_home / f"open-{step.stem}"
-    shutil.rmtree(aside, ignore_errors=True)  # the node's own state: what a crashed attempt left
-    opening = None
-    if not step.pull:
-        aside.mkdir(mode=0o700)
-        opening = Meanwhile(lambda: CallerClone(root / CLONE, step.user, aside).open_checkout(
-            root / CHECKOUT, step.checkin, settings=False))
-    try:  # the checkout's thread is never left running, whatever fails here
+    # slower.)
+    with (nullcontext() if step.pull else _fossil_meanwhile(
+            step, "open", lambda own: own.open_checkout(root / CHECKOUT, step.checkin, settings=False))) as opening:
         clone, kept = _own(step, root, password, ready(), steps,
                            meanwhile=" (its checkout begun meanwhile)" if opening else "")
         if step.pull:
@@ -218,10 +212,6 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             _keep_password(step, root, clone, password(), steps)
         checkout = (Path(str(opening.result())) if opening is not None
                     else clone.open_checkout(root / CHECKOUT, step.checkin, settings=False))
-    finally:
-        if opening is not None:
-            opening.join()
-        shutil.rmtree(aside, ignore_errors=True)
     steps.done(f"checkout of {step.checkin or 'the tip'}")
     return _given(step, root, checkout, steps)
 
@@ -234,22 +224,29 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
     steps.done(f"a checkout made ahead by the node in place; its clone copied from the node's "
                f"({(root / CLONE).stat().st_size >> 20} MB)")
     # Fossil's update begins at once, beside the copy's making its own and keeping the password, as a
-    # fresh checkout does (make_home): it records nothing they change, each waits for the other's lock,
-    # and it gets a ~/.fossil of its own, the node's (two Fossils creating the run's at once collide).
-    aside = step.fossil_home / f"update-{step.stem}"
-    shutil.rmtree(aside, ignore_errors=True)  # the node's own state: what a crashed attempt left
-    aside.mkdir(mode=0o700)
-    moving = Meanwhile(lambda: CallerClone(root / CLONE, step.user, aside).update_checkout(root / CHECKOUT,
-                                                                                          str(step.checkin)))
-    try:
+    # fresh checkout does (make_home): it records nothing they change, and each waits for the other's lock.
+    with _fossil_meanwhile(step, "update", lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
         # The run user was made while the node pulled: its password is kept in the same Fossil run.
         _own(step, root, password, True, steps, checkout=root / CHECKOUT, meanwhile=" (its checkout moved meanwhile)")
         moving.result()
-    finally:
-        moving.join()
-        shutil.rmtree(aside, ignore_errors=True)
     steps.done(f"checkout moved to {step.checkin}")
     return _given(step, root, root / CHECKOUT, steps)
+
+
+@contextmanager
+def _fossil_meanwhile(step: Preparation, what: str, act: Callable[[CallerClone], Path]) -> Iterator[Meanwhile]:
+    """ACT on the run's clone in a thread beside the preparation's other steps, with a ~/.fossil of its
+    own in the node's state (two Fossils creating the run's at once collide, seen): the thread is
+    joined and that ~/.fossil removed on the way out, whatever failed."""
+    aside = step.fossil_home / f"{what}-{step.stem}"
+    shutil.rmtree(aside, ignore_errors=True)  # the node's own state: what a crashed attempt left
+    aside.mkdir(mode=0o700)
+    running = Meanwhile(lambda: act(CallerClone(step.home / CLONE, step.user, aside)))
+    try:
+        yield running
+    finally:
+        running.join()
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _made_own(step: Preparation, root: Path, checkout: Path, password: Callable[[], str], now: bool,
