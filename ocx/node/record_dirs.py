@@ -23,7 +23,7 @@ from ..protocol.messages import Record, parse_message
 from ..files import write_atomically
 from . import marks
 from .config import NodeConfig
-from .states import Mark, RecordState, RunState, acting
+from .states import Mark, RecordState, RunState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
@@ -131,17 +131,32 @@ class RecordDir:
 
 def record_dirs(config: NodeConfig) -> list[RecordDir]:
     """Every record directory of the node, in any state (a name with a dot is one being removed)."""
-    root = config.state_dir / "records"
-    if not root.is_dir():
+    try:
+        with os.scandir(config.state_dir / "records") as entries:  # the kind from the listing: no stat each
+            names = [entry.name for entry in entries if entry.is_dir(follow_symlinks=False)
+                     and not entry.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return [RecordDir(path) for path in sorted(root.iterdir()) if path.is_dir() and not path.name.startswith(".")]
+    return [RecordDir(config.state_dir / "records" / name) for name in sorted(names)]
+
+
+def _open_with_states(config: NodeConfig) -> list[tuple[RecordDir, RecordState]]:
+    """Each open record (saved, not yet answered) with its state, from one listing of its
+    directory: a pass and each admission read them all (issue 15: a burst of records)."""
+    found: list[tuple[RecordDir, RecordState]] = []
+    for record in record_dirs(config):
+        own = marks.present(record.path)[0]
+        state = record_state(own)
+        if Mark.SAVED in own and state is not RecordState.ANSWERED:
+            found.append((record, state))
+    return found
 
 
 def open_records(config: NodeConfig) -> list[RecordDir]:
     """The records this node holds open: saved, and not yet answered."""
-    return [record for record in record_dirs(config) if record.exists() and not record.answered]
+    return [record for record, _ in _open_with_states(config)]
 
 
 def acting_records(config: NodeConfig) -> list[RecordDir]:
     """Open records that arrivals still reach: not those whose answer is decided (states.acting)."""
-    return [record for record in open_records(config) if acting(record.state)]
+    return [record for record, state in _open_with_states(config) if acting(state)]
