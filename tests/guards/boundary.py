@@ -41,13 +41,12 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/unit/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin", "_keep_password",
-         "_given", "pull_as", "remember_password", "open_checkout", "open",
-         "fdopen", "copy_in", "stat", "_give"],
+        ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin",
+         "_given", "pull_as", "open_checkout", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
     ("ocx/node/unit/prepare.py", "_moved_to_checkin"): dict.fromkeys(
-        ["copy_bytes", "stat", "_own", "update_checkout", "_keep_password", "_given"],
+        ["copy_bytes", "stat", "_own", "update_checkout", "_given"],
         "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
     ("ocx/node/service/checkin_runs.py", "place_ahead"): dict.fromkeys(
         ["place"], "spare.place is checked on its own"),
@@ -57,9 +56,7 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/unit/prepare.py", "_made_own"): dict.fromkeys(
         ["_own"], "makes the home before the run exists, as make_home does"),
     ("ocx/node/unit/prepare.py", "_own"): dict.fromkeys(
-        ["make_own"], "makes the home before the run exists, as make_home does"),
-    ("ocx/node/unit/prepare.py", "_keep_password"): dict.fromkeys(
-        ["open", "fdopen", "remember_password"], "makes the home before the run exists, as make_home does"),
+        ["make_own", "open", "fdopen"], "makes the home before the run exists, as make_home does"),
     ("ocx/node/spare.py", "make"): dict.fromkeys(
         ["copy_with_checkout"], "the node's own spares directory in its state: CLONE and CHECKOUT only name "
         "the layout a run's home will have"),

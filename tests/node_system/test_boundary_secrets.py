@@ -33,7 +33,8 @@ class ProcessScan:
     def __init__(self):
         self.blobs: set[bytes] = set()
         # Fossil processes of a preparation handing a run user's password over (issue 15: the
-        # run's clone is a copy; its password is set on the server and kept at Fossil's prompt).
+        # run's clone is a copy; its password is set on the server, on `fossil user new`'s
+        # standard input, and kept in the clone by the script `fossil sql` reads on its own).
         self.preparing: list[str] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._scan, daemon=True)
@@ -59,10 +60,12 @@ class ProcessScan:
 
 
 def _handles_a_password(cmdline: bytes) -> bool:
-    """A run's clone made, pulled or given its password at Fossil's prompt as its
-    login, or the run user's password set on the served repository."""
+    """A run's clone made, pulled or given its password (at Fossil's prompt, or in the
+    script its `sql` reads), or the run user's password set on the served repository."""
     return ((cmdline.startswith((b"fossil\0clone\0", b"fossil\0pull\0", b"fossil\0remote\0"))
-             and b"@127.0.0.1" in cmdline) or cmdline.startswith(b"fossil\0user\0password\0"))
+             and b"@127.0.0.1" in cmdline)
+            or cmdline.startswith((b"fossil\0user\0password\0", b"fossil\0user\0new\0"))
+            or (cmdline.startswith(b"fossil\0sql\0-R\0") and cmdline.rstrip(b"\0").endswith(b"/repo.fossil")))
 
 
 IN_RUN_SCAN = '''import re, time
@@ -89,7 +92,7 @@ def secret_forms(password: str, login: str, project: str) -> list[bytes]:
 
 def test_no_password_is_readable_in_proc_while_runs_prepare_as_root_sees_it_or_from_inside_a_run(node):
     """Hole 3: every preparation sets its run user's password and keeps it in the
-    run's clone at Fossil's prompt; root scans every process's cmdline and
+    run's clone; root scans every process's cmdline and
     environ meanwhile (and must see such a step), and so does a run; no run's
     password, nor its sync secret, is ever there."""
     scanner_name = runner(node, "procscan", "import json\n" + IN_RUN_SCAN)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...fossil import admin
-from ...fossil.copies import copy_bytes, lacking, make_own, pull_as, remember_password
+from ...fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ...fossil.sync import CallerClone
 from .. import marks
@@ -155,12 +155,11 @@ def _give(root: Path, uid: int, gid: int) -> None:
 
 
 def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None,
-              wait: float = WAIT_FOR_PULL, ready: Callable[[], bool] = lambda: True) -> Path:
+              wait: float = WAIT_FOR_PULL) -> Path:
     """The run's own clone, copied from the node's and made the run user's,
-    and its checkout (D16); PASSWORD gives the run user's, once it is set
-    (prepare_run sets it meanwhile; READY says whether it is, without waiting).
-    A `no_password` run's clone keeps no password (C6): it writes through the
-    node's tools instead."""
+    and its checkout (D16); PASSWORD gives the run user's, waiting until it is
+    set (prepare_run sets it meanwhile). A `no_password` run's clone keeps no
+    password (C6): it writes through the node's tools instead."""
     steps = steps or Steps()
     root = step.home
     if step.wait_for is not None:
@@ -172,7 +171,7 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
             steps.done("its clone and checkout, made ahead by the node, in place")
-            return _made_own(step, root, root / CHECKOUT, password, ready(), steps)
+            return _made_own(step, root, root / CHECKOUT, password, steps)
         try:
             return _moved_to_checkin(step, root, password, steps)
         except FOSSIL_FAILURES as failure:  # made afresh below: never refused for a shortcut
@@ -192,8 +191,7 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
     # slower.)
     with (nullcontext() if step.pull else _fossil_meanwhile(
             step, "open", lambda own: own.open_checkout(root / CHECKOUT, step.checkin, settings=False))) as opening:
-        clone, kept = _own(step, root, password, ready(), steps,
-                           meanwhile=" (its checkout begun meanwhile)" if opening else "")
+        clone = _own(step, root, password, steps, meanwhile=" (its checkout begun meanwhile)" if opening else "")
         if step.pull:
             # The node could not bring its clone up to what this run was given (template.ensure): the
             # run's own pulls it over HTTP as the run user, as a clone of its own would.
@@ -208,8 +206,6 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             if missing:  # the server did not answer (Fossil's pull says so and exits 0): the node's own fault
                 raise ConnectionError(f"its clone could not pull {missing} artifacts from {step.url}")
             steps.done(f"pulled what the node's clone lacked, as {step.user}")
-        if not kept:
-            _keep_password(step, root, clone, password(), steps)
         checkout = (Path(str(opening.result())) if opening is not None
                     else clone.open_checkout(root / CHECKOUT, step.checkin, settings=False))
     steps.done(f"checkout of {step.checkin or 'the tip'}")
@@ -227,7 +223,7 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
     # fresh checkout does (make_home): it records nothing they change, and each waits for the other's lock.
     with _fossil_meanwhile(step, "update", lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
         # The run user was made while the node pulled: its password is kept in the same Fossil run.
-        _own(step, root, password, True, steps, checkout=root / CHECKOUT, meanwhile=" (its checkout moved meanwhile)")
+        _own(step, root, password, steps, checkout=root / CHECKOUT, meanwhile=" (its checkout moved meanwhile)")
         moving.result()
     steps.done(f"checkout moved to {step.checkin}")
     return _given(step, root, root / CHECKOUT, steps)
@@ -249,38 +245,27 @@ def _fossil_meanwhile(step: Preparation, what: str, act: Callable[[CallerClone],
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def _made_own(step: Preparation, root: Path, checkout: Path, password: Callable[[], str], now: bool,
-              steps: Steps) -> Path:
+def _made_own(step: Preparation, root: Path, checkout: Path, password: Callable[[], str], steps: Steps) -> Path:
     """A home made ahead (node/spare.py), made the run user's as a fresh copy is (make_home)."""
-    clone, kept = _own(step, root, password, now, steps, checkout=checkout)
-    if not kept:
-        _keep_password(step, root, clone, password(), steps)
+    _own(step, root, password, steps, checkout=checkout)
     return _given(step, root, checkout, steps)
 
 
-def _own(step: Preparation, root: Path, password: Callable[[], str], now: bool, steps: Steps, *,
-         checkout: Path | None = None, meanwhile: str = "") -> tuple[CallerClone, bool]:
-    """The copy made the run user's (make_own), and whether its password was kept in the same Fossil
-    run: only when NOW, the run user made already (prepare_run makes it meanwhile); else the caller
-    keeps it once it is there (`_keep_password`), rather than wait here."""
-    secret = password() if step.keep_password and now else None
+def _own(step: Preparation, root: Path, password: Callable[[], str], steps: Steps, *,
+         checkout: Path | None = None, meanwhile: str = "") -> CallerClone:
+    """The copy made the run user's (make_own), with its password kept in the same Fossil run, once
+    the run user is made (prepare_run makes it meanwhile): waited for, rather than kept afterwards
+    in a second Fossil run at its prompt, which cost a burst more CPU than the wait (issue 15).
+    A `no_password` run's clone keeps none (C6)."""
+    secret = password() if step.keep_password else None
     clone = make_own(root / CLONE, step.url, step.user, home=root, checkout=checkout, password=secret,
                      autosync="on" if step.keep_password and step.network else "off")
     steps.done(f"made {step.user}'s" + (", its password kept in it" if secret else "") + meanwhile)
-    if secret is not None:
-        _keep_password(step, root, clone, secret, steps, remembered=True)
-    return clone, secret is not None
-
-
-def _keep_password(step: Preparation, root: Path, clone: CallerClone, secret: str, steps: Steps,
-                   remembered: bool = False) -> None:
-    """REMEMBERED: the clone keeps it already (`_own`); only PASSWORD_FILE is left to write."""
-    if step.keep_password:  # issue 5, see PASSWORD_FILE
-        if not remembered:
-            remember_password(clone, step.url, secret)
+    if secret is not None:  # issue 5, see PASSWORD_FILE
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
             out.write(secret + "\n")
-        steps.done("its password in its file" if remembered else "its password kept in its clone, at Fossil's prompt")
+        steps.done("its password in its file")
+    return clone
 
 
 def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
@@ -314,7 +299,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None) -> None:
 
     user = Meanwhile(make_user)
     try:
-        make_home(step, lambda: str(user.result()), steps, ready=user.done)
+        make_home(step, lambda: str(user.result()), steps)
     finally:
         user.join()  # never left running; a failure of the home's is the one told
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
