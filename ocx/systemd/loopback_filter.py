@@ -34,6 +34,7 @@ import ipaddress
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -274,19 +275,21 @@ FRESH_SECONDS = 1.0  # how long a program read from the host's resolvers and soc
 _ENSURED: dict[tuple[str, str], tuple[float, str]] = {}  # (node, url) -> (when, its pin)
 
 
-def ensure(node: str, url: str) -> str:
+def ensure(node: str, url: str, *, read: Callable[[str], list[Allowance]] = allowances,
+           clock: Callable[[], float] = time.monotonic) -> str:
     """The pinned program for node NODE's runs, loaded now if it is not yet; its path.
 
     As root (the node's service). Raises OSError (BpfError) when the kernel
     refuses: the run is then not started (systemd 252 fails a unit whose
     IPEgressFilterPath it cannot open, Result `resources`: closed, not open).
-    Within FRESH_SECONDS of the last, the same pin serves while it is there:
-    reading /proc/net's socket tables was the node's largest cost of a
-    session's start in a burst (issue 15: 15 % of its CPU, a hundred at once)."""
+    Within FRESH_SECONDS of the last READ of the host's resolvers and sockets
+    (`allowances`), by CLOCK, the same pin serves while it is there: reading
+    /proc/net's socket tables was the node's largest cost of a session's start
+    in a burst (issue 15: 15 % of its CPU, a hundred sessions at once)."""
     recent = _ENSURED.get((node, url))
-    if recent is not None and time.monotonic() - recent[0] < FRESH_SECONDS and bpf.pinned(recent[1]):
+    if recent is not None and clock() - recent[0] < FRESH_SECONDS and bpf.pinned(recent[1]):
         return recent[1]
-    code = program(allowances(url))
+    code = program(read(url))
     path = pin_name(node, code)
     bpf.mount_bpffs()
     if not bpf.pinned(path):
@@ -307,5 +310,5 @@ def ensure(node: str, url: str) -> str:
                 os.unlink(stale)  # units that started with it keep their own attached copy
             except OSError:
                 pass
-    _ENSURED[(node, url)] = (time.monotonic(), path)
+    _ENSURED[(node, url)] = (clock(), path)
     return path
