@@ -8,7 +8,6 @@ The connection comes from repository.py, the only code that opens one.
 """
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import zlib
 
@@ -63,6 +62,8 @@ def content(connection: sqlite3.Connection, rid: int) -> bytes:
 
 def hash_matches(hash_: str, data: bytes) -> bool:
     """Whether DATA is what HASH names: SHA1 for 40 digits, SHA3-256 for 64."""
+    import hashlib  # here, as manifest.parse: not on a run's preparation's way
+
     if len(hash_) == 40:
         return hashlib.sha1(data).hexdigest() == hash_
     if len(hash_) == 64:
