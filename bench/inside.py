@@ -23,11 +23,7 @@ def show(unit: str, prop: str) -> str:
 
 def timestamp(unit: str, prop: str) -> float | None:
     """systemd's own timestamp, to the microsecond (`--timestamp=unix` rounds to seconds)."""
-    value = subprocess.run(["systemctl", "show", unit, "-p", prop, "--value", "--timestamp=us+utc"],
-                           capture_output=True, text=True).stdout.strip()
-    if not value or value == "n/a":
-        return None
-    return datetime.strptime(value, "%a %Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=timezone.utc).timestamp()
+    return timestamps([unit], prop).get(unit)
 
 
 def timestamps(units: list[str], prop: str) -> dict[str, float | None]:

@@ -21,7 +21,6 @@ a bound (states.Failure).
 from __future__ import annotations
 
 import asyncio
-
 import json
 import time
 from pathlib import Path

@@ -40,10 +40,6 @@ class Meanwhile:
         except Exception as error:  # handed to whoever waits for the result, as a future would
             self._error = error
 
-    def done(self) -> bool:
-        """Whether it has returned or raised: result() would not wait."""
-        return not self._thread.is_alive()
-
     def join(self) -> None:
         self._thread.join()
 
