@@ -27,6 +27,8 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
      "median 9–10 ms (empty repository)", "median ≤ 300 ms (#4)"),
     ("ci_gap", "a command record given 50 check-ins at once: one run's end to the next one's start",
      "median 10–11 ms (empty repository)", "≤ 1 s (#4)"),
+    ("spares", "before the burst: runs' homes made ahead by the idle node (`spare_homes`)", "— (one, or none)",
+     ""),
     ("burst_unit", "a burst of session records: receipt to the unit's start",
      "burst of 100, empty repository: median 154 ms", ""),
     ("burst_start", "the same burst: receipt to the program's start (ExecMainStart)",

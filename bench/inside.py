@@ -53,8 +53,20 @@ def quantiles(values: list[float]) -> str:
 
 
 def node_memory(name: str) -> str:
-    value = show(f"ocx-node@{name}.service", "MemoryCurrent")
-    return f"{int(value) / 2**20:.1f} MiB" if value.isdigit() else f"({value or 'not accounted'})"
+    """MemoryCurrent, and how much of it is the process's own (anon) and how much page cache (file):
+    the homes the node makes ahead (node/spare.py) are charged to it as page cache, which the kernel
+    takes back under pressure."""
+    unit = f"ocx-node@{name}.service"
+    value = show(unit, "MemoryCurrent")
+    if not value.isdigit():
+        return f"({value or 'not accounted'})"
+    try:
+        stat = Path(f"/sys/fs/cgroup{show(unit, 'ControlGroup')}/memory.stat").read_text().split()
+        kinds = dict(zip(stat[::2], stat[1::2]))
+        split = f" (anon {int(kinds['anon']) / 2**20:.1f}, page cache {int(kinds['file']) / 2**20:.1f})"
+    except (OSError, KeyError, ValueError):
+        split = ""
+    return f"{int(value) / 2**20:.1f} MiB{split}"
 
 
 def node_resident(name: str) -> str:

@@ -230,7 +230,26 @@ def post_all(n, count: int) -> list[str]:
     return records
 
 
+def homes_ahead(n, name: str, count: int) -> None:
+    """The node told to keep COUNT runs' homes made ahead (its `spare_homes`, node/spare.py), as a
+    node expecting bursts of COUNT is set up; a record makes it read its configuration again, and
+    idle, it makes them one at a time. Waited for: a burst on a node just started finds none."""
+    from ocx.node.spare import pool
+    from ocx.node.template import template_path
+
+    path = Path(f"/etc/ocx/{name}.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "spare_homes": count}) + "\n")
+    began = time.monotonic()
+    n.barrier()
+    node_idle(name, 1800)
+    made = len(pool(template_path(n.config)))
+    figures.note("spares", f"{made} homes made ahead (spare_homes {count}) in {time.monotonic() - began:.0f} s")
+    print(f"the node made {made} runs' homes ahead (spare_homes {count}), idle, in "
+          f"{time.monotonic() - began:.0f} s", flush=True)
+
+
 def burst(n, count: int, name: str) -> list[str]:
+    homes_ahead(n, name, count)
     before, began = inside.cpu_seconds(name), time.monotonic()
     first = post_all(n, count)
     unit_starts, main_starts = inside.starts(n, first, "InactiveExitTimestamp"), inside.starts(n, first)
@@ -247,6 +266,11 @@ def burst(n, count: int, name: str) -> list[str]:
           + "; ".join(m.split(": ", 1)[1] for m in acting[:40]))
     pulls = [m for m in passes if m.startswith("runs' clone pulled")]
     print(f"burst of {count}: the runs' clone pulled {len(pulls)} times: " + "; ".join(m.rsplit(" in ", 1)[1] for m in pulls[:40]),
+          flush=True)
+    middle = sorted(zip(main_starts, first))[len(first) // 2][1]
+    steps = [e["MESSAGE"].removeprefix("prepare: ") for e in journal(n.unit(middle))
+             if str(e.get("MESSAGE", "")).startswith("prepare:")]
+    print(f"burst of {count}: the median run's preparation, as its unit's journal shows it: " + "; ".join(steps),
           flush=True)
     for key, what, values in (("burst_unit", "unit start (InactiveExitTimestamp)", unit_starts),
                               ("burst_start", "program start (ExecMainStartTimestamp)", main_starts),

@@ -105,6 +105,9 @@ def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str
     `obscure()`, which it documents as what it stores for a remote's password); on standard input."""
     script = "\n".join([
         "PRAGMA secure_delete=ON;",  # nothing of the template's rows is left in free pages
+        # One transaction: a Fossil working on the copy meanwhile (an update, unit/prepare.py) finds
+        # its user as the copy was (the sync URL's login) or as it is made, never half of each.
+        "BEGIN IMMEDIATE;",
         "UPDATE config SET value=lower(hex(randomblob(20))), mtime=now() WHERE name='server-code';",
         "DELETE FROM config WHERE name IN ('last-sync-pw', 'last-sync-url') OR name GLOB 'syncwith:*'"
         " OR name GLOB 'syncfrom:*';",
@@ -119,6 +122,7 @@ def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str
             f"REPLACE INTO config(name, value, mtime) VALUES ({_sql(f'ckout:{checkout}/')}, '1', now());"]),
         *([] if password is None else [
             f"REPLACE INTO config(name, value, mtime) VALUES ('last-sync-pw', obscure({_sql(password)}), now());"]),
+        "COMMIT;",
         "SELECT count(*) FROM user WHERE login=" + _sql(login) + ";", ""])
     def shown(text: str) -> str:  # a shell may quote the statement it failed on: never the password
         return text.replace(password, "***") if password else text

@@ -216,6 +216,15 @@ class Repository(WorkReads, TagReads):
         row = self._one("SELECT max(rcvid) FROM blob WHERE rcvid>? AND rcvid<=? AND uuid<>?", (after, upto, hash_))
         return int(row[0]) if row and row[0] is not None else None
 
+    def newest_tip_change(self, upto: int) -> int:
+        """The newest receipt, up to UPTO, that brought a check-in or set a branch's or closing tag
+        (a tip `fossil open` checks out may have moved then); -1 if none did."""
+        row = self._one(
+            "SELECT max(rcvid) FROM blob WHERE rcvid<=? AND (rid IN (SELECT objid FROM event WHERE type='ci')"
+            " OR rid IN (SELECT x.srcid FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
+            " WHERE t.tagname IN ('branch', 'closed') OR t.tagname GLOB 'sym-*'))", (upto,))
+        return int(row[0]) if row and row[0] is not None else -1
+
     def public_stored(self, after: int, upto: int) -> list[str]:
         """The artifacts received after AFTER up to UPTO that a clone gets:
         with content, not private (one scan)."""

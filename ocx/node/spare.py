@@ -1,27 +1,31 @@
-"""A run's home made ahead: a copy of the runs' clone and its checkout, kept for the next session (issue 15).
+"""Runs' homes made ahead: copies of the runs' clone with their checkouts, kept for the next runs (issue 15).
 
-Most of a quiet session's preparation was Fossil's checkout: making a
-check-in's files costs the kernel 60 to 300 ms on the machines we measure
-(more while other writes are pending), and the run waited for it. So when
-the node has brought its clone for runs up to date and is idle
-(service/serve.py), it makes one home ahead, in its own state: a copy of
-that version of `runs.fossil` and Fossil's own `open` of it, the checkout
-naming its clone by a relative path (`../repo.fossil`), as the run's home
-lays them out. A session's preparation (unit/prepare.py) takes it instead
-of copying and checking out, when it was made from the version of the
-runs' clone the preparation would copy (`runs.json`'s mark): then it is
-what the preparation would have made, file for file. The node moves it into
-the session's home before it starts the unit (`place`), and the preparation,
-told so, makes the clone the run's own as it would a fresh copy
-(fossil/copies.py). Taking it is a rename, so it is placed once.
+Most of a session's preparation was Fossil's checkout: making a check-in's
+files costs the kernel 60 to 300 ms on the machines we measure (more while
+other writes are pending), and the run waited for it; in a burst, every
+run's copy and checkout competed for the same two cores. So when the node
+has brought its clone for runs up to date and is idle (service/serve.py),
+it makes homes ahead, one at a time between its waits, up to the node's
+`spare_homes` (config.py), in its own state: each a copy of that version
+of `runs.fossil` and Fossil's own `open` of it, the checkout naming its
+clone by a relative path (`../repo.fossil`), as the run's home lays them
+out. The node moves one into a run's home before it starts the unit
+(`take`), and the preparation (unit/prepare.py), told so, makes the clone
+the run's own as it would a fresh copy (fossil/copies.py). Taking it is a
+rename, so each is placed once.
 
-A check-in run's check-in arrived a moment before, after any spare was
-made. It takes one made from an earlier version of the same runs' clone
-(`older`: the same server-code, so made by pulls into copies of it, which
-only add rows and keep every record id its checkout names): its preparation
-copies the pulled clone over the spare's, and Fossil's `update` moves the
-checkout to the check-in, rewriting only the files that differ. A run whose
-copy must pull, and a run prepared by the node itself (D34), never take one.
+A spare made from the version of the runs' clone the run would copy is
+what the preparation would have made, file for file. One made from an
+earlier version of the same runs' clone (the same server-code: made by
+pulls into copies of it, which only add rows and keep every record id its
+checkout names) serves too: the preparation copies the newer clone over
+it. For a session, only while its checkout is still the tip a fresh one
+would check out: made at or after the newest check-in received (`since`),
+so a burst of records, each of which moves the runs' clone, takes the
+homes made before it. A check-in run takes any, and Fossil's `update`
+moves the checkout to its check-in, rewriting only the files that differ.
+A run whose copy must pull, and a run prepared by the node itself (D34),
+never take one.
 
 Nothing here is state (D2): lost, the next run makes its home itself. Standard
 library and ocx.fossil only: the preparation imports it.
@@ -44,32 +48,62 @@ def spares_of(template: Path) -> Path:
     return template.with_name(SPARES)
 
 
+PREFIX = "made-from-"  # a spare's name: PREFIX, the mark of the runs' clone it was copied from, a token
+
+
 def spare_name(mark: int) -> str:
-    return f"made-from-{mark}"
+    return f"{PREFIX}{mark}-{os.urandom(4).hex()}"
+
+
+def mark_of(name: str) -> int | None:
+    """The mark a spare named NAME was made from; None for anything else (a claim, one being made)."""
+    mark, _, token = name.removeprefix(PREFIX).partition("-")
+    return int(mark) if name.startswith(PREFIX) and mark.isdigit() and token else None
 
 
 LINEAGE = "made-from"  # beside the two, in a spare: the server-code of the runs' clone it was copied from
 
 
-def make(template: Path, mark: int, *, login: str, lineage: str) -> Path | None:
-    """The spare made from TEMPLATE, whose mark is MARK (template.held) and server-code LINEAGE,
-    unless one is there; any other is removed. Runs in the node's service, alone: nothing else
-    makes or removes one."""
+def pool(template: Path) -> list[tuple[int, Path]]:
+    """The spares there are and the mark each was made from, the newest first."""
+    try:
+        entries = list(os.scandir(spares_of(template)))
+    except OSError:
+        return []
+    found = [(mark, Path(entry.path)) for entry in entries if (mark := mark_of(entry.name)) is not None]
+    return sorted(found, key=lambda spare: spare[0], reverse=True)
+
+
+def _lineage_of(spare: Path) -> str | None:
+    try:
+        return (spare / LINEAGE).read_text().strip()
+    except OSError:
+        return None
+
+
+def make(template: Path, mark: int, *, login: str, lineage: str, count: int, since: int = -1) -> Path | None:
+    """One more spare made from TEMPLATE, whose mark is MARK (template.held) and server-code LINEAGE,
+    unless COUNT that a run could take are there already; returns it, or None when none was wanted.
+    Removed first: the spares of another lineage or made before SINCE (the newest check-in's receipt:
+    their checkouts are no session's tip), and what a crash left (never a fresh claim). Runs in the
+    node's service, alone: nothing else makes or removes one; the node calls it again while idle."""
     from ..fossil.copies import copy_with_checkout
 
     spares = spares_of(template)
     spares.mkdir(mode=0o700, exist_ok=True)
-    wanted = spares / spare_name(mark)
-    for entry in os.scandir(spares):  # older versions, and what a crash left (never a fresh claim)
-        if entry.path != str(wanted) and (not entry.name.startswith(CLAIMED)
-                                          or time.time() - entry.stat(follow_symlinks=False).st_ctime > STALE_CLAIM):
+    kept = 0
+    for entry in os.scandir(spares):
+        made = mark_of(entry.name)
+        if made is not None and since <= made <= mark and _lineage_of(Path(entry.path)) == lineage:
+            kept += 1
+        elif made is not None or not entry.name.startswith(CLAIMED) or \
+                time.time() - entry.stat(follow_symlinks=False).st_ctime > STALE_CLAIM:
             _remove(Path(entry.path))
-    if wanted.exists():
+    if kept >= count:
         return None
     making = spares / f".making-{os.getpid()}"
-    _remove(making)
     aside = spares / f".home-{os.getpid()}"  # Fossil's ~/.fossil for the checkout, not kept
-    _remove(aside)
+    wanted = spares / spare_name(mark)
     try:
         making.mkdir(mode=0o700)
         aside.mkdir(mode=0o700)
@@ -82,39 +116,29 @@ def make(template: Path, mark: int, *, login: str, lineage: str) -> Path | None:
     return wanted
 
 
-def older(template: Path, mark: int, lineage: str) -> int | None:
-    """The mark of the spare made from an earlier version of the runs' clone, up to MARK, of the
-    same LINEAGE: a pull only adds to a clone, so the record ids its checkout names still hold in
-    the newer one (a clone made again has another server-code, and its ids are its own)."""
-    try:
-        names = os.listdir(spares_of(template))
-    except OSError:
+def take(template: Path, home: Path, *, lineage: str, upto: int, since: int = -1) -> int | None:
+    """Move a spare of LINEAGE made from a version of TEMPLATE between SINCE and UPTO (the mark of
+    the clone the run copies), the newest there is, into HOME, a run's home before its unit exists;
+    returns the mark it was made from, or None. Only where HOME is not there: an earlier attempt's
+    home may hold what its run wrote, and its preparation empties it (bounded.empty_directory). The
+    spare is renamed first, so it is placed once. The node does this, not the unit's preparation:
+    systemd binds a DynamicUser's home into the unit's own mounts, and nothing is renamed into it
+    from outside."""
+    if os.path.lexists(home):
         return None
-    for name in names:
-        made = name.removeprefix("made-from-")
-        if made != name and made.isdigit() and int(made) <= mark:
+    spares = spares_of(template)
+    taken = spares / f"{CLAIMED}{home.name}"
+    for mark, spare in pool(template):
+        if since <= mark <= upto and _lineage_of(spare) == lineage:
             try:
-                if (spares_of(template) / name / LINEAGE).read_text().strip() == lineage:
-                    return int(made)
-            except OSError:
-                pass
+                os.rename(spare, taken)
+            except OSError:  # gone meanwhile (the node's own crash left it elsewhere): the next
+                continue
+            return mark if _placed_from(taken, home) else None
     return None
 
 
-def place(template: Path, mark: int, home: Path) -> bool:
-    """Move the spare made from MARK's version of TEMPLATE into HOME, a session's home before its
-    unit exists, if there is one and HOME is not there: an earlier attempt's home may hold what its
-    run wrote, and its preparation empties it (bounded.empty_directory). The spare is renamed
-    first, so it is placed once. The node does this, not the unit's preparation: systemd binds a
-    DynamicUser's home into the unit's own mounts, and nothing is renamed into it from outside."""
-    if os.path.lexists(home):
-        return False
-    spares = spares_of(template)
-    taken = spares / f"{CLAIMED}{home.name}"
-    try:
-        os.rename(spares / spare_name(mark), taken)
-    except OSError:  # none made from this version (or the node's own crash left it elsewhere)
-        return False
+def _placed_from(taken: Path, home: Path) -> bool:
     made = False
     try:
         home.parent.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,7 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
         ["copy_bytes", "stat", "_own", "update_checkout", "_given"],
         "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
     ("ocx/node/service/checkin_runs.py", "place_ahead"): dict.fromkeys(
-        ["place"], "spare.place is checked on its own"),
+        ["take"], "spare.take is checked on its own"),
     ("ocx/node/unit/prepare.py", "_fossil_meanwhile"): dict.fromkeys(
         ["CallerClone"], "Fossil's checkout or update of the home before the run exists, for make_home and "
         "_moved_to_checkin"),
@@ -60,14 +60,19 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/spare.py", "make"): dict.fromkeys(
         ["copy_with_checkout"], "the node's own spares directory in its state: CLONE and CHECKOUT only name "
         "the layout a run's home will have"),
-    ("ocx/node/spare.py", "place"): dict.fromkeys(
-        ["rename", "mkdir", "_remove"], "makes a session's home before its unit exists, only where none is "
-        "(os.path.lexists): nothing of a run's is there; a rename follows no link"),
+    ("ocx/node/spare.py", "take"): dict.fromkeys(
+        ["_placed_from"], "makes a run's home before its unit exists, only where none is (os.path.lexists): "
+        "nothing of a run's is there"),
+    ("ocx/node/spare.py", "_placed_from"): dict.fromkeys(
+        ["rename", "mkdir", "_remove"], "makes a run's home before its unit exists, only where none is "
+        "(spare.take checked os.path.lexists): nothing of a run's is there; a rename follows no link"),
     ("ocx/node/spare.py", "placed"): dict.fromkeys(
         ["listdir", "lstat"], "reads names and the two entries' own types (lstat: no link followed), in a home "
         "the node made before the unit existed"),
     ("ocx/node/service/start_stop.py", "start_session"): dict.fromkeys(
-        ["place"], "spare.place is checked on its own"),
+        ["take_spare"], "take_spare is checked on its own"),
+    ("ocx/node/service/start_stop.py", "take_spare"): dict.fromkeys(
+        ["take"], "spare.take is checked on its own"),
     ("ocx/node/unit/prepare.py", "prepare_run"): dict.fromkeys(
         ["make_home"], "make_home is checked on its own"),
     ("ocx/node/unit/runner_homes.py", "copy_in"): dict.fromkeys(

@@ -1,7 +1,9 @@
-"""A session's home made ahead by the node (node/spare.py), on a real server:
-once put in place and made the run user's, it is the home a preparation
-would have made (D16, C5), and it is placed once, never over an earlier
-attempt's home, and only when made from the clone a run would copy."""
+"""Runs' homes made ahead by the node (node/spare.py), on a real server:
+once put in place and made the run user's, each is the home a preparation
+would have made (D16, C5); each is placed once, never over an earlier
+attempt's home, only from the runs' clone's own lineage, and for a session
+only while its checkout is still the tip; the node keeps as many as its
+`spare_homes`."""
 from __future__ import annotations
 
 import subprocess
@@ -32,7 +34,15 @@ def clone_and_mark(config: Config) -> tuple[Path, int]:
     return path, template.held(path)
 
 
-def step_for(config: Config, home: Path, *, ahead: bool) -> Preparation:
+def made(clone: Path, mark: int, *, lineage: str | None = None, count: int = 1, since: int = -1) -> Path | None:
+    return spare.make(clone, mark, login="bob", lineage=lineage or template.lineage(clone), count=count, since=since)
+
+
+def take(clone: Path, home: Path, upto: int, since: int = -1) -> int | None:
+    return spare.take(clone, home, lineage=template.lineage(clone), upto=upto, since=since)
+
+
+def step_for(config: Config, home: Path, *, ahead: int | None) -> Preparation:
     fossil_home = home.with_name(home.name + "-fossil-home")
     fossil_home.mkdir(parents=True, exist_ok=True)  # prepare_run makes it
     return Preparation(config.repository, config.url, "alice", home, home.with_name(home.name + "-marks"), home.name,
@@ -52,13 +62,13 @@ def checked_out(checkout: Path) -> str:
 
 def test_a_home_made_ahead_is_the_home_a_preparation_would_make(served, config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    assert spare.make(clone, mark, login="bob", lineage=template.lineage(clone)) is not None
+    assert made(clone, mark) is not None
     ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
-    assert spare.place(clone, mark, ahead) and spare.placed(ahead)
+    assert take(clone, ahead, mark) == mark and spare.placed(ahead)
 
     password = served.passwords["alice"]
-    made_ahead = make_home(step_for(config, ahead, ahead=True), lambda: password)
-    made_fresh = make_home(step_for(config, fresh, ahead=False), lambda: password)
+    made_ahead = make_home(step_for(config, ahead, ahead=mark), lambda: password)
+    made_fresh = make_home(step_for(config, fresh, ahead=None), lambda: password)
 
     # The same check-in, from a clone that names the home's own files and is alice's alone.
     assert checked_out(made_ahead) == checked_out(made_fresh)
@@ -80,28 +90,47 @@ def test_a_home_made_ahead_is_the_home_a_preparation_would_make(served, config, 
 
 def test_a_spare_is_placed_once_and_never_over_an_earlier_home(config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
+    made(clone, mark)
     runs = tmp_path / "runs"
-    assert spare.place(clone, mark, runs / "first")
-    assert not spare.place(clone, mark, runs / "second")  # taken
+    assert take(clone, runs / "first", mark) == mark
+    assert take(clone, runs / "second", mark) is None  # taken: the pool held one
     assert not (runs / "second").exists()
 
-    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
+    made(clone, mark)
     earlier = runs / "earlier"
     earlier.mkdir()
     (earlier / "left-by-its-run").write_text("x")
-    assert not spare.place(clone, mark, earlier)  # an attempt's home: its preparation empties it
+    assert take(clone, earlier, mark) is None  # an attempt's home: its preparation empties it
     assert sorted(p.name for p in earlier.iterdir()) == ["left-by-its-run"]
     assert not spare.placed(earlier)
-    assert spare.place(clone, mark, runs / "next")  # the spare was left for the next
+    assert take(clone, runs / "next", mark) == mark  # the spare was left for the next
 
 
-def test_only_a_spare_of_the_clone_a_run_would_copy_is_placed(config, tmp_path) -> None:
+def test_the_node_keeps_as_many_as_it_is_told_and_each_is_taken_once(config, tmp_path) -> None:
     clone, mark = clone_and_mark(config)
-    spare.make(clone, mark - 1, login="bob", lineage=template.lineage(clone))  # as if made before the last pull
-    assert not spare.place(clone, mark, tmp_path / "runs" / "home")
-    spare.make(clone, mark, login="bob", lineage=template.lineage(clone))
-    assert sorted(p.name for p in spare.spares_of(clone).iterdir()) == [spare.spare_name(mark)]  # the old one gone
+    kept = [made(clone, mark, count=3) for _ in range(4)]
+    assert all(kept[:3]) and kept[3] is None  # the fourth call: three are there
+    assert len({path.name for path in kept[:3]}) == 3 and [m for m, _ in spare.pool(clone)] == [mark] * 3
+    homes = [tmp_path / "runs" / f"home-{i}" for i in range(4)]
+    assert [take(clone, home, mark) for home in homes] == [mark, mark, mark, None]
+    assert all(spare.placed(home) for home in homes[:3]) and not homes[3].exists()
+    assert spare.pool(clone) == [] and made(clone, mark, count=3) is not None  # made again when idle
+
+
+def test_a_spare_is_only_placed_for_a_version_of_the_clone_it_could_serve(config, tmp_path) -> None:
+    """Never one made after the clone the run copies; for a session, never one made before the tip
+    last moved (SINCE: its checkout is another check-in's); never one of another lineage."""
+    clone, mark = clone_and_mark(config)
+    made(clone, mark - 1)  # as if made before the last pull
+    home = tmp_path / "runs" / "home"
+    assert take(clone, home, mark - 2) is None  # made after what this run copies
+    assert take(clone, home, mark, since=mark) is None  # made before the tip moved
+    assert not home.exists()
+    made(clone, mark, lineage="0" * 40, count=2)
+    assert take(clone, home, mark, since=mark) is None  # a clone made again: its record ids are its own
+    assert made(clone, mark, count=1, since=mark) is not None
+    assert [m for m, _ in spare.pool(clone)] == [mark]  # the outdated one and the other lineage's gone
+    assert take(clone, home, mark, since=mark) == mark
 
 
 def test_a_home_not_as_placed_is_emptied_and_made_afresh(served, config, tmp_path) -> None:
@@ -111,7 +140,7 @@ def test_a_home_not_as_placed_is_emptied_and_made_afresh(served, config, tmp_pat
     (home / "repo.fossil").write_text("not a clone")
     (home / "extra").write_text("x")
     assert not spare.placed(home)
-    checkout = make_home(step_for(config, home, ahead=True), lambda: served.passwords["alice"])
+    checkout = make_home(step_for(config, home, ahead=1), lambda: served.passwords["alice"])
     assert not (home / "extra").exists()
     assert checked_out(checkout)
 
@@ -125,20 +154,19 @@ def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, 
     """A check-in just received: the node pulls its clone for runs, places the home made from the
     version before, and the preparation copies the pulled clone over it and moves the checkout."""
     clone, before = clone_and_mark(config)
-    spare.make(clone, before, login="bob", lineage=template.lineage(clone))
+    made(clone, before)
     checkin = served.commit("alice", f"pushed-{tmp_path.name}.txt", "the check-in's\n", branch=f"ci-{tmp_path.name}")
     template.current(config)  # the node's pull for the check-in run (checkin_runs.start_checkin)
     after = template.held(clone)
-    assert after > before and spare.older(clone, after, template.lineage(clone)) == before
     ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
-    assert spare.place(clone, before, ahead)
+    assert after > before and take(clone, ahead, after) == before  # a check-in run takes an older one
 
-    def step(home: Path, placed: bool) -> Preparation:
-        made = step_for(config, home, ahead=placed)
-        return Preparation(**{**made.__dict__, "checkin": checkin})
+    def step(home: Path, placed: int | None) -> Preparation:
+        step = step_for(config, home, ahead=placed)
+        return Preparation(**{**step.__dict__, "checkin": checkin})
 
-    made_ahead = make_home(step(ahead, True), lambda: served.passwords["alice"])
-    made_fresh = make_home(step(fresh, False), lambda: served.passwords["alice"])
+    made_ahead = make_home(step(ahead, before), lambda: served.passwords["alice"])
+    made_fresh = make_home(step(fresh, None), lambda: served.passwords["alice"])
     with Repository(ahead / "repo.fossil") as own:
         assert own.resolve(checked_out(made_ahead)) == checkin  # exactly the check-in (D16)
         assert own.server_code != template.lineage(clone)  # C1: a clone of its own
@@ -146,12 +174,40 @@ def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, 
     assert fossil(made_ahead, "changes").strip() == ""  # Fossil sees the check-in itself, nothing edited
 
 
-def test_a_spare_of_a_runs_clone_made_again_is_never_offered_to_a_checkin_run(config) -> None:
-    """A clone made again has record ids of its own: a checkout made from the old one cannot be moved."""
-    clone, mark = clone_and_mark(config)
-    spare.make(clone, mark, login="bob", lineage="0" * 40)
-    assert spare.older(clone, mark, template.lineage(clone)) is None
-    assert spare.older(clone, mark, "0" * 40) == mark
+def test_a_session_after_a_burst_takes_a_home_made_before_it_with_the_newer_clone(served, config, tmp_path,
+                                                                                  capsys) -> None:
+    """Records arrived (forum posts, no check-in) and the node pulled its clone: a session takes the
+    home made before them, its preparation copies the pulled clone over it, and the home is the one
+    a fresh preparation makes from the pulled clone."""
+    clone, before = clone_and_mark(config)
+    made(clone, before)
+    post = served.web("admin").new_thread(f"burst {tmp_path.name}", "a record's neighbour")
+    template.current(config)
+    after = template.held(clone)
+    with served.repository() as repository:
+        since = repository.newest_tip_change(after)
+    assert before < after and since <= before  # the tip did not move: the spare's checkout is the tip
+    ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
+    assert take(clone, ahead, after, since=since) == before
+    made_ahead = make_home(step_for(config, ahead, ahead=before), lambda: served.passwords["alice"])
+    assert "its clone copied from the node's" in capsys.readouterr().out
+    made_fresh = make_home(step_for(config, fresh, ahead=None), lambda: served.passwords["alice"])
+    assert checked_out(made_ahead) == checked_out(made_fresh) and tree(made_ahead) == tree(made_fresh)
+    with Repository(ahead / "repo.fossil") as own:
+        assert own.holding([post]) == {post}  # what came before the run, as the pulled clone holds it
+    assert fossil(made_ahead, "changes").strip() == ""
+
+
+def test_a_check_in_moves_the_tip_and_a_post_does_not(served, config, tmp_path) -> None:
+    """What a session's `since` is (start_stop.take_spare): the receipt of the newest check-in."""
+    clone, before = clone_and_mark(config)
+    checkin = served.commit("alice", f"tip-moves-{tmp_path.name}.txt", "a new tip\n")
+    served.web("admin").new_thread(f"after {tmp_path.name}", "a post moves no tip")
+    with served.repository() as repository:
+        newest = repository.max_rcvid()
+        moved = repository.sender(checkin).rcvid
+        assert newest > moved > before and repository.newest_tip_change(newest) == moved
+        assert repository.newest_tip_change(moved - 1) < moved
 
 
 def test_a_checkin_runs_preparation_waits_for_the_nodes_pull_started_after_it(served, config, tmp_path,
@@ -159,14 +215,14 @@ def test_a_checkin_runs_preparation_waits_for_the_nodes_pull_started_after_it(se
     """The node starts a check-in run's unit before it pulls (checkin_runs.start_checkin): the
     preparation waits for the pull's mark, then takes the home made ahead to the check-in."""
     clone, before = clone_and_mark(config)
-    spare.make(clone, before, login="bob", lineage=template.lineage(clone))
+    made(clone, before)
     checkin = served.commit("alice", f"waited-{tmp_path.name}.txt", "after a wait\n", branch=f"w-{tmp_path.name}")
     with served.repository() as repository:
         received = repository.sender(checkin).rcvid
     home = tmp_path / "runs" / "waiting"
-    assert spare.place(clone, before, home)
-    made = step_for(config, home, ahead=True)
-    step = Preparation(**{**made.__dict__, "checkin": checkin, "wait_for": received})
+    assert take(clone, home, before) == before
+    first = step_for(config, home, ahead=before)
+    step = Preparation(**{**first.__dict__, "checkin": checkin, "wait_for": received})
     assert parse(step.argv()) == step  # the wait reaches the unit's step as given
     pulling = threading.Timer(0.5, lambda: template.current(config))  # the node's pass, after the start
     pulling.start()
@@ -187,8 +243,8 @@ def test_a_preparation_whose_pull_never_comes_pulls_itself(served, config, tmp_p
     with served.repository() as repository:
         received = repository.sender(checkin).rcvid
     home = tmp_path / "runs" / "never"
-    made = step_for(config, home, ahead=False)
-    checkout = make_home(Preparation(**{**made.__dict__, "checkin": checkin, "wait_for": received}),
+    first = step_for(config, home, ahead=None)
+    checkout = make_home(Preparation(**{**first.__dict__, "checkin": checkin, "wait_for": received}),
                          lambda: served.passwords["alice"], wait=0.5)  # the unit's step waits prepare.WAIT_FOR_PULL
     said = capsys.readouterr().out
     assert f"not pulled through receipt {received}" in said and "pulled what the node's clone lacked" in said, said

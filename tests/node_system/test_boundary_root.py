@@ -10,8 +10,8 @@ import pytest
 
 from ocx.fossil.program import run_fossil
 from ocx.node.run_layout import RunHome, unit_name, unit_stem
-from ocx.node.spare import spare_name
-from ocx.node.template import held, template_path
+from ocx.node.spare import pool
+from ocx.node.template import template_path
 
 from .battery import (PLANT, PLANTED, Committer, answers_a_plain_record, ci_values, marker, open_command_record,
                       plants, runner, session)
@@ -166,14 +166,12 @@ def test_a_link_a_checkin_holds_is_never_followed_by_roots_update_of_a_home_made
     record = open_command_record(node, branch)
     with node.repository() as repository:
         upto = repository.max_rcvid()  # the link and the record: the runs' clone pulls both once idle
-    spares = node.config.state_dir / "spares"
+    def made_ahead() -> bool:  # idle, with homes made from the runs' clone holding the link on trunk's tip
+        made = pool(template_path(node.config))
+        return node_idle(node.name) and bool(made) and all(mark >= upto for mark, _ in made)
 
-    def made_ahead() -> bool:  # idle, with a home made from the runs' clone holding the link on trunk's tip
-        marked = held(template_path(node.config))
-        return node_idle(node.name) and marked >= upto and (spares / spare_name(marked)).is_dir()
-
-    wait_for(made_ahead, 120, 0.2, "the node idle with a home made ahead")
-    x = spares / spare_name(held(template_path(node.config))) / "checkout" / "x"
+    wait_for(made_ahead, 120, 0.2, "the node idle with homes made ahead")
+    x = pool(template_path(node.config))[0][1] / "checkout" / "x"
     assert not x.is_symlink() and x.read_text() == str(secrets_dir)  # root's own `open`: the link's text, no link
     committer = Committer(node, branch)  # its checkout is trunk's tip, `x` a plain file there (no links allowed)
     (committer.checkout / "x").unlink()

@@ -10,7 +10,7 @@ import pytest
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
 from ocx.node.run_layout import RunHome
-from ocx.node.spare import spare_name
+from ocx.node.spare import pool
 from ocx.node.template import held, template_path
 from ocx.node.unit.prepare import CHECKOUT, CLONE
 
@@ -66,11 +66,10 @@ def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(no
     checkout = before.open_checkout(node.home / "ws-ahead-checkout")
     (checkout / "before-the-home-made-ahead.txt").write_text("there before\n")
     newest = before.commit(checkout, "pushed before the node made a home ahead")
-    spares = node.config.state_dir / "spares"
-
     def ready() -> bool:  # idle, with a home made from the runs' clone as it is now
         marked = held(template_path(node.config))
-        return node_idle(node.name) and marked >= 0 and (spares / spare_name(marked)).is_dir()
+        made = [mark for mark, _ in pool(template_path(node.config))]
+        return node_idle(node.name) and marked >= 0 and marked in made
 
     warm = node.post(node.record(objective="exit 0"))  # a pass that acts: idle after it, the node makes one
     node.response(warm)

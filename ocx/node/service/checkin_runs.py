@@ -191,7 +191,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     pulling = (asyncio.ensure_future(asyncio.to_thread(pull_for_waiting, context, opened, wait_for))
                if wait_for is not None else None)
     try:
-        ahead = not pull and prepared_in_unit(opened) and place_ahead(context, stem)
+        ahead = place_ahead(context, stem) if not pull and prepared_in_unit(opened) else None
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead,
                                   wait_for)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
@@ -220,15 +220,16 @@ def pull_for_waiting(context: NodeContext, opened: OpenRecord, received: int) ->
         context.log(f"runs' clone: {trouble}; the run's preparation pulls itself", record=opened.hash, priority=4)
 
 
-def place_ahead(context: NodeContext, stem: str) -> bool:
-    """The home the node made ahead from an earlier version of the runs' clone, put in this check-in
-    run's place (spare.py): its preparation copies the pulled clone over it and moves the checkout."""
+def place_ahead(context: NodeContext, stem: str) -> int | None:
+    """A home the node made ahead from a version of the runs' clone, put in this check-in run's place
+    (spare.py): its preparation copies the pulled clone over it and moves the checkout. The mark it
+    was made from, or None."""
     clone = template.template_path(context.config)
     try:
-        made = spare.older(clone, template.held(clone), template.lineage(clone))
+        lineage = template.lineage(clone)
     except FOSSIL_FAILURES:  # the runs' clone unreadable: the preparation makes the home itself
-        return False
-    return made is not None and spare.place(clone, made, RunHome(stem).on_host)
+        return None
+    return spare.take(clone, RunHome(stem).on_host, lineage=lineage, upto=template.held(clone))
 
 
 def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:

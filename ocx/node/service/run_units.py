@@ -69,11 +69,11 @@ def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecComma
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
                 checkin: str | None = None, homes: list[str] | None = None,
-                keep: tuple[tuple[int, str], ...] = (), pull: bool = False, ahead: bool = False,
+                keep: tuple[tuple[int, str], ...] = (), pull: bool = False, ahead: int | None = None,
                 wait_for: int | None = None) -> Preparation:
     """PULL: the run's copy pulls first, as the run user, since the node's
     clone could not be brought up to what the run was given (template.ensure).
-    AHEAD: the node put a home made ahead in the run's place (spare.place).
+    AHEAD: the mark of the home made ahead the node put in the run's place (spare.take).
     WAIT_FOR: the node pulls its clone up to this receipt once the unit is started."""
     record = opened.record
     return Preparation(config.repository, config.url, record.user, RunHome(stem).on_host, record_dir.path, stem,
@@ -156,7 +156,7 @@ def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_di
 
 def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, page: RunnerPage,
                     record_dir: RecordDir, egress_filter: str | None = None, pull: bool = False,
-                    ahead: bool = False) -> TransientService:
+                    ahead: int | None = None) -> TransientService:
     """EGRESS_FILTER: the pinned loopback program a run with network needs (sandbox.py); PULL and AHEAD:
     `preparation`'s."""
     record = opened.record
@@ -191,7 +191,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
 
 
 def command_service(context: NodeContext, opened: OpenRecord, record_dir: RecordDir, checkin: str,
-                    egress_filter: str | None = None, pull: bool = False, ahead: bool = False,
+                    egress_filter: str | None = None, pull: bool = False, ahead: int | None = None,
                     wait_for: int | None = None) -> TransientService:
     """The unit of one check-in's run: the session's sandbox, no deliveries (D16, D17); PULL, AHEAD and
     WAIT_FOR: `preparation`'s."""

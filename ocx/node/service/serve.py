@@ -203,7 +203,7 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         status("idle: waiting for a poke or a change of the repository" if timeout is None
                else f"waiting: a step is due again in {timeout:.1f} s" if due is not None
-               else "settling: the runs' clone is brought up to date when nothing comes")
+               else "settling: the runs' clone brought up to date and homes made ahead while nothing comes")
         ready, _, _ = await asyncio.to_thread(select.select, [listener, changes.fd], [], [], timeout)
         if listener in ready or (changes.fd in ready and changes.written()):
             return settle
@@ -212,8 +212,10 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
         if due is not None:
             return settle
         if keep is not None and time.monotonic() >= keep:
-            keep_template(context)
-            keep, settle = None, False
+            # One home made ahead at a time, each followed by a look at the events (timeout 0): a
+            # record that came meanwhile waits for one home's making, never for the whole pool's.
+            more = keep_template(context)
+            keep, settle = (time.monotonic(), True) if more else (None, False)
 
 
 def config_stamp(config: node_config.NodeConfig) -> tuple:
@@ -240,24 +242,32 @@ def reloaded(context: NodeContext, name: str, stamp: tuple) -> tuple[NodeContext
         return context, now
 
 
-def keep_template(context: NodeContext) -> None:
+def keep_template(context: NodeContext) -> bool:
     """Idle after a burst, the node brings the runs' clone up to date (template.py),
-    so the next run on a quiet node starts without waiting for a pull, and makes the
-    next session's home ahead from it (spare.py), so it waits for no checkout either."""
+    so the next run on a quiet node starts without waiting for a pull, and makes one
+    more home ahead from it (spare.py), so the next sessions wait for no checkout either.
+    Whether it made one: then it is called again, while nothing comes, until the node's
+    `spare_homes` are there."""
     try:
         path = template.current(context.config, log=context.log)
+        mark = template.held(path)
+        with Repository(context.config.repository) as repository:
+            since = repository.newest_tip_change(mark)
+        lineage = template.lineage(path)
     except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again
         context.log(f"runs' clone not brought up to date: {error}", priority=4)
-        return
-    began, mark = time.monotonic(), template.held(path)
+        return False
+    began = time.monotonic()
     try:
-        made = spare.make(path, mark, login=context.config.node_user, lineage=template.lineage(path))
+        made = spare.make(path, mark, login=context.config.node_user, lineage=lineage,
+                          count=context.config.spare_homes, since=since)
     except FOSSIL_FAILURES as error:  # the disk full, say: the next session makes its home itself
         context.log(f"no home made ahead: {error}", priority=4)
-        return
+        return False
     if made is not None:
-        context.log(f"a session's home made ahead from the runs' clone through receipt {mark} "
+        context.log(f"a run's home made ahead from the runs' clone through receipt {mark} "
                     f"in {time.monotonic() - began:.3f} s", priority=7)
+    return made is not None
 
 
 def serve_forever(name: str) -> int:

@@ -8,8 +8,12 @@ between (the preparation, the end) the unit's own steps mark.
 """
 from __future__ import annotations
 
+import functools
+import os
 import time
+from pathlib import Path
 
+from ...fossil.errors import FOSSIL_FAILURES
 from ...protocol.decide import OpenRecord
 from ...systemd import loopback_filter
 from ...systemd.units import TransientService
@@ -76,13 +80,41 @@ async def start_session(context: NodeContext, systemd, record_dir: RecordDir, op
     pull = template.ensure_before(context.config, opened.hash, log=context.log)
     # The home the node made ahead from that clone, when there is one, is put in place before the unit
     # exists (spare.py); only where no earlier attempt left a home, and only for a run prepared in its unit.
-    clone = template.template_path(context.config)
-    ahead = (not pull and prepared_in_unit(opened)
-             and spare.place(clone, template.held(clone), RunHome(unit_stem(context.server_code, opened.hash)).on_host))
+    home = RunHome(unit_stem(context.server_code, opened.hash)).on_host
+    ahead = take_spare(context, home) if not pull and prepared_in_unit(opened) else None
     service = session_service(context.config, context.server_code, opened, page, record_dir,
                               egress_filter(context, opened), pull, ahead)
     await start_unit(context, systemd, record_dir, opened, service, homes=page.homes, keep=page.kept(), pull=pull)
     return service.name
+
+
+def take_spare(context: NodeContext, home: Path) -> int | None:
+    """A home made ahead put in a session's place (spare.py), made from the runs' clone as it is or
+    from an earlier version whose checkout is still the tip; the mark it was made from, or None."""
+    clone = template.template_path(context.config)
+    upto = template.held(clone)
+    try:
+        lineage = lineage_of(str(clone), os.stat(clone).st_ino)
+        since = tip_changed(context.config.repository, os.stat(context.config.repository).st_ino, upto)
+    except FOSSIL_FAILURES:  # the runs' clone unreadable, say: the preparation makes the home itself
+        return None
+    return spare.take(clone, home, lineage=lineage, upto=upto, since=since)
+
+
+# Read once for each version of a file, not for each run of a burst. INODE: a pull renames a new
+# version of the runs' clone into place, and a repository adopted again numbers its receipts anew.
+@functools.lru_cache(maxsize=4)
+def lineage_of(clone: str, inode: int) -> str:
+    return template.lineage(Path(clone))
+
+
+@functools.lru_cache(maxsize=4)
+def tip_changed(repository: str, inode: int, upto: int) -> int:
+    """Repository.newest_tip_change: receipts up to UPTO never change."""
+    from ...fossil.repository import Repository
+
+    with Repository(repository) as opened:
+        return opened.newest_tip_change(upto)
 
 
 async def stop_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> None:

@@ -42,7 +42,7 @@ from ..faults import describe, is_node_fault
 from ..states import Mark
 from .. import spare
 from ..spare import CHECKOUT, CLONE
-from ..template import held_within
+from ..template import held, held_within
 from . import bounded, runner_homes
 from .meanwhile import Meanwhile, Steps
 from .turns import take_turn, turns_of
@@ -83,7 +83,9 @@ class Preparation:
     # as this node user with the password in this root-only file; REPOSITORY is then its clone.
     server_login: str | None = None
     server_password_file: str | None = None
-    ahead: bool = False  # the node put a home made ahead in place before the unit's start (node/spare.py)
+    # The node put a home made ahead in place before the unit's start (node/spare.py): the mark of
+    # the runs' clone it was made from, so a session's preparation copies a newer one over it.
+    ahead: int | None = None
     wait_for: int | None = None  # the node pulls its clone up to this receipt after the start: wait for it
 
     def argv(self) -> list[str]:
@@ -91,7 +93,7 @@ class Preparation:
                 "--home", str(self.home), "--marks", str(self.marks), "--stem", self.stem,
                 "--fossil-home", str(self.fossil_home), "--template", str(self.template)]
         args += ["--pull"] if self.pull else []
-        args += ["--ahead"] if self.ahead else []
+        args += ["--ahead", str(self.ahead)] if self.ahead is not None else []
         args += ["--wait-for", str(self.wait_for)] if self.wait_for is not None else []
         if self.server_login:
             args += ["--server-login", self.server_login, "--server-password-file", str(self.server_password_file)]
@@ -167,10 +169,15 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             steps.done(f"the node's clone pulled through receipt {step.wait_for}, waited for")
         else:  # the node's pull failed, or it was cut off: the run's copy pulls itself, as a fresh one
             steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {wait:.0f} s")
-            step = dataclasses.replace(step, pull=True, ahead=False, wait_for=None)
-    if step.ahead and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
+            step = dataclasses.replace(step, pull=True, ahead=None, wait_for=None)
+    if step.ahead is not None and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
-            steps.done("its clone and checkout, made ahead by the node, in place")
+            if step.ahead == held(step.template):
+                steps.done("its clone and checkout, made ahead by the node, in place")
+            else:  # made before a pull (spare.take: its checkout is still the tip): the newer clone over it
+                copy_bytes(step.template, root / CLONE)
+                steps.done(f"its checkout made ahead by the node in place; its clone copied from the node's "
+                           f"({(root / CLONE).stat().st_size >> 20} MB)")
             return _made_own(step, root, root / CHECKOUT, password, steps)
         try:
             return _moved_to_checkin(step, root, password, steps)
@@ -196,7 +203,6 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             # The node could not bring its clone up to what this run was given (template.ensure): the
             # run's own pulls it over HTTP as the run user, as a clone of its own would.
             from ...fossil.repository import Repository
-            from ..template import held
 
             after = held(step.template)
             with Repository(step.repository) as served:
@@ -312,8 +318,9 @@ def prepare_run(step: Preparation, turn_at: float | None = None) -> None:
 
 
 _REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
-_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file", "wait-for")
-_FLAGS = ("no-password", "pull", "ahead")
+_VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file", "wait-for",
+           "ahead")
+_FLAGS = ("no-password", "pull")
 
 
 def parse(argv: list[str]) -> Preparation:
@@ -346,7 +353,8 @@ def parse(argv: list[str]) -> Preparation:
                        runner_homes=tuple(values.get("runner-home", [])),
                        keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
                        server_login=one("server-login"), server_password_file=one("server-password-file"),
-                       ahead="ahead" in flags, wait_for=int(str(one("wait-for"))) if one("wait-for") else None)
+                       ahead=int(str(one("ahead"))) if one("ahead") else None,
+                       wait_for=int(str(one("wait-for"))) if one("wait-for") else None)
 
 
 def main(argv: list[str]) -> int:
