@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
 from ...files import write_atomically
@@ -33,7 +33,8 @@ from ..cut import cut_here
 from ..faults import describe, is_node_fault
 from ..run_layout import unit_name
 from ..record_dirs import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs
-from ..states import Failure, Mark, RecordState, acting
+from .. import marks
+from ..states import Failure, Mark, RecordState, acting, record_state
 from .admit import admission
 from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from .cleanup import remove_leftovers
@@ -64,8 +65,16 @@ def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict]) -> None
     write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid, "retry": retry}) + "\n")
 
 
-def facts(context: NodeContext) -> NodeFacts:
-    states = {record_dir: record_dir.state for record_dir in record_dirs(context.config)}
+def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) -> NodeFacts:
+    """SEEN: each record's own marks as this pass read them, but for the records an action wrote since
+    (PassReading.changed): refreshed here, so a burst's pass lists each record's directory once, not
+    once for each arrival, which grew with the records open (issue 15)."""
+    seen = {} if seen is None else seen
+    found = record_dirs(context.config)
+    now = {r.hash: seen[r.hash] if r.hash in seen else marks.present(r.path)[0] for r in found}
+    seen.clear()
+    seen.update(now)
+    states = {r: record_state(now[r.hash]) for r in found}
     opened = tuple(r.load()[0] for r, state in states.items() if acting(state))
     # A record whose answer is decided, or written, was acted on already (F3): never admitted again.
     done = frozenset(r.hash for r, state in states.items() if state in (RecordState.ANSWERING, RecordState.ANSWERED))
@@ -224,18 +233,34 @@ def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, 
 @dataclass
 class PassReading:
     """What a pass reads once for every artifact, not once for each: every
-    login's letters, and the open records (read again after anything the
-    pass did, which may have opened or closed one)."""
+    login's letters, and the open records (the record an action wrote read
+    again, since it may have opened or closed; the node writes the records'
+    own marks, under its lock, so no other record changed meanwhile)."""
 
     reader: ReceiptReader
     known: NodeFacts | None = None
     behind: frozenset[str] = frozenset()  # open, but not offered anything (read_receipts)
+    seen: dict[str, frozenset[Mark]] = field(default_factory=dict)  # each record's own marks (facts)
 
     def facts(self, context: NodeContext) -> NodeFacts:
         if self.known is None:
-            known = facts(context)
+            known = facts(context, self.seen)
             self.known = replace(known, open_records=tuple(o for o in known.open_records if o.hash not in self.behind))
         return self.known
+
+    def changed(self, record_hash: str | None) -> None:
+        """An action wrote RECORD_HASH's directory (None: it may have written any)."""
+        self.known = None
+        if record_hash is None:
+            self.seen.clear()
+        else:
+            self.seen.pop(record_hash, None)
+
+    def open_now(self, context: NodeContext) -> list[OpenRecord]:
+        """The records open on the node (saved, not answered), as admission asks (admit.py)."""
+        self.facts(context)
+        return [RecordDir.of(context.config, name).load()[0] for name, own in self.seen.items()
+                if Mark.SAVED in own and record_state(own) is not RecordState.ANSWERED]
 
 
 async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport,
@@ -257,14 +282,15 @@ async def handle(context: NodeContext, systemd, repository: Repository, receipt,
             continue  # neither message nor delivery (arrivals.py)
         for action in actions:
             try:
-                await act(context, repository, came, action, report)
+                await act(context, repository, came, action, report, reading)
             except Exception as error:  # one action's trouble stops no other; counted against the receipt
                 target = _target(came, action)
                 context.log(f"{type(action).__name__} failed: {describe(error)}",
                             record=target.hash if target else came.hash, priority=4)
                 failed.append(Failed(came.hash, error, target))
             if not isinstance(action, Ignore):
-                reading.known, acted = None, True
+                reading.changed(getattr(action, "record_hash", None))
+                acted = True
     return failed, acted
 
 
@@ -314,7 +340,7 @@ def _place_kind(came: Arrival) -> str:
 
 
 async def act(context: NodeContext, repository: Repository, came: Arrival, action: Action,
-              report: PassReport) -> None:
+              report: PassReport, reading: PassReading | None = None) -> None:
     """What an arrival asks, kept as marks; tend.py takes each record's next step."""
     if isinstance(action, Ignore):
         # An operator can see why a post did nothing; not again for each old one a lost mark reads (D2).
@@ -328,7 +354,7 @@ async def act(context: NodeContext, repository: Repository, came: Arrival, actio
         decide_answer(context, RecordDir.of(context.config, action.record_hash), Outcome.refused, str(action.error),
                       target)
     elif isinstance(action, Admit):
-        admit(context, repository, came, action)
+        admit(context, repository, came, action, reading.open_now(context) if reading is not None else None)
     elif isinstance(action, StopRun):
         record_dir = RecordDir.of(context.config, action.record_hash)
         record_dir.mark(Mark.STOP, {"by": action.by, "stop": came.hash})
@@ -343,8 +369,9 @@ async def act(context: NodeContext, repository: Repository, came: Arrival, actio
             context.log(f"check-in {action.checkin} on {action.branch} queued", record=action.record_hash)
 
 
-def admit(context: NodeContext, repository: Repository, came: Arrival, action: Admit) -> None:
-    """Saved if it can run here, else refused; its run is started by tend.py."""
+def admit(context: NodeContext, repository: Repository, came: Arrival, action: Admit,
+          open_now: list[OpenRecord] | None = None) -> None:
+    """Saved if it can run here, else refused; its run is started by tend.py. OPEN_NOW: admission's."""
     record_dir = RecordDir.of(context.config, action.record_hash)
     target = _record_target(came, action)
     if context.served.answer(repository, target.place_kind, action.place, action.record_hash,
@@ -352,7 +379,7 @@ def admit(context: NodeContext, repository: Repository, came: Arrival, action: A
                              wall_seconds=action.record.budget.wall_seconds):
         return  # F3: a record that has its response is never acted on again
     try:
-        admission(repository, context.config, action.record_hash, action.record, served=context.served)
+        admission(repository, context.config, action.record_hash, action.record, open_now, served=context.served)
     except Inadmissible as refusal:
         decide_answer(context, record_dir, Outcome.refused, str(refusal), target)
         return
