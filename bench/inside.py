@@ -60,12 +60,16 @@ def node_memory(name: str) -> str:
     value = show(unit, "MemoryCurrent")
     if not value.isdigit():
         return f"({value or 'not accounted'})"
-    try:
-        stat = Path(f"/sys/fs/cgroup{show(unit, 'ControlGroup')}/memory.stat").read_text().split()
-        kinds = dict(zip(stat[::2], stat[1::2]))
-        split = f" (anon {int(kinds['anon']) / 2**20:.1f}, page cache {int(kinds['file']) / 2**20:.1f})"
-    except (OSError, KeyError, ValueError):
-        split = ""
+    group, split = show(unit, "ControlGroup"), ""
+    for path, own, cache in ((f"/sys/fs/cgroup{group}/memory.stat", "anon", "file"),  # cgroup v2
+                             (f"/sys/fs/cgroup/memory{group}/memory.stat", "total_rss", "total_cache")):  # v1
+        try:
+            stat = Path(path).read_text().split()
+            kinds = dict(zip(stat[::2], stat[1::2]))
+            split = f" (its own {int(kinds[own]) / 2**20:.1f}, page cache {int(kinds[cache]) / 2**20:.1f})"
+            break
+        except (OSError, KeyError, ValueError):
+            continue
     return f"{int(value) / 2**20:.1f} MiB{split}"
 
 
