@@ -1,12 +1,7 @@
 """What a pass knows of the open records (intake.PassReading, issue 15): each record's directory is
 listed once a pass, the one an action wrote is read again, and a record saved earlier in the same
-pass is open to the next admission (a second run of the same user is refused, D40)."""
-import secrets
-import shutil
-
-import pytest
-
-from ocx.node.config import NodeConfig
+pass is open to the next admission (whose check that a run user runs once on the node reads it)."""
+from node.test_receipt_retries import context  # noqa: F401 (a fixture: a node's context in tmp_path)
 from ocx.node.record_dirs import THREAD, RecordDir
 from ocx.node.service.context import NodeContext
 from ocx.node.service.intake import PassReading
@@ -14,14 +9,6 @@ from ocx.node.states import Mark
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
 from tests.protocol.examples import record
-
-
-@pytest.fixture
-def context(tmp_path):
-    config = NodeConfig(name=f"reading-test-{secrets.token_hex(4)}", repository=str(tmp_path / "r.fossil"),
-                        url="http://127.0.0.1:9")
-    yield NodeContext(config, "0" * 40)
-    shutil.rmtree(config.state_dir, ignore_errors=True)
 
 
 def saved(context: NodeContext, name: str, user: str) -> OpenRecord:
