@@ -152,7 +152,11 @@ def _placed_from(taken: Path, home: Path) -> bool:
             _remove(home)
         _remove(taken)
         return False
-    _remove(taken)
+    try:  # what is left is the node's own lineage file: no tree to walk (a burst takes one a run)
+        os.unlink(taken / LINEAGE)
+        os.rmdir(taken)
+    except OSError:
+        _remove(taken)
     return True
 
 
