@@ -46,6 +46,7 @@ from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
 from .. import spare, template
 from ..host_paths import awake_path
 from .context import NodeContext
+from .start_stop import spare_bounds
 from .intake import PassReport, run_pass
 
 SD_LISTEN_FDS_START = 3
@@ -249,11 +250,8 @@ def keep_template(context: NodeContext) -> bool:
     Whether it made one: then it is called again, while nothing comes, until the node's
     `spare_homes` are there."""
     try:
-        path = template.current(context.config, log=context.log)
-        mark = template.held(path)
-        with Repository(context.config.repository) as repository:
-            since = repository.newest_tip_change(mark)
-        lineage = template.lineage(path)
+        template.current(context.config, log=context.log)
+        path, lineage, mark, since = spare_bounds(context.config)
     except FOSSIL_FAILURES as error:  # the server is down, say: the next run's start tries again
         context.log(f"runs' clone not brought up to date: {error}", priority=4)
         return False

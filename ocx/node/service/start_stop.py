@@ -24,6 +24,7 @@ from ..states import Mark
 from ..unit import cpu_watch
 from ..unit.prepare import prepare_run
 from .. import spare, template
+from ..config import NodeConfig
 from .context import NodeContext
 from .runner_pages import RunnerPage
 from .run_units import preparation, prepared_in_unit, session_service
@@ -91,14 +92,20 @@ async def start_session(context: NodeContext, systemd, record_dir: RecordDir, op
 def take_spare(context: NodeContext, home: Path) -> int | None:
     """A home made ahead put in a session's place (spare.py), made from the runs' clone as it is or
     from an earlier version whose checkout is still the tip; the mark it was made from, or None."""
-    clone = template.template_path(context.config)
-    upto = template.held(clone)
     try:
-        lineage = lineage_of(str(clone), os.stat(clone).st_ino)
-        since = tip_changed(context.config.repository, os.stat(context.config.repository).st_ino, upto)
+        clone, lineage, upto, since = spare_bounds(context.config)
     except FOSSIL_FAILURES:  # the runs' clone unreadable, say: the preparation makes the home itself
         return None
     return spare.take(clone, home, lineage=lineage, upto=upto, since=since)
+
+
+def spare_bounds(config: NodeConfig) -> tuple[Path, str, int, int]:
+    """What a home made ahead is matched by (spare.py), for the node's making and a session's taking
+    alike: the runs' clone, its lineage, its mark, and the newest receipt that moved a tip up to it."""
+    clone = template.template_path(config)
+    upto = template.held(clone)
+    return (clone, lineage_of(str(clone), os.stat(clone).st_ino), upto,
+            tip_changed(config.repository, os.stat(config.repository).st_ino, upto))
 
 
 # Read once for each version of a file, not for each run of a burst. INODE: a pull renames a new
