@@ -34,10 +34,13 @@ from typing import Any
 from ..fossil import admin
 from ..node import config as node_config
 from ..node.config import NodeConfig
-from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, add_watch, drain, watch
+from ..node import marks
+from ..node.inotify import (IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_IGNORED, IN_MOVED_FROM, IN_MOVED_TO,
+                            IN_Q_OVERFLOW, add_watch, events, watch)
 from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
-from ..node.record_dirs import RecordDir, open_records
+from ..node.record_dirs import RecordDir, record_dirs
+from ..node.states import RECORD_MARKS, Mark, RecordState, record_state
 from ..node.service.run_units import TOOLS_INSIDE
 from ..node.service.socket_served import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
@@ -47,8 +50,8 @@ from .caller import Caller
 from .framework import Answer, Stopped, run_tool
 from .registry import TOOLS
 
-IN_CREATE, IN_DELETE = 0x100, 0x200
-CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_CLOSE_WRITE
+CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE
+OWN_FILES = frozenset(marks.file_name(mark) for mark in RECORD_MARKS)  # record.json among them (Mark.SAVED)
 REQUEST_BYTES = 1 << 20  # the most one call may send: a tool's input is small
 READ_SECONDS = 30.0  # the longest the service waits for a call's line, or for its answer to be taken
 CONNECTIONS = 4  # calls of one run at once; more are closed at once
@@ -191,41 +194,67 @@ class ToolSocketServer:
         self.config, self.server_code, self.clones = config, server_code, clones or {}
         self.runs: dict[str, RunSocket] = {}
         self.selector = selectors.DefaultSelector()
+        self.records = config.state_dir / "records"
+        self.watched: dict[int, str] = {}  # a record directory's watch, by its number: the directory's name
+        self.looked_at = 0  # records looked at so far: a burst's many marks must not look at all of them each
 
-    def sync(self, changes: int | None = None) -> None:
-        """A socket for each open run that needs one; none for any other."""
-        root = self.config.state_dir / "records"
-        if changes is not None and root.is_dir():
-            for directory in root.iterdir():
-                # record.json and the answered mark are written inside each record's directory
-                if directory.is_dir() and not directory.name.startswith("."):
-                    try:
-                        add_watch(changes, str(directory), CHANGES)
-                    except FileNotFoundError:
-                        pass  # an answered record's directory, removed meanwhile (node/service/cleanup.py)
-        wanted = {}
-        for record_dir in open_records(self.config):
+    def sync(self, changes: int | None = None, names: set[str] | None = None) -> None:
+        """A socket for each open run that needs one; none for any other. NAMES: only these record
+        directories changed (their marks, or their being made or removed); None: look at all."""
+        if names is None:
+            names = {d.hash for d in record_dirs(self.config)} | set(self.runs)
+        for name in sorted(names):
+            if name.startswith("."):
+                continue  # a directory being removed (cleanup.py): its record was answered first
+            directory = self.records / name
+            if changes is not None and name not in self.watched.values() and directory.is_dir():
+                try:  # record.json and the answered mark are written inside each record's directory
+                    self.watched[add_watch(changes, str(directory), CHANGES)] = name
+                except FileNotFoundError:
+                    pass  # an answered record's directory, removed meanwhile (node/service/cleanup.py)
+            self._consider(name, RecordDir(directory))
+
+    def _consider(self, name: str, record_dir: RecordDir) -> None:
+        self.looked_at += 1
+        wanted = None
+        own = marks.present(record_dir.path)[0]
+        if Mark.SAVED in own and record_state(own) is not RecordState.ANSWERED:
             try:
                 opened, _ = record_dir.load()
+                wanted = opened if served_by_socket(opened) else None
             except FileNotFoundError:
-                continue  # answered and removed meanwhile
-            if served_by_socket(opened):
-                wanted[opened.hash] = (record_dir, opened)
-        for gone in [h for h in self.runs if h not in wanted]:
-            run = self.runs.pop(gone)
+                pass  # answered and removed meanwhile
+        if wanted is None and name in self.runs:
+            run = self.runs.pop(name)
             self.selector.unregister(run.listener)
             run.close()
-        for hash_, (record_dir, opened) in wanted.items():
-            if hash_ not in self.runs:
-                run = RunSocket(self.config, self.server_code, record_dir, opened, self.clones.get(hash_))
-                self.runs[hash_] = run
-                self.selector.register(run.listener, selectors.EVENT_READ, run)
+        elif wanted is not None and name not in self.runs:
+            run = RunSocket(self.config, self.server_code, record_dir, wanted, self.clones.get(name))
+            self.runs[name] = run
+            self.selector.register(run.listener, selectors.EVENT_READ, run)
+
+    def changed(self, changes: int) -> set[str] | None:
+        """The record directories the waiting events touch, or None after the kernel lost some.
+        A run's own marks (its unit's start, its preparation, its end) touch none: only the
+        record's file and its own marks decide whether it has a socket."""
+        names: set[str] = set()
+        for wd, mask, name in events(changes):
+            if mask & IN_Q_OVERFLOW:
+                return None
+            directory = self.watched.get(wd)
+            if mask & IN_IGNORED:
+                self.watched.pop(wd, None)
+            if directory is None:  # the records directory itself: a record's directory made or removed
+                if name:
+                    names.add(name)
+            elif mask & IN_IGNORED or name in OWN_FILES:
+                names.add(directory)
+        return names
 
     def serve(self, stop: threading.Event | None = None) -> None:
-        records = self.config.state_dir / "records"
-        records.mkdir(parents=True, exist_ok=True)
+        self.records.mkdir(parents=True, exist_ok=True)
         # The records directory and each record's marks change when a run opens or is answered.
-        changes = watch(str(records), CHANGES)
+        changes = watch(str(self.records), CHANGES)
         self.selector.register(changes, selectors.EVENT_READ, None)
         self.sync(changes)
         # Type=notify: active means every open run's socket is bound (D24, ocx/node/service/socket_served.py).
@@ -234,8 +263,7 @@ class ToolSocketServer:
             while stop is None or not stop.is_set():
                 for key, _ in self.selector.select(timeout=1.0 if stop is not None else None):
                     if key.data is None:
-                        drain(changes)
-                        self.sync(changes)
+                        self.sync(changes, self.changed(changes))
                     else:
                         connection, _ = key.data.listener.accept()
                         if not key.data.calls.acquire(blocking=False):
