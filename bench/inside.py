@@ -89,7 +89,7 @@ def node_resident(name: str) -> str:
 def cpu_seconds(name: str, runs: tuple[str, ...] = ()) -> dict[str, float]:
     """CPU time so far of what a burst keeps busy: the units of RUNS (their preparations, feeders and
     programs; a unit's own, since the slice forgets the units that are gone), the node service, the
-    Fossil server, journald, systemd itself, and the whole machine."""
+    tool sockets' service, the Fossil server, journald, systemd itself, and the whole machine."""
     import os
 
     def unit(u: str) -> float:
@@ -108,6 +108,7 @@ def cpu_seconds(name: str, runs: tuple[str, ...] = ()) -> dict[str, float]:
     pid1 = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()
     total = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     return {"the runs": sum(unit(r) for r in runs), "the node service": unit(f"ocx-node@{name}.service"),
+            "the tool sockets' service": unit(f"ocx-tools@{name}.service"),
             "the Fossil server": unit(f"ocx-fossil@{name}.service"), "journald": unit("systemd-journald.service"),
             "systemd (PID 1)": (int(pid1[11]) + int(pid1[12])) / tick,
             "the machine (both cores)": (sum(total[:8]) - total[3] - total[4]) / tick}

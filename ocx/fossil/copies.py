@@ -21,6 +21,7 @@ that password saved by Fossil's own prompt on a terminal only OCX holds
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -75,16 +76,38 @@ def copy_for_run(template: Path, path: Path, base_url: str, login: str, password
 
 
 def copy_bytes(template: Path, path: Path) -> None:
-    """PATH, a byte copy of this version of TEMPLATE, 0600: not yet anyone's (make_own)."""
+    """PATH, a byte copy of this version of TEMPLATE, 0600: not yet anyone's (make_own). In the
+    kernel, no byte through Python: copy_file_range, which a filesystem with shared extents (XFS,
+    btrfs) makes a copy-on-write clone of no cost whatever the history's size; sendfile where the
+    kernel will not (another filesystem, an old kernel)."""
     with open(template, "rb") as source:  # this version of the template, whatever is renamed meanwhile
         with open(path, "wb") as target:
             os.fchmod(target.fileno(), 0o600)
             size, done = os.fstat(source.fileno()).st_size, 0
-            while done < size:  # in the kernel, no byte through Python
-                sent = os.sendfile(target.fileno(), source.fileno(), done, size - done)
+            copy = _copy_range
+            while done < size:
+                try:
+                    sent = copy(source.fileno(), target.fileno(), done, size - done)
+                except OSError as refused:
+                    if copy is not _copy_range or done or refused.errno not in _NO_COPY_RANGE:
+                        raise
+                    copy = _send
+                    continue
                 if sent == 0:
                     raise FossilError(["copy", str(template)], 0, "", "the node's clone ended early")
                 done += sent
+
+
+_NO_COPY_RANGE = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM)
+
+
+def _copy_range(source: int, target: int, at: int, count: int) -> int:
+    return os.copy_file_range(source, target, count, at, at)
+
+
+def _send(source: int, target: int, at: int, count: int) -> int:
+    os.lseek(target, at, os.SEEK_SET)
+    return os.sendfile(target, source, at, count)
 
 
 def copy_with_checkout(template: Path, directory: Path, clone: str, checkout: str, *, home: Path, login: str) -> None:

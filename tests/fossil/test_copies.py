@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,24 @@ def test_a_failure_of_make_own_never_shows_the_password(template, tmp_path) -> N
         with pytest.raises(FossilError) as raised:
             make_own(tmp_path / name, "http://127.0.0.1:9", "alice", home=tmp_path, autosync="on", password=secret)
         assert secret not in str(raised.value) and secret not in raised.value.stdout + raised.value.stderr
+
+
+@pytest.mark.parametrize("source_on", ["same filesystem", "/dev/shm"])
+def test_a_byte_copy_is_the_template_exactly_and_nobody_elses(tmp_path, source_on) -> None:
+    """copy_file_range where the kernel takes it; across filesystems it may refuse (EXDEV) and
+    sendfile copies instead. Either way, every byte, and 0600 from its first byte."""
+    import os
+    import tempfile
+
+    data = os.urandom(3 * 2**20 + 12345)  # over one call's chunk, and not a multiple of a page
+    where = tmp_path if source_on == "same filesystem" else Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        (where / "template.fossil").write_bytes(data)
+        copy_bytes(where / "template.fossil", tmp_path / "copy.fossil")
+        assert (tmp_path / "copy.fossil").read_bytes() == data
+        assert (tmp_path / "copy.fossil").stat().st_mode & 0o777 == 0o600
+    finally:
+        if where != tmp_path:
+            import shutil
+
+            shutil.rmtree(where)

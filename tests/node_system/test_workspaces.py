@@ -4,6 +4,7 @@ user's password kept in it, pushing as that user; the preparation's steps
 are in the unit's journal; the run's home goes once the run is answered."""
 import json
 import os
+import re
 
 import pytest
 
@@ -51,7 +52,8 @@ def test_a_runs_clone_is_its_own_and_pushes_as_its_user(node):
     assert_its_own(node, home, fields["user"], newest, "before-the-record.txt", "ws-as-run")
     steps = [line for line in journal(unit).splitlines() if line.startswith("prepare: ")]
     assert any("copied from the node's" in line or "made ahead by the node" in line for line in steps), steps
-    assert any(line.startswith("prepare: done in ") for line in steps), steps
+    done = [line for line in steps if line.startswith("prepare: done in ")]
+    assert len(done) == 1 and re.search(r"; CPU \d+ ms \(Python \d+, Fossil \d+\)$", done[0]), steps
     node.stop(record)
     node.response(record)
     # Its workspace goes once it is answered (issue 15: a copy of the history each), and systemd's link to it.

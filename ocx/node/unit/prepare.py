@@ -24,6 +24,7 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sys
 import time
@@ -286,10 +287,19 @@ def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
     return checkout
 
 
-def prepare_run(step: Preparation, turn_at: float | None = None) -> None:
+def cpu_spent() -> str:
+    """The CPU this preparation used so far, its Python start included, and its Fossil runs':
+    what a burst of records shares out (docs/node.md, issue 15)."""
+    own, fossil = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    python_ms, fossil_ms = ((u.ru_utime + u.ru_stime) * 1000 for u in (own, fossil))
+    return f"CPU {python_ms + fossil_ms:.0f} ms (Python {python_ms:.0f}, Fossil {fossil_ms:.0f})"
+
+
+def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process: bool = False) -> None:
     """The run user on the served repository and the run's home, made side by
     side: neither waits for the other until the password is needed. TURN_AT:
-    when its turn began (main), kept in the mark with when it ended."""
+    when its turn began (main), kept in the mark with when it ended. OWN_PROCESS:
+    the unit's step (main), whose CPU is the preparation's alone, and is told."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
@@ -309,7 +319,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None) -> None:
     finally:
         user.join()  # never left running; a failure of the home's is the one told
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
-    print(f"prepare: done in {steps.total() * 1000:.0f} ms", flush=True)
+    print(f"prepare: done in {steps.total() * 1000:.0f} ms" + (f"; {cpu_spent()}" if own_process else ""), flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
     marks.write(step.marks, Mark.PREPARED, {"at": time.time(), "seconds": round(time.time() - started, 3),
                                             "user_seconds": round((user_ready or [time.time()])[0] - started, 3),
@@ -369,7 +379,7 @@ def main(argv: list[str]) -> int:
                   flush=True)
         except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
-        prepare_run(step, turn_at)
+        prepare_run(step, turn_at, own_process=True)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
                                                   "fault": is_node_fault(failure)}, step.stem)
