@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
-from .web import viewer
+from .web_viewer import viewer
 
 _CODE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 

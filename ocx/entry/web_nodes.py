@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..fossil.repository import Repository
-from .web import Node, refusal, viewer
+from .web_viewer import Node, refusal, viewer
 
 READS = ("self", "receipts", "answer", "record", "page", "users")
 CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from ..tools.caller import Caller
 from ..tools.framework import Answer, Stopped, Tool, run_tool
 from ..tools.registry import TOOLS
-from .web import Node, base_url, refusal, viewer
+from .web_viewer import Node, base_url, refusal, viewer
 
 
 def caller(env: Mapping[str, str], node: Node) -> Caller:

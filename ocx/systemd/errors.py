@@ -1,12 +1,23 @@
 """What the systemd layer raises: one family, under OCX's one base (protocol/errors.py)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ..protocol.errors import OcxError
+
+# One D-Bus property of a transient unit: (name, D-Bus signature, value). Values are lists, never
+# tuples (dbus-next marshals only lists as arrays). Here, beside what a wrong one raises, so that
+# units.py and the sandbox's properties (hardening.py) each take it from below, not from the other.
+Property = tuple[str, str, Any]
 
 
 class SystemdLayerError(OcxError):
     """systemd, D-Bus, the journal or the kernel (bpf) refused or could not be asked;
     each class below says which. Whether one passes by itself: bus.passes (issue 13)."""
+
+
+class UnitError(SystemdLayerError, ValueError):
+    """A unit description systemd would refuse, caught before the bus (units.py, hardening.py, timers.py)."""
 
 
 class BusUnreadable(SystemdLayerError):

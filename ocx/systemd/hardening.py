@@ -22,7 +22,7 @@ import socket
 from dataclasses import dataclass
 from typing import Sequence
 
-from .units import Property, UnitError
+from .errors import Property, UnitError
 
 _PROTECT_PROC = ("default", "noaccess", "invisible", "ptraceable")
 _PROC_SUBSET = ("all", "pid")

@@ -13,14 +13,10 @@ import re
 import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
-from .errors import SystemdLayerError
+from .errors import Property, UnitError
 
 if TYPE_CHECKING:
     from .hardening import Hardening
-
-# One D-Bus property of a transient unit: (name, D-Bus signature, value).
-# Values are lists, never tuples (dbus-next marshals only lists as arrays).
-Property = tuple[str, str, Any]
 
 USEC = 1_000_000
 # MS_REC: BindPaths' last field is mount flags; recursive, like the unit
@@ -34,10 +30,6 @@ _NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.service")
 _CUMULATIVE = {"SystemCallFilter"}
 _STD = {"null", "tty", "tty-force", "tty-fail", "inherit", "journal", "kmsg",
         "socket", "data"}
-
-
-class UnitError(SystemdLayerError, ValueError):
-    """A unit description systemd would refuse, caught before the bus."""
 
 
 @dataclass(frozen=True)

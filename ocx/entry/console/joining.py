@@ -23,7 +23,7 @@ def is_join_post(form: Mapping[str, str]) -> bool:
 
 def make(view, form: Mapping[str, str]) -> dict:
     """The page's answer to the form: web_joining's, after D30's and D43's checks."""
-    from ..web import refusal
+    from ..web_viewer import refusal
     from ..web_joining import make_join_token
 
     refused = refusal(view.env, view.node, form.get(TOKEN_FIELD, ""))

@@ -28,7 +28,7 @@ from ...protocol.errors import FieldError
 from ...reading.console import deliveries, needs_you, queue_of, branches
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
-from ..web import Node, refusal, token
+from ..web_viewer import Node, refusal, token
 from . import catalog, joining, sections
 from .cards import Defaults, card
 from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input

@@ -22,7 +22,7 @@ from typing import Mapping
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...reading.console_messages import THREAD, RecordSeen
-from ..web import Node, base_url, viewer
+from ..web_viewer import Node, base_url, viewer
 
 NODE_USER = "ocx-node"  # NodeConfig's default (D20), for a configuration that names none
 
