@@ -262,6 +262,10 @@ def burst(n, count: int, name: str) -> list[str]:
     passes = [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", receipt_time(n, first[0]) - 0.5)
               if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith(("pass ", "runs' clone pulled"))]
     acting = [m for m in passes if m.startswith("pass ") and " 0 actions" not in m]
+    every = [m for m in passes if m.startswith("pass ")]
+    seconds = sum(float(m.rsplit(" in ", 1)[1].split()[0]) for m in every)
+    print(f"burst of {count}: the node's passes from its first post to its last program's first line: "
+          f"{len(every)}, {seconds:.1f} s in all", flush=True)
     print(f"burst of {count}: the node's passes that acted while it came ({len(acting)}): "
           + "; ".join(m.split(": ", 1)[1] for m in acting[:40]))
     pulls = [m for m in passes if m.startswith("runs' clone pulled")]
