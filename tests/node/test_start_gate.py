@@ -85,4 +85,5 @@ def test_the_passes_count_starts_from_what_prepares_now(context):
     tending = Tending(context, None, Units(units), PassReport())
     asyncio.run(tending.all())  # the one left waits: every turn is held
     assert tending.starts_left == 0 and tending.report.retry_in == START_AGAIN_SECONDS
+    assert tending.waiting_to_start == 1
     assert runs[-1][0].run_state(stem(runs[-1][1])).value == "none"

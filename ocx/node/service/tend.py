@@ -60,6 +60,7 @@ class PassReport:
     receipts: int = 0
     actions: list[str] = field(default_factory=list)
     retry_in: float | None = None  # seconds until a step that failed may be tried again
+    more: bool = False  # receipts were left unread for the next pass, which begins at once (intake.py)
 
     def retry(self, seconds: float) -> None:
         self.retry_in = seconds if self.retry_in is None else min(self.retry_in, seconds)
@@ -105,6 +106,7 @@ class Tending:
     report: PassReport
     _shutdown: bool | None = None
     starts_left: int = STARTS_AT_ONCE  # this pass's sessions' starts that may still prepare in their units
+    waiting_to_start: int = 0  # sessions left for a later pass: as many units prepare as may
 
     def shutting_down(self) -> bool:
         """Asked only when there is an end to answer: systemctl waits on a busy PID 1 (D4)."""
@@ -149,12 +151,16 @@ class Tending:
     async def all(self) -> None:
         every = record_dirs(self.context.config)
         self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
+        self.waiting_to_start = 0
         for record_dir in sorted(every, key=_received_order):  # first come, first started
             try:
                 await self.record(record_dir)
             except Exception as error:  # one record's trouble stops no other
                 self.context.log(f"tending failed: {describe(error)}", record=record_dir.hash, priority=3)
                 self.report.retry(5.0)
+        if self.waiting_to_start:
+            self.context.log(f"{self.waiting_to_start} sessions wait to start: {STARTS_AT_ONCE} runs' units "
+                             "prepare at once", priority=7)
 
     async def record(self, record_dir: RecordDir) -> None:
         from .cleanup import clean_up
@@ -247,6 +253,7 @@ class Tending:
             return
         gated = prepared_in_unit(opened)  # D34: a run the node prepares itself is one at a time already
         if gated and self.starts_left <= 0:
+            self.waiting_to_start += 1
             self.report.retry(START_AGAIN_SECONDS)
             return
         try:
