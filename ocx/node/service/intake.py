@@ -87,7 +87,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
 
 async def run_pass(context: NodeContext, systemd) -> PassReport:
     report = PassReport()
-    with node_lock(context.config):
+    with node_lock(context.config), marks.one_look():
         remove_leftovers(context.config.state_dir / "records")
         tending = Tending(context, systemd, await Units.read(systemd, context.server_code), report)
         await tending.all()  # ended runs answered, cut-off steps taken again
