@@ -321,6 +321,11 @@ def mark_lost(n, name: str) -> None:
     ocx("node", "poke", name)
     line = timed_first_pass(name, began, 3600)
     node_idle(name, 900)
+    # A pass that admits or queues anything hands the rest to the next at once (intake.py): all of them.
+    passes = [m.split(": ", 1)[1] for m in pass_lines(name, began)]
+    receipts = sum(int(m.split(" receipts")[0]) for m in passes)
+    seconds = sum(float(m.rsplit(" in ", 1)[1].split()[0]) for m in passes)
+    line += f"; until idle, {len(passes)} passes read {receipts} receipts in {seconds:.2f} s"
     after = answers()
     figures.note("mark_lost", f"{line}; the node user's posts {before} before, {after} after")
     print(f"a pass with the mark lost (D2), over all of the above: {line}; "

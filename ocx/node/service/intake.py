@@ -47,9 +47,9 @@ from .socket_served import served_by_socket, socket_accepts, tool_socket_path, t
 
 __all__ = ["PassReport", "run_pass"]
 
-# Issue 15: a pass that acted reads receipts this long, then its tending starts what it admitted; the next
-# pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit, starting none meanwhile.
-RECEIPTS_SECONDS = 0.25
+# Issue 15: a pass that admitted records (or queued check-ins) reads receipts this long, then its tending
+# starts them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit.
+RECEIPTS_SECONDS, TO_START = 0.25, ("Admit", "RunCheckin")
 
 
 def _mark_file(context: NodeContext):
@@ -110,7 +110,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
             context.log(f"the server cannot be reached: {describe(error)}", priority=4)
         return
     behind: set[str] = set()  # records opened late whose look back failed: given nothing newer yet (D18)
-    until = time.monotonic() + RECEIPTS_SECONDS
+    until, acted_before = time.monotonic() + RECEIPTS_SECONDS, len(report.actions)
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
         reading = PassReading(ReceiptReader(repository, [receipt]), behind=frozenset(behind)) if receipt else None
@@ -136,8 +136,8 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
             if acted or failed:
                 write_mark(context, receipt.rcvid, retry)  # a crash after this reads no further back
             report.receipts += 1
-            if report.actions and time.monotonic() > until and receipt is not ready[-1]:
-                # The rest in the next pass, at once: this one's tending starts what it admitted first.
+            if (time.monotonic() > until and receipt is not ready[-1]
+                    and any(a in TO_START for a in report.actions[acted_before:])):  # the rest: next pass
                 write_mark(context, receipt.rcvid, retry)
                 report.more = True
                 return
