@@ -272,7 +272,8 @@ class Tending:
                             f"the node could not start it: {failure.error}")
             return
         self.succeeded(record_dir, "start")
-        self.starts_left -= 1 if gated else 0
+        if gated:
+            self.starts_left -= 1
         self.report.actions.append("started")
 
     async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
@@ -301,7 +302,6 @@ class Tending:
         decided = decide_outcome(facts, budget)
         if decided is not None:
             self.decide(record_dir, *decided)
-
 
 
 def _received_order(record_dir: RecordDir) -> int:
