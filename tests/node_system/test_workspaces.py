@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ocx.fossil.repository import Repository
+from ocx.fossil.repository import SETTLE_SECONDS, Repository
 from ocx.fossil.sync import CallerClone
 from ocx.node.run_layout import RunHome
 from ocx.node.spare import pool
@@ -118,4 +118,8 @@ def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
     assert [began for began, _ in started] == sorted(began for began, _ in started), started
     for record in records:
         node.stop(record)
-    assert [node.response(r).outcome.value for r in records] == ["stopped"] * len(records)
+    # Seen once in CI: a receipt of this burst of writes stayed without its crosslink for over 35 s, and
+    # the node holds the receipts after such a one for up to SETTLE_SECONDS (repository.settled), its stops
+    # among them: an answer may take that long on top of the usual wait.
+    wait = SETTLE_SECONDS + 60
+    assert [node.response(r, timeout=wait).outcome.value for r in records] == ["stopped"] * len(records)
