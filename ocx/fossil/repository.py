@@ -183,10 +183,14 @@ class Repository(WorkReads, TagReads):
     def settled(self, receipt: Receipt) -> bool:
         """Whether Fossil has finished crosslinking what RECEIPT stored: the node's
         pass, the server's node and the receipts it serves hold back the rest."""
+        return not self.unsettled(receipt)
+
+    def unsettled(self, receipt: Receipt) -> list[str]:
+        """What RECEIPT stored that Fossil is still crosslinking (none past SETTLE_SECONDS)."""
         if time.time() - receipt.time.timestamp() > SETTLE_SECONDS:
-            return True
-        return not any(self.awaiting_crosslink(stored.hash) for stored in receipt.artifacts
-                       if stored.event_type is None)
+            return []
+        return [stored.hash for stored in receipt.artifacts
+                if stored.event_type is None and self.awaiting_crosslink(stored.hash)]
 
     def is_private(self, hash_: str) -> bool:
         return self._one("SELECT 1 FROM private WHERE rid=?", (self._rid(hash_),)) is not None

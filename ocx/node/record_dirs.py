@@ -140,16 +140,16 @@ def record_dirs(config: NodeConfig) -> list[RecordDir]:
     return [RecordDir(config.state_dir / "records" / name) for name in sorted(names)]
 
 
+def open_state(record: RecordDir) -> RecordState | None:
+    """The record's state if it is open (saved, not yet answered), else None: one listing of its directory."""
+    own = marks.present(record.path)[0]
+    state = record_state(own)
+    return state if Mark.SAVED in own and state is not RecordState.ANSWERED else None
+
+
 def _open_with_states(config: NodeConfig) -> list[tuple[RecordDir, RecordState]]:
-    """Each open record (saved, not yet answered) with its state, from one listing of its
-    directory: a pass and each admission read them all (issue 15: a burst of records)."""
-    found: list[tuple[RecordDir, RecordState]] = []
-    for record in record_dirs(config):
-        own = marks.present(record.path)[0]
-        state = record_state(own)
-        if Mark.SAVED in own and state is not RecordState.ANSWERED:
-            found.append((record, state))
-    return found
+    """Each open record with its state: a pass and each admission read them all (issue 15: a burst of records)."""
+    return [(record, state) for record in record_dirs(config) if (state := open_state(record)) is not None]
 
 
 def open_records(config: NodeConfig) -> list[RecordDir]:

@@ -39,8 +39,8 @@ from ..node.inotify import (IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_IGNORED, IN
                             IN_Q_OVERFLOW, add_watch, events, watch)
 from ..node.run_layout import RunHome, unit_stem
 from ..node.unit.prepare import CLONE
-from ..node.record_dirs import RecordDir, record_dirs
-from ..node.states import RECORD_MARKS, Mark, RecordState, record_state
+from ..node.record_dirs import RecordDir, open_state, record_dirs
+from ..node.states import RECORD_MARKS
 from ..node.service.run_units import TOOLS_INSIDE
 from ..node.service.socket_served import SOCKET_NAME, served_by_socket, short_path
 from ..protocol.decide import OpenRecord
@@ -217,8 +217,7 @@ class ToolSocketServer:
     def _consider(self, name: str, record_dir: RecordDir) -> None:
         self.looked_at += 1
         wanted = None
-        own = marks.present(record_dir.path)[0]
-        if Mark.SAVED in own and record_state(own) is not RecordState.ANSWERED:
+        if open_state(record_dir) is not None:
             try:
                 opened, _ = record_dir.load()
                 wanted = opened if served_by_socket(opened) else None

@@ -136,7 +136,9 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         if upto > mark:
             write_mark(context, upto, retry)  # D2: a shortcut
         if len(ready) < len(receipts):
-            context.log(f"receipt {receipts[len(ready)].rcvid} is still being crosslinked: waiting", priority=7)
+            held = receipts[len(ready)]  # which artifact, and for how long: what a stall is diagnosed from
+            context.log(f"receipt {held.rcvid} is still being crosslinked ({', '.join(repository.unsettled(held))}, "
+                        f"received {time.time() - held.time.timestamp():.1f} s ago): waiting", priority=7)
         if upto == mark or len(ready) < len(receipts):
             break
         mark = upto
