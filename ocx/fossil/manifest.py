@@ -171,6 +171,38 @@ def is_artifact(data: bytes) -> bool:
     return True
 
 
+_FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_FORM_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}")
+_ONE_ARGUMENT = frozenset("DGHINPU")
+# The cards' letters of a new thread (H), a reply (G I), an edit of either (G … P), each with or without N.
+_FORM_SHAPES = frozenset({"DHUWZ", "DHNUWZ", "DGIUWZ", "DGINUWZ", "DGHPUWZ", "DGHNPUWZ", "DGIPUWZ", "DGINPUWZ"})
+
+
+def is_form_post(artifact: Artifact) -> bool:
+    """Exactly the shape Fossil 2.21's forum form writes (forum.c, forum_post), checked as strictly
+    as Fossil does: `D` (its date, milliseconds included), `G` root only for a reply or an edit, `H`
+    title xor `I` in-reply-to, `N`, `P` edited, `U`, `W`, `Z`, each once, in that order. The form
+    stores the blob before crosslinking it, so only such a post may lack its event row for a moment
+    (Repository.unsettled); a blob of any other shape came by sync, which crosslinks in the same
+    transaction, so without its event row it never gets one, and must hold nothing back (a run
+    that pushed `D`+`Z` held every later receipt for a minute)."""
+    letters = "".join(card.letter for card in artifact.cards)
+    if letters not in _FORM_SHAPES:
+        return False
+    for card in artifact.cards:
+        if card.letter in _ONE_ARGUMENT and (len(card.args) != 1 or not card.args[0]):
+            return False
+        if card.letter in "GIP" and not _FULL_HASH.fullmatch(card.args[0]):
+            return False
+    try:
+        datetime.strptime(artifact.cards[0].args[0], "%Y-%m-%dT%H:%M:%S.%f")
+    except ValueError:
+        return False
+    return bool(_FORM_DATE.fullmatch(artifact.cards[0].args[0]))
+
+
+
+
 def tag_change(target: str, name: str, value: str | None, user: str, when: datetime) -> bytes:
     """The control artifact `fossil tag add NAME TARGET VALUE` writes: D, one
     `T +sym-NAME TARGET VALUE`, U, and Z (the MD5 of what precedes it)."""

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ocx.fossil import capabilities
 from ocx.fossil.errors import (AmbiguousPrefix, BadPrefix, JournalWaiting, RepositoryError, RepositoryUnreadable,
                               UnknownArtifact, UnknownUser)
-from ocx.fossil.manifest import Artifact, ManifestError, parse
+from ocx.fossil.manifest import Artifact, ManifestError, is_form_post, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
 from ocx.fossil.tag_reads import TagReads
@@ -168,17 +168,19 @@ class Repository(WorkReads, TagReads):
         return row[0] if row else None
 
     def awaiting_crosslink(self, hash_: str) -> bool:
-        """A post, ticket change, check-in, wiki or tag artifact stored without
-        its event row yet. Seen on 2.21: a web forum post's blob (with its
-        rcvid) becomes visible before its `event` and `forumpost` rows, so a
-        reader that took it as a plain file would pass it over for good."""
+        """A forum post stored without its event row yet. Seen on 2.21: the forum
+        form's blob (with its rcvid) is committed before its `event` and `forumpost`
+        rows, so a reader that took it as a plain file would pass it over for good.
+        Only a post shaped as that form writes it (manifest.is_form_post): sync, the
+        tickets' form and check-ins crosslink in the blob's own transaction, so any
+        other blob without its event row never gets one (a run's pushed `D`+`Z`)."""
         if self.event_type(hash_) is not None:
             return False
         try:
             artifact = parse(self.artifact(hash_))
         except (ManifestError, UnicodeDecodeError, RepositoryError):
             return False  # a file's content, or nothing readable: never crosslinked
-        return any(card.letter not in ("M", "Z") for card in artifact.cards)  # M+Z only: a cluster
+        return is_form_post(artifact)
 
     def settled(self, receipt: Receipt) -> bool:
         """Whether Fossil has finished crosslinking what RECEIPT stored: the node's

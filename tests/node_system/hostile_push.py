@@ -13,6 +13,9 @@ OCX. It reads its first delivery (D13) and acts on its objective, calling
   between check-ins on BRANCH; push (refused whole). Then its clone
   replaced by a link to the run STEM's clone (another run's); push. Then by
   a FIFO; push.
+- `stall URL PROJECT_CODE`: send by sync, as itself with the password its
+  home holds, a blob of a `D` and a `Z` card, which Fossil stores and never
+  crosslinks; print `stalled HASH`.
 """
 import hashlib
 import json
@@ -86,6 +89,18 @@ def hostile(branch: str, thread: str, victim: str, stem: str) -> None:
     print("done", flush=True)
 
 
+def stall(url: str, project_code: str) -> None:
+    from ocx.fossil.web import WebSession  # what any run may write by hand: it is the protocol's own
+
+    body = f"D {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.000')}\n".encode()
+    blob = body + b"Z " + hashlib.md5(body).hexdigest().encode() + b"\n"
+    with open(os.path.join(HOME, ".ocx-password")) as kept:
+        password = kept.read().strip()
+    WebSession(url, os.environ["USER"], password).push_artifacts([(hashlib.sha3_256(blob).hexdigest(), blob)],
+                                                                 project_code)
+    print(f"stalled {hashlib.sha3_256(blob).hexdigest()}", flush=True)
+
+
 def main() -> None:
     first = json.loads(sys.stdin.readline())
     print("delivery " + json.dumps(first), flush=True)
@@ -96,6 +111,8 @@ def main() -> None:
             push()
     elif words[:1] == ["hostile"]:
         hostile(*words[1:5])
+    elif words[:1] == ["stall"]:
+        stall(*words[1:3])
     for line in sys.stdin:  # until stopped
         print("delivery " + line.strip(), flush=True)
 

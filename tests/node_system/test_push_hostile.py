@@ -93,3 +93,27 @@ def test_a_run_without_network_that_holds_its_password_pushes_through_its_socket
         assert (landed.branch, landed.sender.login) == (branch, run_user)
     node.stop(record)
     assert node.response(record, timeout=90).outcome is Outcome.stopped
+
+
+def test_a_blob_fossil_never_crosslinks_holds_back_no_later_record(node):
+    """A run that holds its password sends, by sync, a blob of a `D` and a `Z` card: Fossil stores it and
+    never crosslinks it. The node once took it for a post still being crosslinked and held every later
+    receipt for SETTLE_SECONDS (a minute). Now only a post shaped as Fossil's form writes one is held
+    (manifest.is_form_post): a record sent after it starts, and the node never waited on the blob."""
+    page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
+    with node.repository() as served:
+        project_code = served.project_code
+    staller = node.post(node.record(runner=RUNNER, objective=f"stall {node.config.url} {project_code}",
+                                    budget={"wall": "10m"}))
+    (blob,) = waited(node, staller, "stalled ")
+    later = node.post(node.record(runner=RUNNER, objective=f"hold later-{secrets.token_hex(3)}",
+                                  budget={"wall": "10m"}))
+    waited(node, later, "held ")
+    for record in (staller, later):
+        node.stop(record)
+        assert node.response(record, timeout=90).outcome is Outcome.stopped
+    with node.repository() as served:
+        assert served.event_type(blob) is None  # stored, and never crosslinked
+    waits = [line for line in journal(f"ocx-node@{node.name}.service").splitlines() if blob in line]
+    assert waits == [], waits
