@@ -262,6 +262,10 @@ def burst(n, count: int, name: str) -> list[str]:
     passes = [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", receipt_time(n, first[0]) - 0.5)
               if isinstance(e.get("MESSAGE"), str) and e["MESSAGE"].startswith(("pass ", "runs' clone pulled"))]
     acting = [m for m in passes if m.startswith("pass ") and " 0 actions" not in m]
+    every = [m for m in passes if m.startswith("pass ")]
+    seconds = sum(float(m.rsplit(" in ", 1)[1].split()[0]) for m in every)
+    print(f"burst of {count}: the node's passes from its first post to its last program's first line: "
+          f"{len(every)}, {seconds:.1f} s in all", flush=True)
     print(f"burst of {count}: the node's passes that acted while it came ({len(acting)}): "
           + "; ".join(m.split(": ", 1)[1] for m in acting[:40]))
     pulls = [m for m in passes if m.startswith("runs' clone pulled")]
@@ -317,6 +321,11 @@ def mark_lost(n, name: str) -> None:
     ocx("node", "poke", name)
     line = timed_first_pass(name, began, 3600)
     node_idle(name, 900)
+    # A pass that admits or queues anything hands the rest to the next at once (intake.py): all of them.
+    passes = [m.split(": ", 1)[1] for m in pass_lines(name, began)]
+    receipts = sum(int(m.split(" receipts")[0]) for m in passes)
+    seconds = sum(float(m.rsplit(" in ", 1)[1].split()[0]) for m in passes)
+    line += f"; until idle, {len(passes)} passes read {receipts} receipts in {seconds:.2f} s"
     after = answers()
     figures.note("mark_lost", f"{line}; the node user's posts {before} before, {after} after")
     print(f"a pass with the mark lost (D2), over all of the above: {line}; "

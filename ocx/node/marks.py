@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..files import write_atomically  # one way to write a file whole (issue 18 item 4)
@@ -19,14 +22,45 @@ from .states import (RECORD_MARKS, RESET, RUN_MARKS, Failure, Mark, RecordState,
 
 FAILURES = "failures.json"  # the record's failed steps and how often (states.Failure)
 _BY_NAME = {mark.value: mark for mark in Mark}
+Present = tuple[frozenset[Mark], dict[str, frozenset[Mark]]]
+_LOOK: ContextVar[dict[str, Present] | None] = ContextVar("ocx_marks_look", default=None)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Within it, each directory's marks are listed once (issue 15: a pass of the node listed each
+    record's directory five times, a quarter of its CPU in a burst). What this process writes is seen
+    at once; what another writes meanwhile (a preparation, a stop step) is seen by the next look,
+    as it would be had it come a moment later: each of them pokes the node when it is written."""
+    token = _LOOK.set({})
+    try:
+        yield
+    finally:
+        _LOOK.reset(token)
 
 
 def file_name(mark: Mark, stem: str | None = None) -> str:
     return f"{mark.value}-{stem}.json" if stem else f"{mark.value}.json"
 
 
-def present(directory: Path) -> tuple[frozenset[Mark], dict[str, frozenset[Mark]]]:
-    """The record's own marks, and each run's (by its unit's stem), as files say now."""
+def present(directory: Path) -> Present:
+    """The record's own marks, and each run's (by its unit's stem), as files say now (or at this look)."""
+    look = _LOOK.get()
+    if look is None:
+        return _listed(directory)
+    key = str(directory)
+    if key not in look:
+        look[key] = _listed(directory)
+    return look[key]
+
+
+def _forget(directory: Path) -> None:
+    look = _LOOK.get()
+    if look is not None:
+        look.pop(str(directory), None)
+
+
+def _listed(directory: Path) -> Present:
     try:
         names = os.listdir(directory)
     except FileNotFoundError:
@@ -56,7 +90,8 @@ def run_state_of(directory: Path, stem: str) -> RunState:
 
 def write(directory: Path, mark: Mark, body: dict | str | None = None, stem: str | None = None) -> None:
     """Make one change of the record in DIRECTORY (a run's when STEM is given),
-    as the table allows, or raise StateError."""
+    as the table allows, or raise StateError. Checked against the files as they are now."""
+    _forget(directory)
     own, runs = present(directory)
     if mark in RUN_MARKS:
         if not stem:
@@ -66,13 +101,16 @@ def write(directory: Path, mark: Mark, body: dict | str | None = None, stem: str
         after_record(record_state(own), mark)
     text = body if isinstance(body, str) else json.dumps(body or {}) + "\n"
     write_atomically(directory / file_name(mark, stem if mark in RUN_MARKS else None), text)
+    _forget(directory)
 
 
 def reset(directory: Path, stem: str) -> None:
     """A run's marks removed, so it runs again, as the table allows."""
+    _forget(directory)
     after_run(run_state_of(directory, stem), RESET)
     for mark in RUN_MARKS:
         (directory / file_name(mark, stem)).unlink(missing_ok=True)
+    _forget(directory)
 
 
 def read(directory: Path, mark: Mark, stem: str | None = None) -> dict | None:

@@ -19,7 +19,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the pass: a pass that fails as a whole is logged and tried again, backing off"),
     ("ocx/node/service/serve.py", "serve"): (
         1, "the service's start: whatever stops it, the pokes that started it are read, or systemd starts it for ever"),
-    ("ocx/node/service/check.py", "check"): (
+    ("ocx/node/service/check.py", "_one_pass"): (
         1, "the deliberate check's pass, tried again twice before it fails"),
     ("ocx/node/service/tend.py", "Tending.all"): (
         1, "one record's trouble stops no other record's tending"),

@@ -19,28 +19,40 @@ from .. import config as node_config
 from ..faults import describe
 from ..wake import poke, server_answers
 from .context import NodeContext
-from .intake import run_pass
+from .intake import PassReport, run_pass
 
 
 PASS_TRIES = 3  # a pass that fails as a whole (the bus not there yet, say) is tried again
 
 
 async def check(context: NodeContext, systemd) -> dict[str, int]:
+    report = PassReport()
+    while True:  # a pass that admitted records leaves later receipts to the next (intake.py)
+        done = await _one_pass(context, systemd)
+        report.receipts += done.receipts
+        report.actions += done.actions
+        if done.retry_in is not None:
+            report.retry(done.retry_in)
+        if not done.more:
+            break
+    if report.retry_in is not None:
+        poke(context.config.name, "check")  # the node's service tries again, within each record's bound
+    counts = Counter(report.actions)
+    return {"receipts": report.receipts, "started": counts["started"], "answered": counts["answered"],
+            "lost": counts["decided-lost"], "to try again": int(report.retry_in is not None)}
+
+
+async def _one_pass(context: NodeContext, systemd) -> PassReport:
     for tried in range(1, PASS_TRIES + 1):
         try:
-            report = await run_pass(context, systemd)
-            break
+            return await run_pass(context, systemd)
         except Exception as error:  # the check's pass as a whole (the bus not there yet): tried again
             context.log(f"check: the pass failed ({tried} of {PASS_TRIES}): {describe(error)}", priority=3)
             if tried == PASS_TRIES:
                 poke(context.config.name, "check")  # the node's service tries on its own
                 raise
             await asyncio.sleep(2.0 * tried)
-    if report.retry_in is not None:
-        poke(context.config.name, "check")  # the node's service tries again, within each record's bound
-    counts = Counter(report.actions)
-    return {"receipts": report.receipts, "started": counts["started"], "answered": counts["answered"],
-            "lost": counts["decided-lost"], "to try again": int(report.retry_in is not None)}
+    raise AssertionError("unreachable: the last try raises")
 
 
 SERVER_WAIT_SECONDS = 60.0  # at boot the Fossil server may still be starting

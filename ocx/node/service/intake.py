@@ -47,6 +47,10 @@ from .socket_served import served_by_socket, socket_accepts, tool_socket_path, t
 
 __all__ = ["PassReport", "run_pass"]
 
+# Issue 15: a pass that admitted records (or queued check-ins) reads receipts this long, then its tending
+# starts them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit.
+RECEIPTS_SECONDS, TO_START = 0.25, ("Admit", "RunCheckin")
+
 
 def _mark_file(context: NodeContext):
     return context.config.state_dir / "mark.json"
@@ -83,7 +87,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
 
 async def run_pass(context: NodeContext, systemd) -> PassReport:
     report = PassReport()
-    with node_lock(context.config):
+    with node_lock(context.config), marks.one_look():
         remove_leftovers(context.config.state_dir / "records")
         tending = Tending(context, systemd, await Units.read(systemd, context.server_code), report)
         await tending.all()  # ended runs answered, cut-off steps taken again
@@ -106,6 +110,7 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
             context.log(f"the server cannot be reached: {describe(error)}", priority=4)
         return
     behind: set[str] = set()  # records opened late whose look back failed: given nothing newer yet (D18)
+    until, acted_before = time.monotonic() + RECEIPTS_SECONDS, len(report.actions)
     for rcvid in sorted(retry):  # those that failed before first, in arrival order
         receipt = repository.receipt(rcvid)
         reading = PassReading(ReceiptReader(repository, [receipt]), behind=frozenset(behind)) if receipt else None
@@ -131,6 +136,11 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
             if acted or failed:
                 write_mark(context, receipt.rcvid, retry)  # a crash after this reads no further back
             report.receipts += 1
+            if (time.monotonic() > until and receipt is not ready[-1]
+                    and any(a in TO_START for a in report.actions[acted_before:])):  # the rest: next pass
+                write_mark(context, receipt.rcvid, retry)
+                report.more = True
+                return
         # Everything before the first unsettled receipt was handled (or held nothing to handle).
         upto = receipts[len(ready)].rcvid - 1 if len(ready) < len(receipts) else newest
         if upto > mark:

@@ -181,6 +181,9 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             passes += 1
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
                         f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
+            if report.more and failures == 0:  # receipts left for the next pass (intake.py, RECEIPTS_SECONDS): no wait
+                settle = True
+                continue
             if listener is None or failures >= FAILED_PASSES:
                 return passes
             settle = settle or bool(report.receipts or report.actions)

@@ -23,6 +23,7 @@ failed. Command records go their own way (checkin_runs.py).
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,12 @@ from .start_stop import start_session, stop_session
 from .run_units import prepared_in_unit
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
+# Issue 15: at most this many runs' units prepare at once, as many as preparations take turns
+# (turns.py); a session beyond them starts, in the order its record came, when one is done (its
+# preparation pokes the node). A burst of 100 all started at once shared the cores among 100 Python
+# starts and sandboxes' set-ups, and each run's program waited for nearly all of them.
+STARTS_AT_ONCE = 2 * (os.cpu_count() or 1)
+START_AGAIN_SECONDS = 2.0  # a pass then, should no preparation's poke come (the node's socket gone, say)
 
 
 @dataclass
@@ -53,6 +60,7 @@ class PassReport:
     receipts: int = 0
     actions: list[str] = field(default_factory=list)
     retry_in: float | None = None  # seconds until a step that failed may be tried again
+    more: bool = False  # receipts were left unread for the next pass, which begins at once (intake.py)
 
     def retry(self, seconds: float) -> None:
         self.retry_in = seconds if self.retry_in is None else min(self.retry_in, seconds)
@@ -78,6 +86,11 @@ class Units:
         unit = self.by_name.get(name)
         return unit if unit is not None and unit.load_state == "loaded" else None
 
+    def starting(self, name: str) -> bool:
+        """Whether systemd is starting NAME: its ExecStartPre, the preparation, runs (or will)."""
+        unit = self.by_name.get(name)
+        return unit is not None and (unit.active_state == "activating" or unit.job == "start")
+
     def of_record(self, server_code: str, record_hash: str) -> list[ListedUnit]:
         stem = unit_stem(server_code, record_hash)
         return [u for name, u in self.by_name.items() if name == f"{stem}.service" or name.startswith(f"{stem}-")]
@@ -92,6 +105,8 @@ class Tending:
     units: Units
     report: PassReport
     _shutdown: bool | None = None
+    starts_left: int = STARTS_AT_ONCE  # this pass's sessions' starts that may still prepare in their units
+    waiting_to_start: int = 0  # sessions left for a later pass: as many units prepare as may
 
     def shutting_down(self) -> bool:
         """Asked only when there is an end to answer: systemctl waits on a busy PID 1 (D4)."""
@@ -134,12 +149,18 @@ class Tending:
 
     # -- every record ------------------------------------------------------
     async def all(self) -> None:
-        for record_dir in record_dirs(self.context.config):
+        every = record_dirs(self.context.config)
+        self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
+        self.waiting_to_start = 0
+        for record_dir in sorted(every, key=_received_order):  # first come, first started
             try:
                 await self.record(record_dir)
             except Exception as error:  # one record's trouble stops no other
                 self.context.log(f"tending failed: {describe(error)}", record=record_dir.hash, priority=3)
                 self.report.retry(5.0)
+        if self.waiting_to_start:
+            self.context.log(f"{self.waiting_to_start} sessions wait to start: {STARTS_AT_ONCE} runs' units "
+                             "prepare at once", priority=7)
 
     async def record(self, record_dir: RecordDir) -> None:
         from .cleanup import clean_up
@@ -230,6 +251,11 @@ class Tending:
     async def start(self, record_dir: RecordDir, opened) -> None:
         if self.waiting(record_dir, "start"):
             return
+        gated = prepared_in_unit(opened)  # D34: a run the node prepares itself is one at a time already
+        if gated and self.starts_left <= 0:
+            self.waiting_to_start += 1
+            self.report.retry(START_AGAIN_SECONDS)
+            return
         try:
             with Repository(self.context.config.repository) as repository:
                 page = runner_page(repository, opened.record.runner, self.context.served)  # D37: the server's
@@ -246,6 +272,8 @@ class Tending:
                             f"the node could not start it: {failure.error}")
             return
         self.succeeded(record_dir, "start")
+        if gated:
+            self.starts_left -= 1
         self.report.actions.append("started")
 
     async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
@@ -275,3 +303,18 @@ class Tending:
         if decided is not None:
             self.decide(record_dir, *decided)
 
+
+def _received_order(record_dir: RecordDir) -> int:
+    """A record's receipt (D26: in the order the node reads them); a half-saved one, first."""
+    try:
+        return record_dir.load()[0].rcvid
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def _preparing(record_dir: RecordDir, units: Units) -> int:
+    """Its runs whose units systemd is starting and whose preparation has not ended: its mark, written
+    before it pokes the node, says so before systemd does."""
+    done = (Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED)
+    return sum(1 for stem, present in marks.present(record_dir.path)[1].items()
+               if not any(mark in present for mark in done) and units.starting(f"{stem}.service"))

@@ -44,6 +44,7 @@ from ..states import Mark
 from .. import spare
 from ..spare import CHECKOUT, CLONE
 from ..template import held, held_within
+from ..wake import poke
 from . import bounded, runner_homes
 from .meanwhile import Meanwhile, Steps
 from .turns import take_turn, turns_of
@@ -385,6 +386,8 @@ def main(argv: list[str]) -> int:
                                                   "fault": is_node_fault(failure)}, step.stem)
         print(f"ocx prepare: {failure}", file=sys.stderr)
         return 1
+    finally:  # the node starts the next session waiting for a start (tend.py, STARTS_AT_ONCE)
+        poke(step.marks.parent.parent.name, f"prepared {step.stem}")
     return 0
 
 
