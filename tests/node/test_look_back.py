@@ -25,7 +25,8 @@ from ocx.node.record_dirs import RecordDir
 from ocx.node.served import Here
 from ocx.node.service.checkin_runs import queued
 from ocx.node.service.context import NodeContext
-from ocx.node.service.intake import read_mark, read_receipts
+from ocx.node.service.intake import read_receipts
+from ocx.node.service.pass_mark import read_mark
 from ocx.node.service.tend import PassReport
 from ocx.node.states import Mark, RecordState
 

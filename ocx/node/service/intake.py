@@ -17,12 +17,10 @@ A record given up on is answered, its note naming what failed.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
-from ...files import write_atomically
 from ...fossil.repository import SETTLE_SECONDS, Repository
 from ...protocol.admission import Inadmissible
 from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, Deliver, Ignore, NodeFacts, OpenRecord,
@@ -40,6 +38,7 @@ from .arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptRe
 from .cleanup import remove_leftovers
 from .checkin_runs import enqueue
 from .context import NodeContext
+from .pass_mark import read_mark, write_mark
 from .look_back import look_back, opened_by
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
@@ -50,23 +49,6 @@ __all__ = ["PassReport", "run_pass"]
 # Issue 15: a pass that admitted records (or queued check-ins) reads receipts this long, then its tending
 # starts them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit.
 RECEIPTS_SECONDS, TO_START = 0.25, ("Admit", "RunCheckin")
-
-
-def _mark_file(context: NodeContext):
-    return context.config.state_dir / "mark.json"
-
-
-def read_mark(context: NodeContext) -> tuple[int, dict[int, dict]]:
-    """The last receipt handled, and those to read again: {rcvid: a Failure's fields and the record's target}."""
-    try:
-        body = json.loads(_mark_file(context).read_text())
-        return int(body["rcvid"]), {int(k): v for k, v in body.get("retry", {}).items()}
-    except (FileNotFoundError, ValueError, KeyError, TypeError):
-        return 0, {}  # D2: lost, so read again from the start
-
-
-def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict]) -> None:
-    write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid, "retry": retry}) + "\n")
 
 
 def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) -> NodeFacts:
