@@ -10,21 +10,11 @@ from datetime import timedelta
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.node.service.arrivals import ReceiptReader
 from ocx.protocol.decide import CHECKIN, Deliver, Ignore, NodeFacts, OpenRecord, decide
 from ocx.protocol.messages import parse_message
 
 pytestmark = pytest.mark.fossil
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("arrivals"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 def test_a_post_is_read_only_where_it_can_matter_and_decided_alike(served) -> None:

@@ -11,7 +11,6 @@ import sqlite3
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.fossil.repository import SETTLE_SECONDS, Repository
 from ocx.node.config import NodeConfig
 from ocx.node.service.context import NodeContext
@@ -20,15 +19,6 @@ from ocx.node.service.pass_mark import read_mark
 from ocx.node.service.tend import PassReport
 
 pytestmark = pytest.mark.fossil
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("held"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 def one_pass(context: NodeContext) -> PassReport:

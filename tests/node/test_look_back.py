@@ -18,7 +18,6 @@ import shutil
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.fossil.repository import Repository
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
@@ -51,15 +50,6 @@ class Unanswering(Here):
             self.failing -= 1
             raise ConnectionError("the server's node did not answer")
         return super().answer(repository, place_kind, place, record_hash, **known)
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("look-back"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 @pytest.fixture(params=[False, True], ids=["served", "elsewhere"])

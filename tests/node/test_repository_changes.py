@@ -10,19 +10,9 @@ import urllib.request
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.node.service.serve import RepositoryChanges
 
 pytestmark = pytest.mark.fossil
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("changes"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 def fired(changes: RepositoryChanges, seconds: float = 10.0) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from node.test_template import Config, served  # noqa: F401 (a fixture: a real server of this module's own)
+from node.test_template import Config
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
 from ocx.node.unit.prepare import Preparation, make_home, parse

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from fossil.conftest import start_served  # tests/fossil's real server
 from ocx.fossil.repository import Repository
 from ocx.node import template
 
@@ -27,15 +26,6 @@ class Config:
 
     def node_password(self) -> str:
         return self.password
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    running = start_served(tmp_path_factory.mktemp("template"))
-    try:
-        yield running
-    finally:
-        running.server.stop()
 
 
 @pytest.fixture
