@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import NamedTuple
+from ..protocol.hashes import is_full_hash
 from .errors import FossilLayerError
 
 _ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
@@ -171,8 +172,7 @@ def is_artifact(data: bytes) -> bool:
     return True
 
 
-_FULL_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_FORM_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}")
+_FORM_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}")  # date_in_standard_format's
 _ONE_ARGUMENT = frozenset("DGHINPU")
 # The cards' letters of a new thread (H), a reply (G I), an edit of either (G … P), each with or without N.
 _FORM_SHAPES = frozenset({"DHUWZ", "DHNUWZ", "DGIUWZ", "DGINUWZ", "DGHPUWZ", "DGHNPUWZ", "DGIPUWZ", "DGINPUWZ"})
@@ -192,21 +192,19 @@ def is_form_post(artifact: Artifact) -> bool:
     for card in artifact.cards:
         if card.letter in _ONE_ARGUMENT and (len(card.args) != 1 or not card.args[0]):
             return False
-        if card.letter in "GIP" and not _FULL_HASH.fullmatch(card.args[0]):
+        if card.letter in "GIP" and not is_full_hash(card.args[0]):
             return False
+    date = artifact.cards[0].args[0]
     try:
-        datetime.strptime(artifact.cards[0].args[0], "%Y-%m-%dT%H:%M:%S.%f")
-    except ValueError:
+        return bool(_FORM_DATE.fullmatch(date)) and datetime.strptime(date, "%Y-%m-%dT%H:%M:%S.%f") is not None
+    except ValueError:  # the form's shape, but no such day or hour (a 13th month)
         return False
-    return bool(_FORM_DATE.fullmatch(artifact.cards[0].args[0]))
-
-
 
 
 def tag_change(target: str, name: str, value: str | None, user: str, when: datetime) -> bytes:
     """The control artifact `fossil tag add NAME TARGET VALUE` writes: D, one
     `T +sym-NAME TARGET VALUE`, U, and Z (the MD5 of what precedes it)."""
-    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", target):
+    if not is_full_hash(target):
         raise ManifestError(f"a tag's target must be a full hash, not {target!r}")
     stamp = when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
     tag = f"T +sym-{escape(name)} {target}" + (f" {escape(value)}" if value is not None else "")

@@ -118,3 +118,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield running
     finally:
         running.server.stop()
+
+
+def before_crosslink(repository: Path, post: str, copy: Path) -> Path:
+    """COPY of REPOSITORY as it is in the moment Fossil 2.21's forum form has stored POST's blob and
+    not yet crosslinked it (no `event`, no `forumpost` row): that moment, kept (Repository.unsettled)."""
+    shutil.copyfile(repository, copy)
+    db = sqlite3.connect(copy)
+    try:
+        with db:
+            db.execute("DELETE FROM event WHERE objid=(SELECT rid FROM blob WHERE uuid=?)", (post,))
+            db.execute("DELETE FROM forumpost WHERE fpid=(SELECT rid FROM blob WHERE uuid=?)", (post,))
+    finally:
+        db.close()
+    return copy

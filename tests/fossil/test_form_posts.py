@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fossil.test_manifest import sealed
 from ocx.fossil.manifest import Artifact, Card, is_form_post, parse
 
 ROOT = "a" * 64
@@ -18,10 +19,6 @@ REPLY = (("D", ("2026-12-05T02:41:13.123",)), ("G", (ROOT,)), ("I", (ROOT,)), ("
 
 def post(cards) -> Artifact:
     return Artifact(tuple(Card(letter, args) for letter, args in cards), "hello")
-
-
-def sealed(body: bytes) -> bytes:
-    return body + b"Z " + hashlib.md5(body).hexdigest().encode() + b"\n"
 
 
 def test_the_forms_shapes_are_posts():

@@ -4,12 +4,11 @@ it over for good. Held for at most SETTLE_SECONDS, and the node's log names what
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import sqlite3
 from datetime import timedelta
 
 import pytest
 
+from fossil.conftest import before_crosslink
 from ocx.fossil.repository import SETTLE_SECONDS, Repository
 
 pytestmark = pytest.mark.fossil
@@ -22,13 +21,7 @@ def test_a_post_without_its_event_row_is_unsettled_until_settle_seconds(served, 
         (crosslinked,) = repo.receipts_since(rcvid - 1)[:1]
         assert repo.unsettled(crosslinked) == [] and repo.settled(crosslinked)
     # The moment between Fossil's storing of the blob and its crosslinking, made in a copy.
-    copy = tmp_path / "mid-crosslink.fossil"
-    shutil.copyfile(served.path, copy)
-    db = sqlite3.connect(copy)
-    with db:
-        db.execute("DELETE FROM event WHERE objid=(SELECT rid FROM blob WHERE uuid=?)", (post,))
-        db.execute("DELETE FROM forumpost WHERE fpid=(SELECT rid FROM blob WHERE uuid=?)", (post,))
-    db.close()
+    copy = before_crosslink(served.path, post, tmp_path / "mid-crosslink.fossil")
     with Repository(copy) as repo:
         (held,) = repo.receipts_since(rcvid - 1)[:1]
         assert [a.hash for a in held.artifacts if a.event_type is None] == [post]

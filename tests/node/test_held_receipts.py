@@ -11,6 +11,7 @@ import sqlite3
 
 import pytest
 
+from fossil.conftest import before_crosslink
 from ocx.fossil.repository import SETTLE_SECONDS, Repository
 from ocx.node.config import NodeConfig
 from ocx.node.service.context import NodeContext
@@ -32,12 +33,8 @@ def test_a_post_still_being_crosslinked_holds_the_pass_until_its_hold_ends(serve
     web = served.web("alice")
     held = web.new_thread("held", "a post whose crosslink never came")
     later = web.new_thread("later", "a post after it")
-    copy = tmp_path / "stranded.fossil"  # the moment after Fossil stored the first post, made for good
-    shutil.copyfile(served.path, copy)
+    copy = before_crosslink(served.path, held, tmp_path / "stranded.fossil")  # a crosslink that never came
     db = sqlite3.connect(copy)
-    with db:
-        db.execute("DELETE FROM event WHERE objid=(SELECT rid FROM blob WHERE uuid=?)", (held,))
-        db.execute("DELETE FROM forumpost WHERE fpid=(SELECT rid FROM blob WHERE uuid=?)", (held,))
     with Repository(copy) as repository:
         first, newest = repository.sender(held).rcvid, repository.max_rcvid()
         assert repository.sender(later).rcvid > first
