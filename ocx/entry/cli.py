@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from .. import __version__
+from .say import say
 
 app = typer.Typer(help="OCX: humans and AI agents on one Fossil repository, every request, limit and judgement on the record.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -18,7 +19,7 @@ app.add_typer(message_app, name="message")
 @app.command()
 def version() -> None:
     """Print OCX's version and the protocol it speaks."""
-    typer.echo(f"ocx {__version__} (protocol v1, draft 4.6)")
+    say(f"ocx {__version__} (protocol v1, draft 4.6)")
 
 
 @message_app.command("check")
@@ -47,13 +48,13 @@ def message_check(
             answer = {"message": None, "error": {"field": error.field, "why": error.why}}
             code = 1
     if as_json:
-        typer.echo(json.dumps(answer))
+        say(json.dumps(answer))
     elif code == 0:
-        typer.echo(f"valid {answer['message']['kind']}: " + json.dumps(answer["message"]))
+        say(f"valid {answer['message']['kind']}: " + json.dumps(answer["message"]))
     elif code == 1:
-        typer.echo(f"refused: {answer['error']['field']}: {answer['error']['why']}")
+        say(f"refused: {answer['error']['field']}: {answer['error']['why']}")
     else:
-        typer.echo(answer["why"])
+        say(answer["why"])
     raise typer.Exit(code)
 
 
@@ -75,7 +76,7 @@ def node_check(name: str = typer.Argument(..., help="The node's name.")) -> None
     from ..node.service.check import run_check
 
     counts = run_check(name)
-    typer.echo(", ".join(f"{key} {value}" for key, value in counts.items()))
+    say(", ".join(f"{key} {value}" for key, value in counts.items()))
 
 
 from .cli_node import register as _register_node_setup  # noqa: E402  (node init, demo)

@@ -6,6 +6,8 @@ from typing import Optional
 
 import typer
 
+from .say import say
+
 
 def attach(record: str = typer.Argument(..., help="The session record's hash, or its first 10 or more hex digits."),
            login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
@@ -26,7 +28,7 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
     from .cli_tools import terminal_password
 
     def refuse(field: str, why: str) -> None:
-        typer.echo(f"refused: {field}: {why}", err=True)
+        say(f"refused: {field}: {why}", err=True)
         raise typer.Exit(1)
 
     try:
@@ -43,13 +45,13 @@ def attach(record: str = typer.Argument(..., help="The session record's hash, or
         refuse("caller", str(error))
     with caller:
         try:
-            done = attach_session(caller, record, say=lambda text: typer.echo(text, err=True))
+            done = attach_session(caller, record, say=lambda text: say(text, err=True))
         except FieldError as refused:
             refuse(refused.field, refused.why)
     if done.post is None:
-        typer.echo(f"could not post the attachment ({done.error}); its text: {done.text}", err=True)
+        say(f"could not post the attachment ({done.error}); its text: {done.text}", err=True)
         raise typer.Exit(1)
-    typer.echo(f"posted {done.post} in {done.session.record.kind} {done.session.record.place}: {done.text}", err=True)
+    say(f"posted {done.post} in {done.session.record.kind} {done.session.record.place}: {done.text}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from .say import say
+
 
 def register(app: typer.Typer, node_app: typer.Typer) -> None:
     node_app.command("init")(node_init)
@@ -40,7 +42,7 @@ def node_init(
 
     name = name or name_argument
     if not name or (name_argument and name_argument != name):
-        typer.echo("ocx node init: give the node's name once, as NAME or --name NAME", err=True)
+        say("ocx node init: give the node's name once, as NAME or --name NAME", err=True)
         raise typer.Exit(2)
     started = time.monotonic()
     try:
@@ -58,13 +60,13 @@ def node_init(
             report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
                                            node_user=node_user, admin_login=admin, public=public))
     except InitError as error:
-        typer.echo(f"ocx node init: {error}", err=True)
+        say(f"ocx node init: {error}", err=True)
         raise typer.Exit(1)
     for step in report.steps:
-        typer.echo(("changed  " if step.changed else "ok       ") + step.what)
+        say(("changed  " if step.changed else "ok       ") + step.what)
     if report.admin_login:
-        typer.echo(f"admin login {report.admin_login}: password in {report.admin_password_file}")
-    typer.echo(f"node {name} at {report.config.url}: "
+        say(f"admin login {report.admin_login}: password in {report.admin_password_file}")
+    say(f"node {name} at {report.config.url}: "
                + ("set up" if report.changed else "nothing changed")
                + f" in {time.monotonic() - started:.1f} s")
 
@@ -125,7 +127,8 @@ def demo(
     try:
         done = run_demo(Demo(publish=publish, in_container=container))
     except InitError as error:
-        typer.echo(f"ocx demo: {error}", err=True)
+        say(f"ocx demo: {error}", err=True)
         raise typer.Exit(1)
     total = sum(done.timings.values())
-    typer.echo(f"\ndemo ready in {total:.1f} s")
+    say()
+    say(f"demo ready in {total:.1f} s")

@@ -21,13 +21,16 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
+from .say import say
+
 if TYPE_CHECKING:
     import typer
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse's own words, and Typer's exit code for a usage error
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: {message}\nTry '{self.prog} --help' for help.", file=sys.stderr)
+        say(f"{self.prog}: {message}", err=True)
+        say(f"Try '{self.prog} --help' for help.", err=True)
         raise SystemExit(2)
 
 
@@ -116,11 +119,11 @@ def register(app: "typer.Typer") -> None:
 
 
 def _echo(text: str = "") -> None:
-    print(text)
+    say(text)  # a comment, tag value, objective or note may be a run's bytes (D41)
 
 
 def _fail(command: str, why: str, code: int = 1) -> NoReturn:
-    print(f"ocx {command}: {why}", file=sys.stderr)
+    say(f"ocx {command}: {why}", err=True)
     raise SystemExit(code)
 
 

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 
 import typer
 
+from .say import say
+
 from ..protocol.errors import FieldError
 from ..tools.framework import Answer, Tool, input_refused, run_tool, validate_input
 from ..tools.registry import TOOLS
@@ -74,18 +76,18 @@ def input_from_options(tool: Tool, given: dict[str, Any], whole: str | None) -> 
 
 def print_answer(answer: Answer, exact: bool) -> None:
     if exact:
-        typer.echo(answer.model_dump_json())
+        say(json.dumps(answer.model_dump(mode="json")))  # ASCII: every other character a JSON escape
         return
-    typer.echo(f"{answer.tool}{' (dry run)' if answer.dry_run else ''}:")
+    say(f"{answer.tool}{' (dry run)' if answer.dry_run else ''}:")
     for step in answer.log:
-        typer.echo(f"  {step.kind:<11} {step.field + ': ' if step.field else ''}{step.text}")
+        say(f"  {step.kind:<11} {step.field + ': ' if step.field else ''}{step.text}")
     if answer.stopped is not None:
-        typer.echo(f"stopped at {answer.stopped.field}: {answer.stopped.why}")
+        say(f"stopped at {answer.stopped.field}: {answer.stopped.why}")
     elif isinstance(answer.result, dict):
         for key, value in answer.result.items():
-            typer.echo(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
+            say(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
     else:
-        typer.echo(f"result: {answer.result}")
+        say(f"result: {answer.result}")
 
 
 def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -> Callable[[str, object], dict]:

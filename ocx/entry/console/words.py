@@ -7,12 +7,10 @@ note, branch name or login is shown, never run.
 from __future__ import annotations
 
 import html
-import re
 import time
 from datetime import datetime
 
-# What a terminal prints besides text: its escape sequences and control characters.
-_TERMINAL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
+from ...protocol.terminal import terminal_safe
 
 
 def esc(value: object) -> str:
@@ -20,8 +18,10 @@ def esc(value: object) -> str:
 
 
 def plain(text: str) -> str:
-    """What a program printed, without its terminal's escapes and controls."""
-    return _TERMINAL.sub("", text)
+    """What a program printed, without its terminal's escape sequences (its
+    colours), every other control shown as its escape: the command line's one
+    rendering (protocol/terminal.py), keeping lines and tabs."""
+    return terminal_safe(text, keep="\n\t", drop_sequences=True)
 
 
 def short(hash_: str) -> str:
