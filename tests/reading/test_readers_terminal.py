@@ -1,5 +1,5 @@
-"""A run's bytes never reach an admin's terminal as controls (D41): on a real served repository, a login without admin checks in
-with a comment and a forged U card holding a title write (OSC 0), a screen
+"""A run's bytes never reach an admin's terminal as controls (D41): on a
+real served repository, a login without admin checks in with a comment and a forged U card holding a title write (OSC 0), a screen
 clear (CSI 2J), a clipboard write (OSC 52) and a bidirectional override, and
 tags its check-in so; an admin's record holds them in its objective and the
 node user's answer in its note. `ocx queue`, `ocx verdicts` and
