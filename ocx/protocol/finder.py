@@ -16,11 +16,13 @@ breaks str.splitlines knows, which a JSON string may hold.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
+from .errors import FieldError
 from .hashes import SERVER_CODE
 
 # A fence's opening line (CommonMark 4.5): at most three spaces, three or more
@@ -67,38 +69,131 @@ def fenced_json_blocks(text: str) -> Iterator[str]:
             return  # an unclosed fence runs to the end: nothing after it is a block
 
 
-class _Duplicate(ValueError):
-    pass
+# A whole number a message may hold: one systemd's and D-Bus's 64 bits carry
+# (memory in bytes, CPU seconds). A longer literal is refused naming its field,
+# not left to Python's 4,300-digit limit, which raises and read the next block.
+WHOLE_NUMBER_DIGITS = 19
+WHOLE_NUMBER_BOUND = 2**63
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+class _Flaw:
+    """A value OCX does not read as JSON: where it stands, the parse holds one of these."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _whole(text: str) -> int | _Flaw:
+    if len(text.lstrip("-")) > WHOLE_NUMBER_DIGITS or abs(value := int(text)) >= WHOLE_NUMBER_BOUND:
+        return _Flaw(f"is a whole number of {len(text.lstrip('-'))} digits, beyond ±2^63")
+    return value
+
+
+def _number(text: str) -> float | _Flaw:
+    value = float(text)
+    return value if math.isfinite(value) else _Flaw(f"{text[:40]} is beyond what a number may be")
+
+
+def _constant(name: str) -> _Flaw:
+    return _Flaw(f"{name} is not JSON")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # Two readers that keep different copies of a repeated key would read two
-    # different boundaries from one record (Ax1), so such a block is no message.
-    keys = [key for key, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise _Duplicate("duplicate key")
-    return dict(pairs)
+    # different boundaries from one record (Ax1): the key is the flaw.
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        found[key] = _Flaw("is a repeated key: readers would differ on its value") if key in found else value
+    return found
 
 
-def _no_constants(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
+def _read(block: str) -> object:
+    """BLOCK as JSON, every value OCX refuses (a repeated key, NaN or
+    Infinity, a number out of bounds) held as a _Flaw; ValueError when
+    BLOCK is not JSON's grammar at all (json reads ASCII digits only)."""
+    return json.loads(block, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_whole,
+                      parse_float=_number)
+
+
+def _first_flaw(value: object) -> tuple[str, str] | None:
+    """(the path of the first _Flaw in VALUE, in the order written, why), or None."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _Flaw):
+            return path, item.why
+        if isinstance(item, dict):
+            stack.extend((f"{path}.{key}" if path else str(key), v) for key, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
+def _cleared(value: dict[str, Any]) -> dict[str, Any]:
+    """VALUE with every _Flaw made null: what a reader of the flawed message may look at."""
+    stack: list[dict[Any, Any] | list[Any]] = [value]
+    while stack:
+        item = stack.pop()
+        pairs = list(item.items()) if isinstance(item, dict) else list(enumerate(item))
+        for key, v in pairs:
+            if isinstance(v, _Flaw):
+                item[key] = None
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    return value
+
+
+class FlawedMessage(dict[str, Any]):
+    """The first block whose JSON is an object with the key `ocx` (D7), whose
+    envelope (`ocx`, `kind`, `node`) reads plainly, but which holds a value
+    OCX does not read: a repeated key, NaN or Infinity, a number beyond
+    bounds. It is the post's message, never skipped for a later block: the
+    flaw is a malformed field, which parse_message raises (D8: a record is
+    refused naming it). Each flawed value reads as null."""
+
+    flaw: FieldError
+
+
+ENVELOPE = ("ocx", "kind", "node")
 
 
 def parse_json(block: str) -> object:
-    return json.loads(block, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    """BLOCK as JSON, strictly: ValueError for anything `_read` holds as a flaw."""
+    obj = _read(block)
+    flaw = _first_flaw(obj)
+    if flaw is not None:
+        raise ValueError(f"{flaw[0]}: {flaw[1]}")
+    return obj
 
 
 def find_message(text: str) -> dict[str, Any] | None:
-    """The message object in TEXT, or None (D7)."""
+    """The message object in TEXT, or None (D7). The first block whose JSON
+    is an object with the key `ocx` is the message candidate; a later one is
+    never read instead of it. A flaw in its envelope leaves no node it is
+    plainly for: the post is then no message (C1: ignored, nothing written);
+    a flaw elsewhere makes it a FlawedMessage."""
     if not isinstance(text, str):
         return None
     for block in fenced_json_blocks(text):
         try:
-            obj = parse_json(block)
-        except (ValueError, RecursionError):
+            obj = _read(block)
+        except RecursionError:
+            return None  # nested past reading: whether it is the message cannot be known, so none is
+        except ValueError:
+            continue  # not JSON's grammar: a block of something else (D7)
+        if not isinstance(obj, dict) or "ocx" not in obj:
             continue
-        if isinstance(obj, dict) and "ocx" in obj:
+        flaw = _first_flaw(obj)
+        if flaw is None:
             return obj
+        path, why = flaw
+        if path.split(".", 1)[0].split("[", 1)[0] in ENVELOPE:
+            return None
+        found = FlawedMessage(_cleared(obj))
+        found.flaw = FieldError(path, why)
+        return found
     return None
 
 

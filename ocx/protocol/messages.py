@@ -15,7 +15,7 @@ from pydantic_core import ErrorDetails
 
 from . import budget as grammar
 from .errors import FieldError
-from .finder import find_message, is_version_one
+from .finder import FlawedMessage, find_message, is_version_one
 from .fields import AbsolutePath, BranchName, FullHash, Login, RunnerName, ServerCode, Text
 
 VERSION = 1  # C7
@@ -176,6 +176,8 @@ def parse_message(obj: object) -> Message:
     model = _KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
         raise FieldError("kind", f"{_shown(obj.get('kind'))} is not one of {', '.join(KINDS)}")
+    if isinstance(obj, FlawedMessage):
+        raise obj.flaw  # a repeated key, NaN, a number out of bounds: the message, malformed (D7, D8)
     try:
         message = model.model_validate(obj)
     except ValidationError as error:
