@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..fossil.repository import Repository
+from ..protocol.numerals import decimal_number, whole_number
 from .web_viewer import Node, refusal, viewer
 
 READS = ("self", "receipts", "answer", "record", "page", "users")
@@ -103,7 +104,7 @@ def _receipts(query, served: str, entry, own: str) -> dict:
     from ..node.serving import receipts
 
     try:
-        since, wait = int(_one(query, "since") or 0), float(_one(query, "wait") or 0)
+        since, wait = whole_number(_one(query, "since") or "0"), decimal_number(_one(query, "wait") or "0")
     except ValueError:
         return _refused("since", "since is a receipt's number and wait a number of seconds")
     facts = _one(query, "facts") == "1"

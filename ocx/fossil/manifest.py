@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import NamedTuple
 from ..protocol.hashes import is_full_hash
+from ..protocol.numerals import is_digits
 from .errors import FossilLayerError
 
 _ESCAPES = {"s": " ", "n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "0": "\0", "\\": "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+_SIZE_DIGITS = 12  # a W card's byte count: a terabyte's digits, never one int() refuses
 _PGP_HEAD = b"-----BEGIN PGP SIGNED MESSAGE-----"
 _PGP_SIGNATURE = b"\n-----BEGIN PGP SIGNATURE-----"
 
@@ -145,7 +147,7 @@ def parse(data: bytes) -> Artifact:
         args = tuple(data[pos + 2:end].decode("utf-8", errors="strict").split(" ")) if end > pos + 2 else ()
         pos = end + 1
         if letter == 87:  # W: its text follows, by byte count
-            if len(args) != 1 or not args[0].isdigit():
+            if len(args) != 1 or not is_digits(args[0]) or len(args[0]) > _SIZE_DIGITS:  # 0-9: `³` is isdigit
                 raise ManifestError("W card without a byte count")
             size = int(args[0])
             if data[pos + size : pos + size + 1] != b"\n":
@@ -172,7 +174,9 @@ def is_artifact(data: bytes) -> bool:
     return True
 
 
-_FORM_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}")  # date_in_standard_format's
+# date_in_standard_format's, in 0-9 only: \d and strptime's %Y take the digits of every script,
+# and Fossil's form never writes those, so such a blob is no post of the form's (a run's, to hold receipts).
+_FORM_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}", re.ASCII)
 _ONE_ARGUMENT = frozenset("DGHINPU")
 # The cards' letters of a new thread (H), a reply (G I), an edit of either (G … P), each with or without N.
 _FORM_SHAPES = frozenset({"DHUWZ", "DHNUWZ", "DGIUWZ", "DGINUWZ", "DGHPUWZ", "DGHNPUWZ", "DGIPUWZ", "DGINPUWZ"})

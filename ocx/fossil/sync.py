@@ -21,7 +21,7 @@ from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
 # What `fossil update` prints of a file when it only writes what the version holds (2.21, update.c).
-_PLAIN_UPDATE = re.compile(r"^(ADD|UPDATE|REMOVE) \S.*$|^RENAME \S.* -> \S.*$")
+_PLAIN_UPDATE = re.compile(r"^(ADD|UPDATE|REMOVE) \S.*$|^RENAME \S.* -> \S.*$", re.ASCII)
 
 
 def pristine_update(stdout: str, stderr: str) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
+from ..protocol.numerals import is_digits
 from ..files import write_atomically
 from . import marks
 from .config import NodeConfig
@@ -124,7 +125,7 @@ class RecordDir:
         names = sorted(os.listdir(self.inbox))
         if any(name.endswith(f"-{delivery.hash}.json") for name in names):
             return False
-        sequence = 1 + max((int(n.split("-", 1)[0]) for n in names if n[:1].isdigit()), default=0)
+        sequence = 1 + max((int(n.split("-", 1)[0]) for n in names if is_digits(n[:1])), default=0)
         write_atomically(self.inbox / f"{sequence:08d}-{delivery.hash}.json", delivery.line())
         return True
 

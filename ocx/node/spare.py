@@ -37,6 +37,8 @@ import shutil
 import time
 from pathlib import Path
 
+from ..protocol.numerals import is_digits
+
 CLONE, CHECKOUT = "repo.fossil", "checkout"  # a run's home: its clone and its checkout (D16)
 LAYOUT = sorted((CLONE, CHECKOUT))  # all a spare's home holds
 SPARES = "spares"  # beside runs.fossil, in the node's state
@@ -58,7 +60,7 @@ def spare_name(mark: int) -> str:
 def mark_of(name: str) -> int | None:
     """The mark a spare named NAME was made from; None for anything else (a claim, one being made)."""
     mark, _, token = name.removeprefix(PREFIX).partition("-")
-    return int(mark) if name.startswith(PREFIX) and mark.isdigit() and token else None
+    return int(mark) if name.startswith(PREFIX) and is_digits(mark) and token else None
 
 
 LINEAGE = "made-from"  # beside the two, in a spare: the server-code of the runs' clone it was copied from

@@ -9,8 +9,8 @@ import re
 
 from .errors import FieldError
 
-_WALL = re.compile(r"([0-9]+)([smhd])")  # fullmatch: the whole value (hashes.py)
-_MEMORY = re.compile(r"([0-9]+)([KMG]?)")
+_WALL = re.compile(r"([0-9]+)([smhd])", re.ASCII)  # fullmatch: the whole value (hashes.py); 0-9 only
+_MEMORY = re.compile(r"([0-9]+)([KMG]?)", re.ASCII)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _BYTES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # D10: powers of 1024
 # What a form offers after a number (issue 17): each suffix the grammar takes, named, the likeliest first.
@@ -28,6 +28,11 @@ def _whole_number(field: str, value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise FieldError(field, f"{_show(value)} is not a whole number of {what}")
     return value
+
+
+def _digits(text: str) -> int:
+    """A run of 0-9 as its number; past 30 digits, one past every limit (int() of 4,301 raises)."""
+    return int(text) if len(text) <= 30 else 10**30
 
 
 def _positive(field: str, number: int, limit: int, shown: object) -> int:
@@ -54,7 +59,7 @@ def parse_wall(value: object, field: str = "budget.wall") -> int:
         raise FieldError(
             field, f"{_show(value)} is not a whole number followed by s, m, h or d"
         )
-    seconds = int(match.group(1)) * _SECONDS[match.group(2)]
+    seconds = _digits(match.group(1)) * _SECONDS[match.group(2)]
     return _positive(field, seconds, MAX_SECONDS, value)
 
 
@@ -71,7 +76,7 @@ def parse_memory(value: object, field: str = "budget.memory") -> int:
             raise FieldError(
                 field, f"{_show(value)} is not a number of bytes, or a whole number followed by K, M or G"
             )
-        number = int(match.group(1)) * _BYTES[match.group(2)]
+        number = _digits(match.group(1)) * _BYTES[match.group(2)]
     else:
         number = _whole_number(field, value, "bytes")
     return _positive(field, number, MAX_BYTES, value)

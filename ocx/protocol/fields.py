@@ -14,7 +14,8 @@ from .hashes import FULL_HASH, SERVER_CODE
 _LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
 _RUNNER = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 # A branch name as Fossil takes it, less what would break one line of text.
-_BRANCH = re.compile(r"[^\s\x00-\x1f\x7f]{1,200}")
+# Spaces as str.isspace knows them, spelled out: \s's meaning changes with re.ASCII.
+_BRANCH = re.compile(r"[^\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{1,200}")
 
 
 def _matching(pattern: re.Pattern[str], what: str) -> AfterValidator:

@@ -27,7 +27,10 @@ from .hashes import SERVER_CODE
 
 # A fence's opening line (CommonMark 4.5): at most three spaces, three or more
 # backticks or tildes, an info string (for backticks, one without a backtick).
-_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)", re.ASCII)
+# What CommonMark trims around an info string and allows after a closing fence: spaces and
+# tabs, never str.strip's Unicode spaces ("```json" and a U+3000 is another info string).
+_MARKDOWN_BLANKS = " \t"
 VERSION = 1  # C7
 
 
@@ -40,13 +43,13 @@ def _fence(line: str) -> tuple[str, str] | None:
     found = _FENCE.fullmatch(line)
     if found is None or (found.group(2)[0] == "`" and "`" in found.group(3)):
         return None
-    return found.group(2), found.group(3).strip()
+    return found.group(2), found.group(3).strip(_MARKDOWN_BLANKS)
 
 
 def _closes(line: str, marks: str) -> bool:
     found = _FENCE.fullmatch(line)
     return (found is not None and found.group(2)[0] == marks[0] and len(found.group(2)) >= len(marks)
-            and not found.group(3).strip())
+            and not found.group(3).strip(_MARKDOWN_BLANKS))
 
 
 def fenced_json_blocks(text: str) -> Iterator[str]:

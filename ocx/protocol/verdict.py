@@ -7,7 +7,8 @@ from enum import Enum
 
 from .errors import FieldError
 from .hashes import is_full_hash
-from .render import has_control, is_control
+from .render import has_control
+from .terminal import is_unsafe
 
 
 class VerdictTag(str, Enum):
@@ -20,7 +21,8 @@ class Judgement(str, Enum):
     failed = "fail"
 
 
-_VALUE = re.compile(r"(pass|fail): (.+) \(against (\S+)\)", re.DOTALL)  # fullmatch (hashes.py)
+# fullmatch (hashes.py); ASCII: \S is then any but ASCII's spaces; _plain_object refuses the others.
+_VALUE = re.compile(r"(pass|fail): (.+) \(against (\S+)\)", re.DOTALL | re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,12 @@ def check_reason(reason: str, field: str = "reason") -> str:
     return reason.strip()
 
 
+def _plain_object(against: str) -> bool:
+    """No space of any script in X, nor a character a terminal hides (a zero width, a
+    bidirectional mark): "PLAN\u200b.md" is not the PLAN.md it shows as."""
+    return not any(c.isspace() or is_unsafe(c) for c in against)
+
+
 def looks_like_a_hash(text: str) -> bool:
     """Ten or more hex digits and nothing else: a hash or a prefix of one (D11),
     never read as a file's path."""
@@ -63,7 +71,7 @@ def check_against(against: str, field: str = "against") -> str:
     if looks_like_a_hash(against):
         raise FieldError(field, f"{against!r} is a hash's prefix: give the record's full hash (V1)")
     parts = against.split("/")
-    if any(c.isspace() or is_control(c) or c == "\\" for c in against) or any(p in ("", ".", "..") for p in parts):
+    if not _plain_object(against) or "\\" in against or any(p in ("", ".", "..") for p in parts):
         raise FieldError(field, f"{against!r} is not a record's full hash nor the plausible path of a file in the "
                                 "check-in (relative, no empty, . or .. part, no space or backslash)")
     return against
@@ -79,7 +87,7 @@ def parse_verdict(value: str) -> Verdict | None:
     if not isinstance(value, str):
         return None
     match = _VALUE.fullmatch(value)
-    if match is None or has_control(value):
+    if match is None or has_control(value) or not _plain_object(match.group(3)):
         return None
     return Verdict(Judgement(match.group(1)), match.group(2), match.group(3))
 

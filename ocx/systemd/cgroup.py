@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..protocol.numerals import is_digits
+
 ROOT = "/sys/fs/cgroup"
 
 
@@ -30,7 +32,7 @@ def _keyed(text: str | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in (text or "").splitlines():
         k, _, v = line.partition(" ")
-        if v.strip().lstrip("-").isdigit():
+        if is_digits(v.strip().lstrip("-")):
             out[k] = int(v)
     return out
 
@@ -63,7 +65,7 @@ def cpu_usage_usec(control_group: str, root: str = ROOT) -> int | None:
     # Pure v1 (or a kernel without cgroup2 cpu.stat): cpuacct, in ns.
     for d in ("cpuacct", "cpu,cpuacct"):
         text = _read(_join(_join(os.path.join(root, d), control_group), "cpuacct.usage"))
-        if text and text.strip().isdigit():
+        if text and is_digits(text.strip()):
             return int(text) // 1000
     return None
 
@@ -91,7 +93,7 @@ def memory_evidence(control_group: str, root: str = ROOT) -> MemoryEvidence | No
             return None
         peak = _read(os.path.join(d, "memory.peak"))
         return MemoryEvidence(oom_kill=_keyed(events).get("oom_kill", 0),
-                              max_usage=int(peak) if peak and peak.strip().isdigit() else None)
+                              max_usage=int(peak) if peak and is_digits(peak.strip()) else None)
     d = _join(os.path.join(root, "memory"), control_group)
     oom = _read(os.path.join(d, "memory.oom_control"))
     if oom is None:
@@ -100,8 +102,8 @@ def memory_evidence(control_group: str, root: str = ROOT) -> MemoryEvidence | No
     peak = _read(os.path.join(d, "memory.max_usage_in_bytes"))
     return MemoryEvidence(
         oom_kill=_keyed(oom).get("oom_kill", 0),
-        failcnt=int(fail) if fail and fail.strip().isdigit() else None,
-        max_usage=int(peak) if peak and peak.strip().isdigit() else None)
+        failcnt=int(fail) if fail and is_digits(fail.strip()) else None,
+        max_usage=int(peak) if peak and is_digits(peak.strip()) else None)
 
 
 def own_control_group(pid: int | str = "self", controller: str = "") -> str | None:
@@ -155,7 +157,7 @@ class Usage:
 
 def _number(path: str) -> int | None:
     text = _read(path)
-    return int(text) if text and text.strip().isdigit() else None
+    return int(text) if text and is_digits(text.strip()) else None
 
 
 def usage(control_group: str, root: str = ROOT) -> Usage:

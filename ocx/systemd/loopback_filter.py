@@ -249,7 +249,7 @@ def _own_socket(a: Assembler) -> None:
 
 def pin_name(node: str, code: bytes) -> str:
     """bpffs names take no dots; the hash makes a changed program a new pin."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in node)
+    safe = "".join(c if c.isascii() and c.isalnum() or c in "-_" else "_" for c in node)
     return f"{bpf.BPFFS}/ocx-{safe}-egress-{hashlib.sha256(code).hexdigest()[:12]}"
 
 

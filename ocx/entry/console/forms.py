@@ -13,6 +13,7 @@ import json
 from typing import Any, Mapping
 
 from ...protocol.errors import FieldError
+from ...protocol.numerals import whole_number
 
 TOKEN_FIELD = "token"  # the form's token (D43): every form carries it, every POST must
 TOOL_FIELD = "tool"
@@ -22,7 +23,7 @@ EMPTY = object()  # left empty: the tool's default
 
 def _number(name: str, raw: str) -> int:
     try:
-        return int(raw.strip())
+        return whole_number(raw.strip(" \t"))
     except ValueError:
         raise FieldError(name, f"{raw.strip()!r} is not a whole number") from None
 

@@ -35,6 +35,7 @@ from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
 from .style import CSS
 from .view import View
 from .words import esc, plain, short
+from ...protocol.numerals import is_digits
 
 HTML, JSON = "text/html; charset=utf-8", "application/json"
 DONE_SHOWN = 20
@@ -125,7 +126,7 @@ def output(view: View, record_hash: str) -> dict[str, Any]:
 def _since(view: View) -> datetime | None:
     given = view.query.get("since", "")
     try:
-        return datetime.fromtimestamp(int(given), tz=UTC) if given.isdigit() else (
+        return datetime.fromtimestamp(int(given), tz=UTC) if is_digits(given) else (
             datetime.fromisoformat(given).astimezone(UTC) if given else None)
     except (ValueError, OverflowError):
         return None

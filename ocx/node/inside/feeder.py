@@ -59,7 +59,7 @@ def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]
 
 def delivery_names(directory: str) -> list[str]:
     """The finished delivery files, in the order the node numbered them."""
-    return sorted(n for n in os.listdir(directory) if n.endswith(".json") and n[:1].isdigit())
+    return sorted(n for n in os.listdir(directory) if n.endswith(".json") and n[:1] in "0123456789")
 
 
 NO_INBOX = "-"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...protocol.budget import format_seconds
 from ...protocol.messages import Budget, Outcome
+from ...protocol.numerals import is_digits
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class EndFacts:
 def _signal(status: str | None) -> str:
     if status is None:
         return "a signal"
-    if status.isdigit():
+    if is_digits(status):
         import signal
 
         try:
