@@ -21,7 +21,8 @@ def two_blocks(first: str, second: dict) -> str:
 
 
 def with_literal(record: dict, key: str, literal: str) -> str:
-    """RECORD's JSON with KEY (again, when it holds one) set to LITERAL as written."""
+    """RECORD's JSON with KEY set to LITERAL as written: `user` a second time (a repeated key), any other key
+    in place of its value."""
     text = json.dumps({k: v for k, v in record.items() if k != key or key == "user"})
     return text[:-1] + f', "{key}": {literal}}}'
 
