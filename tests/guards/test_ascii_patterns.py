@@ -1,4 +1,4 @@
-"""Digits that are not digits (issue 31's class, D41): in ocx/, a pattern
+"""Digits that are not digits (D41): in ocx/, a pattern
 that uses \\d \\w \\s \\b (or their negations) is compiled with re.ASCII, and
 no str.isdigit/isdecimal/isnumeric is asked outside protocol/numerals.py:
 each takes the digits and spaces of every script (`٣`, `３`, `³`, U+3000),
