@@ -74,7 +74,7 @@ def fenced_json_blocks(text: str) -> Iterator[str]:
 
 # A whole number a message may hold: one systemd's and D-Bus's 64 bits carry
 # (memory in bytes, CPU seconds). A longer literal is refused naming its field,
-# not left to Python's 4,300-digit limit, which raises and read the next block.
+# not left to Python's 4,300-digit limit, whose error made the finder read the next block.
 WHOLE_NUMBER_DIGITS = 19
 WHOLE_NUMBER_BOUND = 2**63
 
