@@ -169,7 +169,8 @@ def _verdict_lines(verdict) -> list[str]:
 
 
 def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json: bool) -> None:
-    """Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and why it counts (V2, D25)."""
+    """Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, and whether and why it counts (V2, D25)."""
+    from ..protocol.verdict_rules import outcome
     from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin, verdicts as read_verdicts
 
     path, _ = where("verdicts", repository, at_node)
@@ -191,7 +192,9 @@ def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json:
         for line in _verdict_lines(verdict):
             _echo(line)
     counting = sum(v.counts for v in standing)
-    _echo(f"{counting} of {len(standing)} count")
+    judged = outcome(standing)
+    _echo(f"{counting} of {len(standing)} count: "
+          f"{'no counted verdict' if judged is None else 'passed' if judged.value == 'pass' else 'failed'} (D25)")
 
 
 def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
@@ -211,6 +214,9 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
         _echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
         if not entry.counted:
             _echo("      no counted verdict")
+        else:  # D25: passed when a counted verdict passes and none fails, each sender's latest per objective
+            _echo(f"      {'passed' if entry.outcome and entry.outcome.value == 'pass' else 'failed'}"
+                  f" ({len(entry.counted)} counted verdict{'' if len(entry.counted) == 1 else 's'})")
         for v in entry.counted:
             _echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
 

@@ -1,11 +1,17 @@
 """Reading verdicts (V2, D25): which of a check-in's verdicts count, and why not. Pure.
 
 From every tag change of `audited` and `ci` on a check-in, with its sender
-(F2), each sender's latest verdict on the check-in, whichever of the two
-tags it is on, is that sender's verdict (D25: one per sender per check-in;
-it is shown with its tag). A verdict another sender replaced in Fossil's
-current tag still counts for its own sender; only the sender's own cancel
-of the tag their verdict is on withdraws it (a cancel of the other tag
+(F2), each sender's latest verdict on the check-in per objective (the
+record hash or file its value names `against`), whichever of the two tags
+it is on, is that sender's verdict on that objective (D25, amended: one
+per sender, check-in and objective; it is shown with its tag). So two CI
+records on one branch, both sent by the node user, are two verdicts, and
+a pass against one never hides a fail against the other. A value that is
+not a V1 verdict names no objective: it is shown, never counted, and
+replaces nothing. A verdict another sender replaced in Fossil's current
+tag still counts for its own sender; only the sender's own cancel of the
+tag their verdicts are on withdraws them (a cancel names no objective, so
+it withdraws each of theirs on that tag; a cancel of the other tag
 withdraws nothing they hold). It counts
 when its value is a V1 verdict, its sender neither sent the check-in nor is
 the user written in it, and a record it names holds the check-in's branch
@@ -16,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .verdict import Verdict, VerdictTag, parse_verdict
+from .verdict import Judgement, Verdict, VerdictTag, parse_verdict
 
 VERDICT_TAGS = (VerdictTag.audited.value, VerdictTag.ci.value)
 
@@ -56,18 +62,29 @@ class ReadVerdict:
         return self.verdict.against if self.verdict else None
 
 
-def latest_by_sender(events: Iterable[TagEvent]) -> dict[str, TagEvent]:
-    """Each sender's standing verdict on the check-in, from its changes in the
-    order received (D25): a later verdict on either tag replaces an earlier
-    one; a cancel withdraws it when it cancels the tag the verdict is on."""
-    latest: dict[str, TagEvent] = {}
+Standing = tuple[str, "str | None"]  # (sender, objective): None for a value that is not a V1 verdict
+
+
+def objective_of(value: str | None) -> str | None:
+    """What a verdict tag's value is judged against (V1's X), None when it is not a verdict."""
+    verdict = parse_verdict(value or "")
+    return verdict.against if verdict else None
+
+
+def latest_by_sender(events: Iterable[TagEvent]) -> dict[Standing, TagEvent]:
+    """Each sender's standing verdict on the check-in per objective, from its
+    changes in the order received (D25): a later verdict on either tag
+    against the same objective replaces an earlier one; a cancel withdraws
+    every verdict of its sender on the tag it cancels."""
+    latest: dict[Standing, TagEvent] = {}
     for event in events:
         if event.name not in VERDICT_TAGS:
             continue
         if event.op != "-":
-            latest[event.sender] = event
-        elif event.sender in latest and latest[event.sender].name == event.name:
-            del latest[event.sender]  # its sender withdrew it
+            latest[(event.sender, objective_of(event.value))] = event
+            continue
+        for key in [k for k, held in latest.items() if k[0] == event.sender and held.name == event.name]:
+            del latest[key]  # its sender withdrew it
     return latest
 
 
@@ -78,7 +95,7 @@ def read_verdicts(checkin: CheckinFacts, events: Iterable[TagEvent],
     `record_checkins(hash)` gives the `checkins` of the record with that full
     hash, or None when the repository holds no such record."""
     found = []
-    for sender, event in latest_by_sender(events).items():
+    for (sender, _), event in latest_by_sender(events).items():
         value = event.value or ""
         verdict = parse_verdict(value)
         counts, why = _judge(checkin, sender, verdict, record_checkins)
@@ -106,3 +123,15 @@ def _judge(checkin: CheckinFacts, sender: str, verdict: Verdict | None,
 
 def counted(verdicts: Iterable[ReadVerdict]) -> list[ReadVerdict]:
     return [v for v in verdicts if v.counts]
+
+
+def outcome(verdicts: Iterable[ReadVerdict], tags: Iterable[str] = VERDICT_TAGS) -> Judgement | None:
+    """OCX's own combination of a check-in's verdicts (D25; V2 leaves it to
+    the reader), for the queue, the console and the merge gate alike: passed
+    when at least one counted verdict of TAGS passes and none fails, failed
+    when any counted one fails, None when none counts."""
+    wanted = set(tags)
+    judgements = {v.verdict.judgement for v in verdicts if v.counts and v.tag in wanted and v.verdict}
+    if Judgement.failed in judgements:
+        return Judgement.failed
+    return Judgement.passed if judgements else None
