@@ -164,7 +164,8 @@ def _when(moment) -> str:
 def _verdict_lines(verdict) -> list[str]:
     mark = "counts" if verdict.counts else "no    "
     objective = verdict.objective or "none"
-    return [f"  {mark}  {verdict.tag:<7} {verdict.sender or '(no sender)'}: {verdict.value}",
+    sender = verdict.sender or ("(no sender)" if verdict.uid is None else f"(deleted login, uid {verdict.uid})")
+    return [f"  {mark}  {verdict.tag:<7} {sender}: {verdict.value}",
             f"          objective {objective}; {verdict.why}"]
 
 

@@ -113,12 +113,12 @@ class TagReads:
     def _changes_of(self, rid: int, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
         """The T cards of `g` artifact RID on HISTORIES' check-ins, of WANTED names, in card order."""
         row = self._one(
-            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid FROM blob b"
+            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid, r.uid FROM blob b"
             " LEFT JOIN delta d ON d.rid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
             " LEFT JOIN user u ON u.uid=r.uid WHERE b.rid=?", (rid,))
         if row is None:
             return []
-        hash_, stored, source, login, ipaddr, mtime, rcvid = row
+        hash_, stored, source, login, ipaddr, mtime, rcvid, uid = row
         try:
             data = artifact_bytes(self._db, rid, stored, source)
             if not hash_matches(hash_, data):
@@ -129,7 +129,7 @@ class TagReads:
             return []
         if when is None:
             return []  # a control artifact has a D card, or Fossil would not have crosslinked it
-        sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
+        sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid, uid)
         found = []
         for tag in tags:
             name = tag.name.removeprefix(SYMBOLIC)
@@ -143,15 +143,16 @@ class TagReads:
         found: dict[str, list[TagChange]] = {}
         for start in range(0, len(checkins), _BATCH):
             chunk = checkins[start:start + _BATCH]
-            for hash_, user, mtime, login, ipaddr, received, rcvid, tagname, tagtype, value in self._rows(
-                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid,"
+            for hash_, user, mtime, login, ipaddr, received, rcvid, uid, tagname, tagtype, value in self._rows(
+                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid, r.uid,"
                     " t.tagname, x.tagtype, x.value FROM blob b JOIN event e ON e.objid=b.rid"
                     " JOIN tagxref x ON x.rid=b.rid AND x.srcid=b.rid JOIN tag t ON t.tagid=x.tagid"
                     " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid"
                     f" WHERE b.uuid IN ({','.join('?' * len(chunk))}) ORDER BY b.uuid, t.tagname", tuple(chunk)):
                 name = tagname.removeprefix(SYMBOLIC)
                 if wanted is None or name in wanted:
-                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None, rcvid)
+                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None,
+                                    rcvid, uid)
                     found.setdefault(hash_, []).append(TagChange(
                         artifact=hash_, target=hash_, name=name, op=_OPS.get(tagtype, "+"), value=value,
                         sender=sender, user=user, time=julian_to_datetime(mtime)))

@@ -16,6 +16,17 @@ withdraws nothing they hold). It counts
 when its value is a V1 verdict, its sender neither sent the check-in nor is
 the user written in it, and a record it names holds the check-in's branch
 in its `checkins`.
+
+A sender is a receipt's login, and Fossil reuses what names one: a deleted
+login's uid goes to the next login made, which then reads as the sender of
+everything the deleted one sent (and a login with no user row reads as
+nobody). Fossil keeps nothing that is never reused, so a verdict counts
+only when its receipt still names a login and the user written in the tag
+(its U card) is that login (D21: who wrote it is who sent it); a verdict
+whose login was deleted, or whose uid another login now holds, is shown,
+never counted. Senders are kept apart by receipt login, uid and the user
+written in the tag, so two deleted logins' verdicts, or a deleted one's and
+its uid's next owner's, never merge into one.
 """
 from __future__ import annotations
 
@@ -34,9 +45,10 @@ class TagEvent:
     name: str  # `audited` or `ci`
     op: str  # "+" add, "*" propagate, "-" cancel
     value: str | None
-    sender: str  # rcvfrom's login (F2), never the U card
-    user: str | None = None  # the U card: shown, never trusted
+    sender: str  # rcvfrom's login (F2), never the U card; "" when its user row is gone or none names one
+    user: str | None = None  # the U card: never names a sender, only doubts one (module doc)
     artifact: str = ""
+    uid: int | None = None  # rcvfrom.uid: keeps deleted logins apart (module doc)
 
 
 @dataclass(frozen=True)
@@ -56,13 +68,15 @@ class ReadVerdict:
     counts: bool
     why: str  # why it counts, or why not
     artifact: str = ""
+    uid: int | None = None  # its receipt's uid, shown for a deleted login
 
     @property
     def objective(self) -> str | None:
         return self.verdict.against if self.verdict else None
 
 
-Standing = tuple[str, "str | None"]  # (sender, objective): None for a value that is not a V1 verdict
+# (sender, uid, user written in the tag, objective): objective None for a value that is not a V1 verdict
+Standing = tuple[str, "int | None", "str | None", "str | None"]
 
 
 def objective_of(value: str | None) -> str | None:
@@ -80,10 +94,11 @@ def latest_by_sender(events: Iterable[TagEvent]) -> dict[Standing, TagEvent]:
     for event in events:
         if event.name not in VERDICT_TAGS:
             continue
+        who = (event.sender, event.uid, event.user)
         if event.op != "-":
-            latest[(event.sender, objective_of(event.value))] = event
+            latest[(*who, objective_of(event.value))] = event
             continue
-        for key in [k for k, held in latest.items() if k[0] == event.sender and held.name == event.name]:
+        for key in [k for k, held in latest.items() if k[:3] == who and held.name == event.name]:
             del latest[key]  # its sender withdrew it
     return latest
 
@@ -95,22 +110,30 @@ def read_verdicts(checkin: CheckinFacts, events: Iterable[TagEvent],
     `record_checkins(hash)` gives the `checkins` of the record with that full
     hash, or None when the repository holds no such record."""
     found = []
-    for (sender, _), event in latest_by_sender(events).items():
+    for event in latest_by_sender(events).values():
         value = event.value or ""
         verdict = parse_verdict(value)
-        counts, why = _judge(checkin, sender, verdict, record_checkins)
-        found.append(ReadVerdict(event.name, sender, value, verdict, counts, why, event.artifact))
+        counts, why = _judge(checkin, event, verdict, record_checkins)
+        found.append(ReadVerdict(event.name, event.sender, value, verdict, counts, why, event.artifact, event.uid))
     return found
 
 
-def _judge(checkin: CheckinFacts, sender: str, verdict: Verdict | None,
+def _judge(checkin: CheckinFacts, event: TagEvent, verdict: Verdict | None,
            record_checkins: Callable[[str], tuple[str, ...] | None]) -> tuple[bool, str]:
+    sender = event.sender
     if verdict is None:
         return False, "not a V1 verdict (pass: or fail:, a reason, (against X))"
+    if not sender:
+        if event.uid is None:
+            return False, "no receipt names its sender"
+        return False, f"its sender's login (uid {event.uid}) was deleted: nothing says who sent it"
     if sender == checkin.sender:
         return False, f"{sender} sent the check-in"
     if checkin.user is not None and sender == checkin.user:
         return False, f"{sender} is the user written in the check-in"
+    if event.user != sender:
+        return False, (f"written as {event.user or 'nobody'} but received from {sender} (D21): a deleted login's "
+                       "uid now held by another, or a clone writing as someone else")
     if verdict.against_record:
         branches = record_checkins(verdict.against)
         if branches is None:

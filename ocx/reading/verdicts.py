@@ -45,8 +45,8 @@ def _facts(found: Checkin) -> CheckinFacts:
 
 
 def _events(changes: Iterable[TagChange]) -> list[TagEvent]:
-    return [TagEvent(change.name, change.op, change.value, change.sender.login or "", change.user, change.artifact)
-            for change in changes]
+    return [TagEvent(change.name, change.op, change.value, change.sender.login or "", change.user, change.artifact,
+                     change.sender.uid) for change in changes]
 
 
 def record_text(repository: Repository, artifact: str) -> str | None:
@@ -132,7 +132,7 @@ def queue(repository: Repository, branch: str, newest: int | None = None) -> lis
 
 def verdict_json(verdict: ReadVerdict) -> dict:
     parsed = verdict.verdict
-    return {"tag": verdict.tag, "sender": verdict.sender, "value": verdict.value,
+    return {"tag": verdict.tag, "sender": verdict.sender, "uid": verdict.uid, "value": verdict.value,
             "judgement": parsed.judgement.value if parsed else None, "reason": parsed.reason if parsed else None,
             "objective": verdict.objective, "against_record": bool(parsed and parsed.against_record),
             "counts": verdict.counts, "why": verdict.why, "artifact": verdict.artifact}
