@@ -54,16 +54,16 @@ def _parser(name: str, summary: str) -> _Parser:
 
 
 def _verdicts() -> _Parser:
-    verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and "
-                                   "why it counts (V2, D25).")
+    verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, "
+                                   "whether and why each counts, and whether the check-in passed (V2, D25).")
     verdicts.add_argument("checkin", metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11).")
     _where_options(verdicts)
     return verdicts
 
 
 def _queue() -> _Parser:
-    queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or "
-                             "none (D33).")
+    queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each passed or failed with its "
+                             "counted verdicts, or none (D25, D33).")
     queue.add_argument("branch", metavar="BRANCH", help="A branch's name.")
     _where_options(queue)
     queue.add_argument("--newest", type=_non_negative, default=50, metavar="N",
@@ -199,7 +199,7 @@ def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json:
 
 
 def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
-    """The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
+    """The newest check-ins of BRANCH, oldest first, each passed or failed with its counted verdicts, or none (D25, D33)."""
     from ..reading.verdicts import queue as read_queue, queue_json
 
     path, _ = where("queue", repository, at_node)

@@ -118,7 +118,8 @@ class QueueEntry:
 
 def queue(repository: Repository, branch: str, newest: int | None = None) -> list[QueueEntry]:
     """The check-ins of BRANCH (only its NEWEST so many, when given), oldest
-    first, each with its counted verdicts (D33; an empty list: none counts).
+    first, each with its counted verdicts and their outcome (D25, D33; an
+    empty list: none counts).
     Reads only what it shows: the check-ins from Fossil's tables, and the
     tag changes that touch them (fossil/tag_reads.py `tag_histories`)."""
     checkins = repository.branch_checkins(branch, newest)
