@@ -57,16 +57,16 @@ def _parser(name: str, summary: str) -> _Parser:
 
 
 def _verdicts() -> _Parser:
-    verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and "
-                                   "why it counts (V2, D25).")
+    verdicts = _parser("verdicts", "Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, "
+                                   "whether and why each counts, and whether the check-in passed (V2, D25).")
     verdicts.add_argument("checkin", metavar="CHECKIN", help="A check-in: its hash, or 10+ leading hex digits (D11).")
     _where_options(verdicts)
     return verdicts
 
 
 def _queue() -> _Parser:
-    queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or "
-                             "none (D33).")
+    queue = _parser("queue", "The newest check-ins of BRANCH, oldest first, each passed or failed with its "
+                             "counted verdicts, or none (D25, D33).")
     queue.add_argument("branch", metavar="BRANCH", help="A branch's name.")
     _where_options(queue)
     queue.add_argument("--newest", type=_non_negative, default=50, metavar="N",
@@ -167,12 +167,14 @@ def _when(moment) -> str:
 def _verdict_lines(verdict) -> list[str]:
     mark = "counts" if verdict.counts else "no    "
     objective = verdict.objective or "none"
-    return [f"  {mark}  {verdict.tag:<7} {verdict.sender or '(no sender)'}: {verdict.value}",
+    sender = verdict.sender or ("(no sender)" if verdict.uid is None else f"(deleted login, uid {verdict.uid})")
+    return [f"  {mark}  {verdict.tag:<7} {sender}: {verdict.value}",
             f"          objective {objective}; {verdict.why}"]
 
 
 def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json: bool) -> None:
-    """Every sender's latest `audited` and `ci` verdict on CHECKIN, and whether and why it counts (V2, D25)."""
+    """Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, and whether and why it counts (V2, D25)."""
+    from ..protocol.verdict_rules import outcome
     from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin, verdicts as read_verdicts
 
     path, _ = where("verdicts", repository, at_node)
@@ -194,11 +196,13 @@ def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json:
         for line in _verdict_lines(verdict):
             _echo(line)
     counting = sum(v.counts for v in standing)
-    _echo(f"{counting} of {len(standing)} count")
+    judged = outcome(standing)
+    _echo(f"{counting} of {len(standing)} count: "
+          f"{'no counted verdict' if judged is None else 'passed' if judged.value == 'pass' else 'failed'} (D25)")
 
 
 def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
-    """The newest check-ins of BRANCH, oldest first, each with its counted verdicts, or none (D33)."""
+    """The newest check-ins of BRANCH, oldest first, each passed or failed with its counted verdicts, or none (D25, D33)."""
     from ..reading.verdicts import queue as read_queue, queue_json
 
     path, _ = where("queue", repository, at_node)
@@ -214,6 +218,9 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
         _echo(f"  {entry.checkin[:12]}  by {entry.sender}: {entry.comment.splitlines()[0] if entry.comment else ''}")
         if not entry.counted:
             _echo("      no counted verdict")
+        else:  # D25: passed when a counted verdict passes and none fails, each sender's latest per objective
+            _echo(f"      {'passed' if entry.outcome and entry.outcome.value == 'pass' else 'failed'}"
+                  f" ({len(entry.counted)} counted verdict{'' if len(entry.counted) == 1 else 's'})")
         for v in entry.counted:
             _echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
 

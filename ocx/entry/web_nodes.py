@@ -17,6 +17,8 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
     GET  record&record=H             its answer, its runner's page, its user's letters and node, the admins
     GET  page&runner=NAME            the runner page an admin or setup last wrote (D14)
     GET  users&login=L...[&owners=1] logins' letters, the node each works for; the admins (D24, D37, D40)
+    GET  sender&artifact=H           who sent artifact H to the served repository (rcvfrom), or null: what
+                                     `audit` on a node elsewhere refuses by (D25, D37)
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
     POST withdraw  {record, token}   its run user's letters taken back (C4)
     POST register  {name, node_user, server_code, enforces, password, token}   an admin adds a node (D36)
@@ -37,7 +39,7 @@ from ..fossil.repository import Repository
 from ..protocol.numerals import decimal_number, whole_number
 from .web_viewer import Node, refusal, viewer
 
-READS = ("self", "receipts", "answer", "record", "page", "users")
+READS = ("self", "receipts", "answer", "record", "page", "users", "sender")
 CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")
 
 
@@ -139,7 +141,23 @@ def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, h
             return questions.record_facts(repository, entry, _one(query, "record"), own)
         if op == "page":
             return questions.runner_page(repository, _one(query, "runner"))
+        if op == "sender":
+            return _sender(repository, _one(query, "artifact"))
         return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")
+
+
+def _sender(repository: Repository, artifact: str) -> dict:
+    """Any receipt's sender is what `receipts` already tells a registered node user; this one by hash."""
+    from ..fossil.errors import UnknownArtifact
+    from ..protocol.errors import FieldError
+    from ..protocol.hashes import is_full_hash
+
+    if not is_full_hash(artifact):
+        raise FieldError("artifact", "an artifact's full hash")
+    try:
+        return {"artifact": artifact, "sender": repository.sender(artifact).login}
+    except UnknownArtifact:
+        return {"artifact": artifact, "sender": None}
 
 
 def _register(env: Mapping[str, str], served: str, config, call: dict, home: Path) -> dict:

@@ -15,12 +15,16 @@ from ocx.fossil.manifest import TicketField
 @dataclass(frozen=True)
 class Sender:
     """The receipt an artifact arrived in. `login` is None when no receipt
-    names a user (e.g. made by `fossil rebuild`)."""
+    names a user (e.g. made by `fossil rebuild`), or when the receipt's
+    user was deleted (`uid` then names a user row that is gone)."""
 
     login: str | None
     ipaddr: str | None  # None for a local CLI write on the repository file
     time: datetime | None
     rcvid: int | None
+    # rcvfrom.uid, where read: Fossil gives a deleted user's uid to the next
+    # login made, so a uid names a sender no better than the login it has now.
+    uid: int | None = None
 
 
 @dataclass(frozen=True)

@@ -84,21 +84,6 @@ def checkins_received(repository: Repository, branches: Iterable[str], after: in
             for hash_, branch, login, user, comment, rcvid, mtime in rows]
 
 
-def tagged_by(repository: Repository, checkins: Iterable[str], tag: str, sender: str) -> set[str]:
-    """Those of CHECKINS whose current TAG (Fossil shows one per name) was
-    set by an artifact SENDER sent: a `ci` verdict the node wrote (V1)."""
-    wanted = sorted(set(checkins))
-    if not wanted:
-        return set()
-    marks = ",".join("?" * len(wanted))
-    rows = repository._rows(
-        "SELECT tb.uuid FROM tagxref x JOIN tag t ON t.tagid=x.tagid JOIN blob tb ON tb.rid=x.rid"
-        " JOIN blob b ON b.rid=x.srcid" + _SENDER +
-        f" WHERE t.tagname=? AND x.tagtype>0 AND u.login=? AND tb.uuid IN ({marks})",
-        ("sym-" + tag, sender, *wanted))
-    return {hash_ for (hash_,) in rows}
-
-
 def branch_names(repository: Repository) -> list[str]:
     """Every branch with a check-in, the one with the newest check-in first."""
     return [name for (name,) in repository._rows(

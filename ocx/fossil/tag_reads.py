@@ -12,6 +12,9 @@ artifact whose comment names a wanted check-in, or names no hex run at all
 (a format we do not know), is decoded and its T cards decide; nothing is
 taken from the comment itself. So the cost is one scan of short `g` event
 rows (no content) plus the artifacts that do touch the check-ins shown.
+Every one of those is read: a sender's verdicts stand per objective (D25),
+so no newer setting tells that an older one, against another objective, is
+replaced, and reading stops early nowhere.
 
 A check-in's own T cards (its branch at `commit --branch`, a `--tag`) are
 read from `tagxref` rows whose source is the check-in itself: Fossil keeps
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.manifest import ManifestError, parse
@@ -71,21 +74,9 @@ class TagReads:
     def tag_histories(self, checkins: Iterable[str], names: Iterable[str] | None = None) -> dict[str, list[TagChange]]:
         """`tag_history` of each of CHECKINS (full hashes), reading only the `g`
         artifacts that touch them (module doc)."""
-        return self._histories(checkins, names, standing=False)
+        return self._histories(checkins, names)
 
-    def standing_tag_changes(self, checkins: Iterable[str], names: Iterable[str]) -> dict[str, list[TagChange]]:
-        """Of each of CHECKINS' histories of NAMES, what decides each sender's
-        standing (D25): the check-in's own T cards, then each sender's changes
-        from the last artifact in which it set (not cancelled) one of NAMES on
-        the check-in, in the order received. Each sender's latest verdict
-        read from these is the one read from the whole history
-        (protocol/verdict_rules.py `latest_by_sender`: a setting replaces
-        whatever that sender held), and only these artifacts are decoded,
-        newest first: the cost is the senders shown, not the changes made."""
-        return self._histories(checkins, names, standing=True)
-
-    def _histories(self, checkins: Iterable[str], names: Iterable[str] | None,
-                   standing: bool) -> dict[str, list[TagChange]]:
+    def _histories(self, checkins: Iterable[str], names: Iterable[str] | None) -> dict[str, list[TagChange]]:
         wanted = None if names is None else frozenset(names)
         histories: dict[str, list[TagChange]] = {checkin: [] for checkin in checkins}
         if not histories:
@@ -95,14 +86,14 @@ class TagReads:
         by_prefix: dict[str, list[str]] = {}
         for checkin in histories:
             by_prefix.setdefault(checkin[:_PREFIX], []).append(checkin)
-        found = read_newest_first(self._g_candidates(by_prefix), by_prefix,
-                                  lambda objid: self._changes_of(objid, histories, wanted), standing)
+        found = [(rcvid or 0, objid, index, change) for objid, rcvid, _, _ in self._g_candidates(by_prefix)
+                 for index, change in enumerate(self._changes_of(objid, histories, wanted))]
         found.sort(key=lambda entry: entry[:3])  # the order this repository received them
         for *_, change in found:
             histories[change.target].append(change)
         return histories
 
-    def _g_candidates(self, by_prefix: dict[str, list[str]]) -> list[Candidate]:
+    def _g_candidates(self, by_prefix: dict[str, list[str]]) -> list[tuple[int, int | None, str | None, str | None]]:
         """(objid, rcvid, sender, run) of each `g` artifact that may touch a
         check-in of BY_PREFIX, newest receipt first: its comment names one of
         them, or has a form we do not read (module doc). SQLite picks Fossil's
@@ -122,12 +113,12 @@ class TagReads:
     def _changes_of(self, rid: int, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
         """The T cards of `g` artifact RID on HISTORIES' check-ins, of WANTED names, in card order."""
         row = self._one(
-            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid FROM blob b"
+            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid, r.uid FROM blob b"
             " LEFT JOIN delta d ON d.rid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
             " LEFT JOIN user u ON u.uid=r.uid WHERE b.rid=?", (rid,))
         if row is None:
             return []
-        hash_, stored, source, login, ipaddr, mtime, rcvid = row
+        hash_, stored, source, login, ipaddr, mtime, rcvid, uid = row
         try:
             data = artifact_bytes(self._db, rid, stored, source)
             if not hash_matches(hash_, data):
@@ -138,7 +129,7 @@ class TagReads:
             return []
         if when is None:
             return []  # a control artifact has a D card, or Fossil would not have crosslinked it
-        sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
+        sender = Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid, uid)
         found = []
         for tag in tags:
             name = tag.name.removeprefix(SYMBOLIC)
@@ -152,42 +143,20 @@ class TagReads:
         found: dict[str, list[TagChange]] = {}
         for start in range(0, len(checkins), _BATCH):
             chunk = checkins[start:start + _BATCH]
-            for hash_, user, mtime, login, ipaddr, received, rcvid, tagname, tagtype, value in self._rows(
-                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid,"
+            for hash_, user, mtime, login, ipaddr, received, rcvid, uid, tagname, tagtype, value in self._rows(
+                    "SELECT b.uuid, e.user, coalesce(e.omtime, e.mtime), u.login, r.ipaddr, r.mtime, r.rcvid, r.uid,"
                     " t.tagname, x.tagtype, x.value FROM blob b JOIN event e ON e.objid=b.rid"
                     " JOIN tagxref x ON x.rid=b.rid AND x.srcid=b.rid JOIN tag t ON t.tagid=x.tagid"
                     " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid"
                     f" WHERE b.uuid IN ({','.join('?' * len(chunk))}) ORDER BY b.uuid, t.tagname", tuple(chunk)):
                 name = tagname.removeprefix(SYMBOLIC)
                 if wanted is None or name in wanted:
-                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None, rcvid)
+                    sender = Sender(login, ipaddr, julian_to_datetime(received) if received is not None else None,
+                                    rcvid, uid)
                     found.setdefault(hash_, []).append(TagChange(
                         artifact=hash_, target=hash_, name=name, op=_OPS.get(tagtype, "+"), value=value,
                         sender=sender, user=user, time=julian_to_datetime(mtime)))
         return found
-
-
-Candidate = tuple[int, "int | None", "str | None", "str | None"]  # (objid, rcvid, sender, run): _g_candidates
-
-
-def read_newest_first(candidates: Iterable[Candidate], by_prefix: dict[str, list[str]],
-                      changes_of: Callable[[int], list[TagChange]],
-                      standing: bool) -> list[tuple[int, int, int, TagChange]]:
-    """The changes of CANDIDATES (newest receipt first), each as (rcvid, objid,
-    card index, change). STANDING: an artifact whose comment names one target
-    (its `run`) is not read once every check-in of that prefix has, from a
-    newer artifact of the same sender, a setting of a wanted tag, which
-    replaces whatever that sender held before (D25); all others are read."""
-    settled: set[tuple[str, str]] = set()  # (check-in, sender)
-    found = []
-    for objid, rcvid, login, run in candidates:
-        if standing and run is not None and all((c, login or "") in settled for c in by_prefix.get(run, ())):
-            continue
-        for index, change in enumerate(changes_of(objid)):
-            found.append((rcvid or 0, objid, index, change))
-            if change.op != "-":
-                settled.add((change.target, change.sender.login or ""))
-    return found
 
 
 def _may_touch(comment: str, prefixes: set[str] | frozenset[str]) -> bool:

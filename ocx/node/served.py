@@ -227,6 +227,10 @@ class Elsewhere:
     def withdraw(self, record_hash: str, login: str) -> None:
         self.link().withdraw(record_hash)
 
+    def sender(self, repository: Repository, hash_: str) -> str | None:
+        """Who sent HASH to the served repository: the server says (D37); the clone names itself."""
+        return self.link().sender(hash_)
+
 
 def _capabilities(repository: Repository, login: str | None) -> frozenset[str]:
     if login is None:

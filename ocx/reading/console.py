@@ -167,7 +167,7 @@ class Deliveries:
 
     posts: int = 0
     checkins: tuple[heads.CheckinHead, ...] = ()
-    judged: frozenset[str] = frozenset()  # check-ins the node's `ci` verdict answers (V1)
+    judged: frozenset[str] = frozenset()  # check-ins the node's `ci` verdict against this record answers (V1, D25)
 
 
 def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSeen] | None = None) -> dict[str, Deliveries]:
@@ -175,6 +175,8 @@ def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSe
     open_records = seen.open if records is None else records
     threads = heads.thread_posts(repository, [r.placed.place for r in open_records if r.placed.place_kind == THREAD])
     arrived = given_checkins(repository, open_records)
+    answered = _answered_by_node(repository, seen.node_user, [c.hash for r in open_records if r.is_command
+                                                              for c in arrived.get(r.hash, ())])
     given: dict[str, Deliveries] = {}
     for record in open_records:
         heard = set(record.hears) - {record.user}
@@ -185,10 +187,22 @@ def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSe
             posts = sum(1 for c in repository.ticket_changes(record.placed.place)
                         if c.sender.login in heard and (c.sender.rcvid or 0) > record.placed.rcvid)
         checkins = tuple(arrived.get(record.hash, ()))
-        judged = frozenset(heads.tagged_by(repository, [c.hash for c in checkins], "ci", seen.node_user)
-                           if record.is_command else ())
+        judged = frozenset(c.hash for c in checkins if (c.hash, record.hash) in answered) if record.is_command else frozenset()
         given[record.hash] = Deliveries(posts, checkins, judged)
     return given
+
+
+def _answered_by_node(repository: Repository, node_user: str, checkins: list[str]) -> set[tuple[str, str]]:
+    """(check-in, objective) of each standing `ci` verdict NODE_USER holds on
+    CHECKINS: a command record's run on a check-in is answered by the
+    node's verdict against that record, not against another CI record on
+    the same branch (D25, per objective)."""
+    if not checkins:
+        return set()
+    from .verdicts import verdicts_of  # the verdict models, only when a command record was given check-ins
+
+    return {(checkin, v.objective) for checkin, standing in verdicts_of(repository, checkins).items()
+            for v in standing if v.tag == "ci" and v.sender == node_user and v.objective}
 
 
 def branches(repository: Repository) -> list[str]:

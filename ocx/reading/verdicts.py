@@ -22,7 +22,7 @@ from ..fossil.errors import RepositoryError
 from ..fossil.artifacts import Checkin, TagChange
 from ..fossil.repository import Repository
 from ..protocol.verdict import Judgement
-from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, read_verdicts
+from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, outcome, read_verdicts
 
 
 class NotACheckin(RepositoryError):
@@ -45,8 +45,8 @@ def _facts(found: Checkin) -> CheckinFacts:
 
 
 def _events(changes: Iterable[TagChange]) -> list[TagEvent]:
-    return [TagEvent(change.name, change.op, change.value, change.sender.login or "", change.user, change.artifact)
-            for change in changes]
+    return [TagEvent(change.name, change.op, change.value, change.sender.login or "", change.user, change.artifact,
+                     change.sender.uid) for change in changes]
 
 
 def record_text(repository: Repository, artifact: str) -> str | None:
@@ -76,9 +76,9 @@ def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] |
 
 
 def verdicts(repository: Repository, checkin: str, found: Checkin | None = None) -> list[ReadVerdict]:
-    """Every sender's standing verdict on CHECKIN (a full hash), counted or not (D25: one per sender)."""
+    """Every sender's standing verdict on CHECKIN (a full hash), counted or not (D25: one per sender and objective)."""
     found = found or repository.checkin(checkin)
-    return read_verdicts(_facts(found), _events(repository.standing_tag_changes([checkin], VERDICT_TAGS)[checkin]),
+    return read_verdicts(_facts(found), _events(repository.tag_histories([checkin], VERDICT_TAGS)[checkin]),
                          record_checkins(repository))
 
 
@@ -87,19 +87,19 @@ def verdicts_of(repository: Repository, checkins: Iterable[str]) -> dict[str, li
     the tag changes for all of them (fossil/tag_reads.py), not one each."""
     wanted = list(dict.fromkeys(checkins))
     facts = repository.checkins(wanted)
-    histories = repository.standing_tag_changes(wanted, VERDICT_TAGS)
+    histories = repository.tag_histories(wanted, VERDICT_TAGS)
     lookup = record_checkins(repository)
     return {checkin: read_verdicts(_facts(facts[checkin]), _events(histories[checkin]), lookup) for checkin in wanted}
 
 
 def passed(repository: Repository, checkin: str, tags: Iterable[str] = VERDICT_TAGS) -> bool:
     """A merge gate's question: does CHECKIN hold at least one counted
-    `pass` and no counted `fail`, among verdicts of TAGS? V2 leaves how to
-    combine verdicts to the reader; this is one choice, the strictest short
-    of naming whose verdicts a gate wants (filter `verdicts()` for that)."""
-    wanted = set(tags)
-    judgements = {v.verdict.judgement for v in counted(verdicts(repository, checkin)) if v.tag in wanted}
-    return judgements == {Judgement.passed}
+    `pass` and no counted `fail`, among verdicts of TAGS, each sender's
+    latest per objective (D25)? V2 leaves how to combine verdicts to the
+    reader; this is OCX's (protocol/verdict_rules.py `outcome`, as the queue
+    and the console show it), short of naming whose verdicts a gate wants
+    (filter `verdicts()` for that)."""
+    return outcome(verdicts(repository, checkin), tags) is Judgement.passed
 
 
 @dataclass(frozen=True)
@@ -110,13 +110,18 @@ class QueueEntry:
     user: str | None
     counted: list[ReadVerdict]
 
+    @property
+    def outcome(self) -> Judgement | None:
+        """passed, failed, or None when no verdict counts (D25's combination)."""
+        return outcome(self.counted)
+
 
 def queue(repository: Repository, branch: str, newest: int | None = None) -> list[QueueEntry]:
     """The check-ins of BRANCH (only its NEWEST so many, when given), oldest
-    first, each with its counted verdicts (D33; an empty list: none counts).
-    Reads only what it shows: the check-ins from Fossil's tables, and of the
-    tag changes that touch them, those that decide each sender's standing
-    (fossil/tag_reads.py `standing_tag_changes`)."""
+    first, each with its counted verdicts and their outcome (D25, D33; an
+    empty list: none counts).
+    Reads only what it shows: the check-ins from Fossil's tables, and the
+    tag changes that touch them (fossil/tag_reads.py `tag_histories`)."""
     checkins = repository.branch_checkins(branch, newest)
     facts = repository.checkins(checkins)
     standing = verdicts_of(repository, checkins)
@@ -128,7 +133,7 @@ def queue(repository: Repository, branch: str, newest: int | None = None) -> lis
 
 def verdict_json(verdict: ReadVerdict) -> dict:
     parsed = verdict.verdict
-    return {"tag": verdict.tag, "sender": verdict.sender, "value": verdict.value,
+    return {"tag": verdict.tag, "sender": verdict.sender, "uid": verdict.uid, "value": verdict.value,
             "judgement": parsed.judgement.value if parsed else None, "reason": parsed.reason if parsed else None,
             "objective": verdict.objective, "against_record": bool(parsed and parsed.against_record),
             "counts": verdict.counts, "why": verdict.why, "artifact": verdict.artifact}
@@ -136,12 +141,16 @@ def verdict_json(verdict: ReadVerdict) -> dict:
 
 def checkin_verdicts_json(repository: Repository, checkin: str) -> dict:
     found = repository.checkin(checkin)
+    standing = verdicts(repository, checkin, found)
+    judged = outcome(standing)
     return {"checkin": found.hash, "branch": found.branch, "sender": found.sender.login, "user": found.user,
-            "comment": found.comment, "verdicts": [verdict_json(v) for v in verdicts(repository, checkin, found)]}
+            "comment": found.comment, "outcome": judged.value if judged else None,
+            "verdicts": [verdict_json(v) for v in standing]}
 
 
 def queue_json(branch: str, entries: list[QueueEntry], total: int | None = None) -> dict:
     return {"branch": branch, "total": len(entries) if total is None else total, "checkins": [
         {"checkin": e.checkin, "comment": e.comment, "sender": e.sender, "user": e.user,
+         "outcome": e.outcome.value if e.outcome else None,
          "counted": [verdict_json(v) for v in e.counted]} for e in entries]}
 

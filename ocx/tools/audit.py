@@ -11,6 +11,7 @@ from ..protocol.errors import FieldError
 from ..protocol.fields import Text
 from ..protocol.verdict import check_against, format_verdict, looks_like_a_hash
 from ..reading.verdicts import record_checkins
+from .caller import Caller
 from .framework import MAY_CHECK_IN, Act, HashRef, Tool, ToolInput
 
 
@@ -39,15 +40,30 @@ class AuditTool(Tool):
                 checkin = repository.checkin(given.checkin)
             except WrongKind:
                 raise FieldError("checkin", f"{given.checkin} is not a check-in") from None
-            for whose, login in (("sent", checkin.sender.login), ("is the user written in", checkin.user)):
+            sender = self._sender(caller, repository, checkin.hash)
+            for whose, login in (("sent", sender), ("is the user written in", checkin.user)):
                 if login == caller.login:
                     raise FieldError("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
-            act.check(f"{given.checkin} on {checkin.branch}, sent by {checkin.sender.login}, not the caller's", "checkin")
+            act.check(f"{given.checkin} on {checkin.branch}, sent by {sender}, not the caller's", "checkin")
             against = self._against(act, repository, given.against, checkin.branch)
             value = format_verdict(given.verdict, given.reason, against)  # a FieldError names the field
         act.check(f"tag {given.tag} = {value!r}")
         return act.write(f"tag {given.tag} on {given.checkin}",
                          lambda: caller.tag(checkin.hash, given.tag, value))
+
+    @staticmethod
+    def _sender(caller: Caller, repository: Repository, checkin: str) -> str | None:
+        """The check-in's sender where it was received (D25, D37): on a node
+        elsewhere the server's node says, since its clone names itself the
+        sender of all it pulled; a server that cannot say refuses the audit.
+        None: a login deleted since, which is not the caller."""
+        from ..node.elsewhere.link import ServerRefused, Unreachable
+
+        try:
+            return caller.sender_of(repository, checkin)
+        except (Unreachable, ServerRefused) as error:
+            raise FieldError("checkin", f"the server's node cannot say who sent {checkin[:12]} ({error}): "
+                                        "never judged unknown (D25, D37)") from None
 
     def _against(self, act: Act, repository: Repository, against: str, branch: str | None) -> str:
         """What V2 will count (V1, V2): a record whose `checkins` has the

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.repository import Repository
 from ..fossil.web import WebSession
@@ -33,6 +34,10 @@ from ..node import config as node_config
 from ..node.config import NodeConfig
 from ..node.record_dirs import open_records
 from ..protocol.decide import OpenRecord
+
+if TYPE_CHECKING:
+    from ..node.elsewhere.link import ServerLink
+    from ..node.served import Elsewhere
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Caller:
     cookie: str | None = None  # the web page's viewer: the session Fossil passed the page (D30)
     shown_url: str | None = None  # the URL the caller reached the node by, when not base_url
     run_clone: Path | None = None  # a socket-served run's clone (its tool socket sets it)
+    server_link: "ServerLink | None" = None  # a node elsewhere's link to the server, when one is held
     _web: WebSession | None = field(default=None, repr=False)
 
     @property
@@ -62,15 +68,33 @@ class Caller:
         """The caller's letters as Fossil expands them when it acts: on a node
         elsewhere, as the server's node says (its clone has no user table, D37)."""
         if self.node is not None and self.node.elsewhere:
-            from ..node.served import Elsewhere
-
             with self.reading() as repository:
-                return Elsewhere(self.node).capabilities(repository, self.login)
+                return self._elsewhere().capabilities(repository, self.login)
         with self.reading() as repository:
             try:
                 return repository.effective_capabilities(self.login)
             except LookupError:
                 return frozenset()
+
+    def _elsewhere(self) -> "Elsewhere":
+        """What only the server's node knows, asked over the link this caller holds, or its node's own (D37)."""
+        from ..node.served import Elsewhere
+
+        assert self.node is not None
+        return Elsewhere(self.node, _link=self.server_link)
+
+    def sender_of(self, repository: Repository, hash_: str) -> str | None:
+        """Who sent HASH to the served repository (F2): on a node elsewhere, as
+        the server's node says (D37), never the clone, which names its own
+        user for everything it pulled. None: no login (deleted) or no such."""
+        if self.node is not None and self.node.elsewhere:
+            return self._elsewhere().sender(repository, hash_)
+        from ..fossil.errors import UnknownArtifact
+
+        try:
+            return repository.sender(hash_).login
+        except UnknownArtifact:
+            return None
 
     def server_code(self) -> str:
         """This node's name (C1): the served repository's server-code (D29)."""

@@ -302,3 +302,45 @@ def test_the_page_answers_what_the_server_s_modules_compute_from_the_served_repo
         assert people["users"]["alice"]["letters"] == "i4" and people["users"][user] is None
         assert people["works_for"][user] == code  # D37: the first record naming it is for this node
         assert questions.runner_page(repository, "no-such-runner") == {"page": None}
+
+
+def test_audit_on_a_node_elsewhere_learns_who_sent_the_checkin_from_the_server(site, tmp_path):
+    """Issue 31, hole 8: the node elsewhere's clone names its node user the
+    sender of everything it pulled, so `audit` there asks the server's node
+    (D37) and refuses a caller's own check-in even when its U card names
+    someone else (D25); a run on that node can then never audit its own."""
+    from ocx.fossil.repository import Repository
+    from ocx.fossil.sync import CallerClone
+    from ocx.node.config import NodeConfig
+    from ocx.tools.caller import Caller
+    from ocx.tools.framework import run_tool
+    from ocx.tools.registry import TOOLS
+
+    node = site.register("auditor")
+    checkin = site.served.commit("bob", "mine.txt", "x\n", user_override="alice")  # any U card a run writes
+    assert node.sender(checkin) == "bob" and node.sender("0" * 64) is None
+    with pytest.raises(ServerRefused) as refused:
+        node.sender(checkin[:12])
+    assert refused.value.field == "artifact"
+    with pytest.raises(ServerRefused):
+        site.link("alice").sender(checkin)  # a person is told nothing
+
+    clone = CallerClone.create(tmp_path / "clone.fossil", site.served.base_url, "ocx-node-auditor",
+                               site.served.passwords["ocx-node-auditor"], home=tmp_path / "home")
+    with Repository(clone.path) as repository:
+        assert repository.checkin(checkin).sender.login == "ocx-node-auditor"  # the clone cannot tell
+    config = NodeConfig(name="auditor", repository=str(clone.path), url=site.served.base_url,
+                        node_user="ocx-node-auditor", elsewhere=True)
+
+    def audit(login: str) -> dict:  # the node user's link held, as its tool socket holds one: not root's files
+        caller = Caller(login, clone.path, site.served.base_url, node=config, password=site.served.passwords[login],
+                        server_link=node)
+        raw = {"checkin": checkin, "verdict": "pass", "reason": "fine", "against": "mine.txt", "dry_run": True}
+        return run_tool(TOOLS["audit"], raw, caller)
+
+    own = audit("bob")
+    assert own.stopped is not None and own.stopped.field == "checkin", own
+    assert "bob sent check-in" in own.stopped.why and "never one's own (D25)" in own.stopped.why
+    other = audit("erin")
+    assert other.stopped is None, other
+    assert any("sent by bob, not the caller's" in str(step) for step in other.log), other.log

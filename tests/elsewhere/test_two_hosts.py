@@ -241,6 +241,31 @@ def test_a_no_password_run_on_the_build_host_pushes_to_the_server_as_its_user(ho
     assert answer(hosts, record)[0] == "stopped"
 
 
+def test_a_no_password_run_on_the_build_host_cannot_audit_its_own_checkin(hosts):
+    """Issue 31, hole 8: the build host's clone names its node user the sender of all it pulled; its
+    `audit` asks the server who sent the check-in (D37), so the run's own is refused (D25) even with
+    another's name in its U card, no verdict is written, and the record is still answered."""
+    made = record_for(hosts, runner="toolagent", objective="own-audit noscan", hears=["admin"],
+                      restrict={"no_password": True, "branch": "fixes"})
+    record, user = made["record"], made["user"]
+    unit = unit_of(hosts.codes["build_code"], record)
+
+    def said(tool: str):
+        lines = [line for line in on(hosts.build, "journal", unit)["journal"].splitlines()
+                 if line.startswith(f"tool {tool} ")]
+        return json.loads(lines[0][len(f"tool {tool} "):]) if lines else None
+
+    audited = wait_until(lambda: said("audit"), 180, "the run's audit of its own check-in")
+    pushed = said("push")
+    assert pushed["stopped"] is None and pushed["result"], pushed
+    assert on(hosts.server, "checkin-sender", pushed["result"]) == {"sender": user, "branch": "fixes", "user": "admin"}
+    assert audited["stopped"] is not None and audited["stopped"]["field"] == "checkin", audited
+    assert f"{user} sent check-in" in audited["stopped"]["why"] and audited["result"] is None, audited
+    assert not [t for t in on(hosts.server, "tags", pushed["result"])["tags"] if t[0] == "audited"]
+    on(hosts.server, "stop", hosts.codes["build_code"], record)
+    assert answer(hosts, record)[0] == "stopped"
+
+
 def test_a_session_on_the_build_host_pushes_to_the_server_itself_as_its_run_user(hosts):
     """Its clone made from the server and its own push to it, over the network, through issue 12's
     sandbox (the loopback filter, IPAddressDeny=, RestrictAddressFamilies=): the server receives it

@@ -139,3 +139,36 @@ def test_a_stop_ends_the_run_in_progress_and_no_later_checkin_runs(node):
     wait_for(lambda: not record_dir.exists(), 60, 0.2, "the answered record's directory removed")
     assert not systemctl("list-units", "--all", "--no-legend", checkin_unit(node, record, later)).strip()
     assert not ci_verdicts(node, hanging) and not ci_verdicts(node, later)
+
+
+def test_two_ci_records_on_one_branch_a_failing_one_fails_the_checkin_whatever_the_other_says(node):
+    """D25 amended (issue 31, hole 4): `make test` failing and `make lint`
+    passing, both as `ci` verdicts of the node user on one check-in, are
+    two verdicts against two objectives; `ocx queue` and `ocx verdicts` read
+    the check-in failed and name both, whichever verdict came last."""
+    from .harness import ocx
+
+    branch = f"two-ci-{secrets.token_hex(2)}"
+    tests = node.post(ci_record(node, branch, budget={"wall": "5m"}))  # runs ci.py: mode.txt says fail
+    lint = node.post(ci_record(node, branch, command=["python3", "-c", "print('lint: 0 problems')"],
+                               budget={"wall": "5m"}))
+    wait_open(node, tests)
+    wait_open(node, lint)
+    checkin = Developer(node, branch).commit("fail")
+    wait_for(lambda: len(ci_verdicts(node, checkin)) == 2, 120, 0.5, "both records' ci verdicts")
+    judged = {parse_verdict(t.value).against: parse_verdict(t.value).judgement.value for t in ci_verdicts(node, checkin)}
+    assert judged == {tests: "fail", lint: "pass"}
+
+    queue = json.loads(ocx("queue", branch, "--at-node", node.name, "--json").stdout)
+    (entry,) = queue["checkins"]
+    assert entry["checkin"] == checkin and entry["outcome"] == "fail"
+    assert sorted((v["objective"], v["judgement"], v["sender"]) for v in entry["counted"]) == sorted(
+        [(tests, "fail", node.config.node_user), (lint, "pass", node.config.node_user)])
+    readable = ocx("queue", branch, "--at-node", node.name).stdout
+    assert "failed (2 counted verdicts)" in readable and f"against {tests}" in readable and f"against {lint}" in readable
+    shown = ocx("verdicts", checkin, "--at-node", node.name).stdout
+    assert shown.strip().endswith("2 of 2 count: failed (D25)") and tests in shown and lint in shown, shown
+    # The node still answers the next thing asked of these records.
+    for record in (tests, lint):
+        node.stop(record)
+        assert node.response(record).outcome.value == "stopped"

@@ -4,7 +4,9 @@ the SDK's own client) from inside its sandbox, printing each answer as
 `tool NAME JSON` for the test to read in the unit's journal.
 
 Objectives: `review HASH` (audit HASH, then answer every post it hears),
-`fix` (commit on branch fixes and push; then on trunk and push again); each
+`fix` (commit on branch fixes and push; then on trunk and push again),
+`own-audit` (commit on branch fixes with another's name in its U card,
+push, then audit that check-in of its own, which D25 refuses); each
 then scans what it can read for passwords (report_scan), unless its
 objective ends with `noscan` (a long walk that a test of other things
 need not wait for)."""
@@ -33,11 +35,12 @@ def fossil(*args):
     print(f"fossil {' '.join(args)} -> {done.returncode} {done.stdout.strip()[-200:]} {done.stderr.strip()[-200:]}", flush=True)
 
 
-def commit(name, branch=None):
+def commit(name, branch=None, user=None):
     with open(os.path.join(os.environ["HOME"], "checkout", name), "w") as out:
         out.write(f"{name}\n")
     fossil("add", name)
-    fossil("commit", "-m", f"{name} by the fixer", "--no-warnings", *(["--branch", branch] if branch else []))
+    fossil("commit", "-m", f"{name} by the fixer", "--no-warnings", *(["--branch", branch] if branch else []),
+           *(["--user-override", user] if user else []))
 
 
 SKIP = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/boot")
@@ -103,6 +106,11 @@ async def main():
                 commit("stray.txt")
                 await call(session, "push", {})
                 scan()
+            elif objective.split()[:1] == ["own-audit"]:
+                commit("own.txt", "fixes", user="admin")  # any U card: the server knows who sent it
+                pushed = await call(session, "push", {})
+                await call(session, "audit", {"checkin": pushed["result"], "verdict": "pass",
+                                              "reason": "mine is fine", "against": "own.txt"})
             while True:
                 line = await loop.run_in_executor(None, sys.stdin.readline)
                 if not line:

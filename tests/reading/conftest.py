@@ -96,7 +96,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Verdicts]:
             "carol": tag("carol", f"pass: my own work (against {PLAN})", "ci"),
             # alice forges her tag's U card as ivan: its sender is still alice
             "alice-forged": tag("alice", f"pass: someone else says so (against {PLAN})", user_override="ivan"),
-            # frank's tag whose U card names carol: frank sent it, and frank's counts
+            # frank's tag whose U card names carol: frank sent it, written as carol, so it counts for nobody (D21)
             "frank": tag("frank", f"pass: checked the edge cases (against {PLAN})", user_override="carol"),
             # against records: one that lists dev counts, one that lists only trunk does not,
             # one in a ticket that lists dev counts, one the repository does not hold does not

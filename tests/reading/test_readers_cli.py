@@ -1,7 +1,7 @@
 """The readers' command line (entry/cli_reading.py), on a real served
 repository: one definition, started without Typer or pydantic, its help and
-errors as clear from `ocx` as through the whole command line; and the queue
-reading only what decides each sender's standing (D25)."""
+errors as clear from `ocx` as through the whole command line; and every
+reader keeping a sender's verdicts per objective (D25)."""
 from __future__ import annotations
 
 import json
@@ -69,15 +69,25 @@ def test_the_whole_command_line_forwards_a_reader_as_given(judged) -> None:
     assert json.loads(direct.stdout) == json.loads(forwarded.stdout) and json.loads(direct.stdout)["total"] == 3
 
 
-def test_the_queue_reads_each_senders_deciding_changes_only(judged) -> None:
-    """dave set then cancelled his `audited`, then set `ci`; alice set `ci` then
-    `audited`: the older changes decide nothing, are not read, and every
-    sender's latest verdict is the whole history's."""
-    with judged.served.repository() as repository:
-        whole = repository.tag_histories([judged.judged], VERDICT_TAGS)[judged.judged]
-        kept = repository.standing_tag_changes([judged.judged], VERDICT_TAGS)[judged.judged]
-    assert latest_by_sender(_events(kept)) == latest_by_sender(_events(whole))
-    shown = {(c.sender.login, c.artifact) for c in kept}
-    assert (("dave", judged.tags["dave"]) not in shown and ("dave", judged.tags["dave-cancel"]) not in shown
-            and ("alice", judged.tags["alice-ci"]) not in shown)
-    assert ("dave", judged.tags["dave-ci"]) in shown and len(kept) < len(whole)
+def test_one_senders_fail_against_one_objective_is_not_hidden_by_its_pass_against_another(judged) -> None:
+    """D25 amended: grace's `ci` fail against TESTS.md, then her `ci` pass
+    against LINT.md (Fossil shows only the pass) are two verdicts; the
+    queue, `ocx verdicts` and the merge gate all read the check-in failed."""
+    from ocx.reading.verdicts import passed
+
+    served = judged.served
+    checkin = served.commit("bob", "two.txt", "two objectives\n", branch="two-objectives")
+    served.clone("grace").tag(checkin, "ci", "fail: 2 failed (against TESTS.md)")
+    served.clone("grace").tag(checkin, "ci", "pass: clean (against LINT.md)")
+    answer = json.loads(run("queue", "two-objectives", "-R", str(judged.path), "--json").stdout)
+    (entry,) = answer["checkins"]
+    assert entry["outcome"] == "fail"
+    assert sorted((v["objective"], v["judgement"]) for v in entry["counted"]) == [("LINT.md", "pass"), ("TESTS.md", "fail")]
+    readable = run("queue", "two-objectives", "-R", str(judged.path)).stdout
+    assert "failed (2 counted verdicts)" in readable and "against TESTS.md" in readable and "against LINT.md" in readable
+    shown = run("verdicts", checkin[:12], "-R", str(judged.path)).stdout
+    assert shown.strip().endswith("2 of 2 count: failed (D25)"), shown
+    with served.repository() as repository:
+        assert not passed(repository, checkin)
+        whole = repository.tag_histories([checkin], VERDICT_TAGS)[checkin]
+    assert len(latest_by_sender(_events(whole))) == 2

@@ -27,9 +27,9 @@ def test_each_sender_is_counted_or_not_as_v2_says(judged) -> None:
     assert counts == {
         ("audited", "bob"): True,  # replaced in Fossil's current tag by erin's: still bob's verdict
         ("audited", "erin"): True,
-        ("audited", "frank"): True,  # his tag's U card names carol; its sender is frank
+        ("audited", "frank"): False,  # sent by frank, written as carol: nobody's verdict (D21)
         ("audited", "alice"): False,  # her U card says ivan; she sent the check-in
-        # her earlier `ci` verdict is gone: D25 keeps one per sender per check-in, her latest
+        ("ci", "alice"): False,  # written as alice, so apart from the one written as ivan; she sent the check-in
         ("ci", "carol"): False,  # the user written in the check-in
         ("ci", "grace"): True,  # against a record listing dev
         ("ci", "henry"): False,  # against a record listing only trunk
@@ -37,6 +37,7 @@ def test_each_sender_is_counted_or_not_as_v2_says(judged) -> None:
         ("ci", "dave"): False,  # against a record the repository does not hold
     }  # dave's audited is absent: he cancelled his own
     assert got[("audited", "alice")][1] == "alice sent the check-in"
+    assert "written as carol but received from frank" in got[("audited", "frank")][1]
     assert got[("ci", "carol")][1] == "carol is the user written in the check-in"
     assert "does not list branch dev" in got[("ci", "henry")][1]
     assert "does not hold" in got[("ci", "dave")][1]
@@ -64,7 +65,7 @@ def test_queue_lists_the_branch_oldest_first_with_counted_verdicts_and_none(judg
         entries = queue(repository, "dev")
     assert [e.checkin for e in entries] == [judged.judged, judged.plain, judged.later]
     assert sorted((v.tag, v.sender) for v in entries[0].counted) == [
-        ("audited", "bob"), ("audited", "erin"), ("audited", "frank"), ("ci", "grace"), ("ci", "ivan")]
+        ("audited", "bob"), ("audited", "erin"), ("ci", "grace"), ("ci", "ivan")]
     assert entries[1].counted == []
     assert [(v.sender, v.verdict.judgement.value) for v in entries[2].counted] == [("erin", "pass")]
     assert (entries[0].sender, entries[0].user) == ("alice", "carol")
@@ -108,7 +109,7 @@ def test_ocx_verdicts_reads_readably(judged) -> None:
     assert "counts  audited bob: pass: reads well (against PLAN.md)" in out
     assert "no      ci      carol: pass: my own work (against PLAN.md)" in out
     assert "carol is the user written in the check-in" in out
-    assert out.strip().endswith("5 of 9 count")
+    assert out.strip().endswith("4 of 10 count: failed (D25)")
 
 
 def test_ocx_verdicts_names_checkin_when_it_is_unknown_or_not_a_checkin(judged) -> None:
@@ -126,7 +127,7 @@ def test_ocx_queue_json_and_readable(judged) -> None:
     answer = json.loads(done.stdout)
     assert answer["branch"] == "dev" and answer["total"] == 3
     assert [(c["checkin"], len(c["counted"])) for c in answer["checkins"]] == [
-        (judged.judged, 5), (judged.plain, 0), (judged.later, 1)]
+        (judged.judged, 4), (judged.plain, 0), (judged.later, 1)]
     assert all(v["counts"] for c in answer["checkins"] for v in c["counted"])
     readable = ocx("queue", "dev", "-R", str(judged.path)).stdout
     assert readable.startswith("branch dev: 3 check-ins, oldest first")

@@ -238,6 +238,10 @@ def queue(branches: list[str], branch: str | None, entries: list, root: str, bas
     rows = []
     for entry in entries:
         marks = "".join(_mark(v) for v in entry.counted) or '<span class="ocx-verdict ocx-none">no verdict</span>'
+        if entry.counted:  # D25's combination: one counted fail, against any objective, fails it
+            failed = entry.outcome is None or entry.outcome.value != "pass"
+            marks = (f'<span class="ocx-word ocx-{"bad" if failed else "good"}">{"failed" if failed else "passed"}'
+                     f'</span> {marks}')
         rows.append(f'<li class="ocx-checkin"><span class="ocx-marks">{marks}</span> '
                     f'<a href="{root}/info/{esc(entry.checkin)}"><code>{esc(short(entry.checkin))}</code></a> '
                     f'<span class="ocx-comment">{esc(excerpt(entry.comment, 100))}</span> '

@@ -138,6 +138,11 @@ class ServerLink:
         params = [("login", login) for login in logins] + ([("owners", "1")] if owners else [])
         return self._call("users", params, None, None)
 
+    def sender(self, artifact: str) -> str | None:
+        """Who sent ARTIFACT (a full hash) to the served repository, None when it holds no such (D37)."""
+        found = self._call("sender", [("artifact", artifact)], None, None).get("sender")
+        return str(found) if isinstance(found, str) else None
+
     def grant(self, record: str) -> tuple[str, str]:
         answer = self._call("grant", [], {"record": record}, None)
         return str(answer["user"]), str(answer["password"])
