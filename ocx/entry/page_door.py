@@ -44,7 +44,7 @@ def block(data: bytes) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def request(environ: dict, cwd: bytes, body: bytes) -> bytes:
+def request(environ: dict[bytes, bytes], cwd: bytes, body: bytes) -> bytes:
     env = b"\0".join(key + b"=" + value for key, value in environ.items())
     return block(env) + block(cwd) + block(body)
 

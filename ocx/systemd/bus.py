@@ -15,8 +15,7 @@ from dbus_next import BusType, Message, MessageType, Variant
 from dbus_next.aio import MessageBus
 from dbus_next.errors import AuthError
 
-from .units import Property
-from .errors import BusError, BusUnreadable
+from .errors import BusError, BusUnreadable, Property
 
 CALL_TIMEOUT_SECONDS = 25.0  # D-Bus's own default for a method call; a busy PID 1 answers well within it
 SYSTEMD = "org.freedesktop.systemd1"
@@ -68,7 +67,7 @@ class Bus:
 
     def __init__(self, bus: MessageBus):
         self._bus = bus
-        self._watchers: dict[str, list[Callable[[str, dict], None]]] = {}
+        self._watchers: dict[str, list[Callable[[str, dict[str, Any]], None]]] = {}
         self._matched: set[str] = set()
         bus.add_message_handler(self._on_message)
 
@@ -84,10 +83,11 @@ class Bus:
 
     @property
     def connected(self) -> bool:
-        return self._bus.connected
+        connected: bool = self._bus.connected  # dbus-next leaves the property unannotated
+        return connected
 
     def close(self) -> None:
-        self._bus.disconnect()
+        self._bus.disconnect()  # type: ignore[no-untyped-call]  # dbus-next leaves disconnect() unannotated
 
     async def call(self, member: str, signature: str = "", body: Sequence[Any] = (),
                    *, path: str = MANAGER_PATH, interface: str = MANAGER,
@@ -99,9 +99,12 @@ class Bus:
         except asyncio.TimeoutError:
             # A fault that passes (issue 13): the caller tries again later.
             raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
+        # None only for a message flagged NO_REPLY_EXPECTED, which these are not.
+        assert reply is not None
         if reply.message_type == MessageType.ERROR:
             raise BusError(reply.error_name or "?", str(reply.body[0]) if reply.body else "")
-        return reply.body
+        body_read: list[Any] = reply.body
+        return body_read
 
     # --- Manager ------------------------------------------------------------
 
@@ -118,11 +121,13 @@ class Bus:
             if aux_fds:
                 raise BusError("ocx.NoUnixFd", f"{aux_name}: no file descriptors in an auxiliary unit")
             auxiliary.append([aux_name, aux_body])
+        job: str  # 'o'
         (job,) = await self.call("StartTransientUnit", "ssa(sv)a(sa(sv))",
                                  [name, mode, body, auxiliary], unix_fds=fds)
         return job
 
     async def stop_unit(self, name: str, mode: str = "replace") -> str:
+        job: str  # 'o'
         (job,) = await self.call("StopUnit", "ss", [name, mode])
         return job
 
@@ -131,6 +136,7 @@ class Bus:
 
     async def get_unit(self, name: str) -> str | None:
         """The unit's object path, or None when systemd has no such unit."""
+        path: str  # 'o'
         try:
             (path,) = await self.call("GetUnit", "s", [name])
         except BusError as e:
@@ -142,6 +148,7 @@ class Bus:
     async def list_units_by_patterns(self, patterns: Sequence[str], states: Sequence[str] = ()) -> list[list[Any]]:
         """The loaded units whose names match PATTERNS (shell globs): each
         (name, description, load, active, sub, following, path, job id, job type, job path)."""
+        units: list[list[Any]]  # 'a(ssssssouso)'
         (units,) = await self.call("ListUnitsByPatterns", "asas", [list(states), list(patterns)])
         return units
 
@@ -160,7 +167,8 @@ class Bus:
 
     async def get_all(self, path: str, interface: str) -> dict[str, Any]:
         (props,) = await self.call("GetAll", "s", [interface], path=path, interface=PROPS)
-        return plain(props)
+        values: dict[str, Any] = plain(props)  # 'a{sv}'
+        return values
 
     async def get(self, path: str, interface: str, prop: str) -> Any:
         (value,) = await self.call("Get", "ss", [interface, prop], path=path, interface=PROPS)
@@ -176,7 +184,7 @@ class Bus:
         self._matched.add(rule)
 
     async def watch_properties(self, path: str,
-                               callback: Callable[[str, dict], None]) -> Callable[[], None]:
+                               callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
         """Call `callback(interface, changed)` on each PropertiesChanged of
         the object at `path`; returns a function that stops watching."""
         self._watchers.setdefault(path, []).append(callback)
@@ -199,4 +207,5 @@ class Bus:
 
 
 async def wait_closed(bus: Bus, timeout: float) -> None:
-    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)
+    # dbus-next leaves wait_for_disconnect() unannotated.
+    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)  # type: ignore[no-untyped-call]

@@ -75,4 +75,4 @@ def send(message: str, priority: int = 6, *, socket_path: str | None = None,
 
 if __name__ == "__main__":   # python -m ocx.systemd.journal MESSAGE KEY=VALUE…
     kv = dict(a.split("=", 1) for a in sys.argv[2:])
-    print(send(sys.argv[1], **kv))
+    print(send(sys.argv[1], 6, **kv))  # info; the fields (KEY=VALUE) are the journal's, upper case

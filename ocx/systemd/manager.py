@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import cgroup
 from .units import (SERVICE_IFACE, UNIT_IFACE, End, EndTracker, TransientService,
@@ -59,10 +59,10 @@ class Run:
         self.path = unit_path(name)
         self.tracker = EndTracker(name)
         self.job: str | None = None
-        self._done = asyncio.get_running_loop().create_future()
-        self._unwatch = None
+        self._done: asyncio.Future[End] = asyncio.get_running_loop().create_future()
+        self._unwatch: Callable[[], None] | None = None
 
-    def _on_change(self, interface: str, changed: dict) -> None:
+    def _on_change(self, interface: str, changed: dict[str, Any]) -> None:
         end = self.tracker.feed(interface, changed)
         if end is not None and not self._done.done():
             self._done.set_result(end)
@@ -102,7 +102,7 @@ class Systemd:
     async def __aenter__(self) -> "Systemd":
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

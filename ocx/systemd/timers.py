@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .units import Property, UnitError, USEC
+from .errors import Property, UnitError
+from .units import USEC
 
 _NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.timer")  # whole names only: fullmatch
 

@@ -114,7 +114,7 @@ def _field(tool: str, spec: dict[str, Any], given: Mapping[str, str], defaults: 
 
 
 def card(tool: dict[str, Any], capabilities: frozenset[str], action: str, token: str, defaults: Defaults,
-         given: Mapping[str, str] | None = None, answer: dict | None = None, root: str = "") -> str:
+         given: Mapping[str, str] | None = None, answer: dict[str, Any] | None = None, root: str = "") -> str:
     name, means = tool["name"], tool["capability"]["means"]
     may = allowed(tool, capabilities)
     wide = " ocx-wide" if _count(tool["fields"]) > WIDE_FIELDS else ""  # its fields side by side

@@ -21,7 +21,7 @@ import secrets
 import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ...fossil.repository import Repository
 from ...protocol.errors import FieldError
@@ -35,6 +35,9 @@ from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
 from .style import CSS
 from .view import View
 from .words import esc, plain, short
+
+if TYPE_CHECKING:                      # unit_figures is imported when a page shows units
+    from ...systemd.unit_figures import UnitFigures
 from ...protocol.numerals import is_digits
 
 HTML, JSON = "text/html; charset=utf-8", "application/json"
@@ -69,7 +72,7 @@ def _records(view: View) -> NodeRecords | None:
 
 # -- In work ----------------------------------------------------------------------------
 
-def _units(server_code: str):
+def _units(server_code: str) -> tuple[list[UnitFigures], str | None]:
     from ...systemd.unit_figures import read_units
 
     try:
@@ -132,7 +135,7 @@ def _since(view: View) -> datetime | None:
         return None
 
 
-def _defaults(view: View, tool: dict) -> Defaults:
+def _defaults(view: View, tool: dict[str, Any]) -> Defaults:
     facts = view.facts
     admins = sorted(view.admins - ({facts.node_user} if facts else set()))
     runner = next((f.get("default") for f in tool["fields"] if f["name"] == "runner"), None) or "RUNNER"
@@ -147,7 +150,7 @@ def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict[str
     name = form.get(TOOL_FIELD, "")
     spec = catalog.by_name(name)
 
-    def stopped(field: str, why: str) -> dict:
+    def stopped(field: str, why: str) -> dict[str, Any]:
         return {"tool": name, "dry_run": form.get("dry_run") == "true", "log": [], "result": None,
                 "stopped": {"field": field, "why": why}}
 

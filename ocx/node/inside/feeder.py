@@ -116,11 +116,12 @@ class Feeder:
             self.pipe = self.source = master
             self.terminal = TerminalServer(terminal, self.selector)
         else:
-            piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
-                                          close_fds=True, env=program_environment(), cwd=cwd, **piped)
+                                          stdout=subprocess.PIPE if output else None,
+                                          stderr=subprocess.STDOUT if output else None,
+                                          close_fds=True, env=program_environment(), cwd=cwd)
             self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
-            self.source = self.child.stdout.fileno() if output is not None else -1
+            self.source = self.child.stdout.fileno() if self.child.stdout is not None else -1
             if self.pipe >= 0:
                 os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)
@@ -141,6 +142,7 @@ class Feeder:
         if self.terminal is not None:
             self.terminal.output(chunk)
         else:
+            assert self.output is not None  # without a terminal, a source is the output's pipe
             self.output.take(chunk)
 
     def relay(self) -> bool:
@@ -225,9 +227,11 @@ class Feeder:
                 if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
+                    assert self.watch is not None  # registered only when there is one
                     drain(self.watch)
                     self.collect()
                 if isinstance(key.data, tuple):  # the terminal's socket: an attacher, or its keystrokes
+                    assert self.terminal is not None
                     keys = self.terminal.ready(key.data[1])
                     if not self.reader_gone:
                         self.pending += keys
@@ -267,7 +271,7 @@ class StopRelay:
         # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
         signal.signal(signal.SIGTERM, self._heard)
 
-    def _heard(self, *_) -> None:
+    def _heard(self, *_: object) -> None:
         self.asked = True
 
     def started(self, pid: int) -> None:

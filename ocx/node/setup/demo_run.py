@@ -14,6 +14,7 @@ import secrets
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from ...fossil.program import FossilError
 from ...fossil.repository import Repository
@@ -34,9 +35,11 @@ print(f"demo CI: {len(checked)} files checked out, all readable")
 """
 WAIT_SECONDS = 180
 
+Found = TypeVar("Found")
+
 
 class Demonstration:
-    def __init__(self, config: NodeConfig, admin: str, password: str, say):
+    def __init__(self, config: NodeConfig, admin: str, password: str, say: Callable[[str], None]):
         self.config, self.admin, self.say = config, admin, say
         self.web = WebSession(config.url, admin, password)
         work = Path(tempfile.mkdtemp(prefix="ocx-demo-"))
@@ -45,7 +48,7 @@ class Demonstration:
         with Repository(config.repository) as repository:
             self.node = repository.server_code
 
-    def record(self, **fields) -> str:
+    def record(self, **fields: object) -> str:
         base = {"ocx": 1, "kind": "record", "node": self.node, "checkins": [], "hears": [self.admin],
                 "remote": False, "restrict": {}, "sandbox": {"network": True, "read_only": [], "read_write": []}}
         message = {**base, **fields}
@@ -99,7 +102,7 @@ class Demonstration:
                     return change.value
         return None
 
-    def _response(self, record: str) -> tuple[str, str] | None:
+    def _response(self, record: str) -> tuple[str | None, str | None] | None:
         with Repository(self.config.repository) as repository:
             for post in repository.thread(record):
                 message = find_message(post.body)
@@ -108,7 +111,7 @@ class Demonstration:
                     return message.get("outcome"), message.get("note")
         return None
 
-    def _wait(self, check, what: str):
+    def _wait(self, check: Callable[[], Found | None], what: str) -> Found:
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:
             found = check()

@@ -164,7 +164,7 @@ async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
     return await _enable_and_start(units, units, changed, timeout, name)
 
 
-def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:
+def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list[tuple[str, str, bool]]]:
     changed = install_files(config, home, source)
     if config.elsewhere:
         return changed, asyncio.run(activate_elsewhere(config, changed))
