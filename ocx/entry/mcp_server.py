@@ -28,7 +28,8 @@ def make_server(call: Callable[[str, object], dict[str, Any]]) -> Server:
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed_tools())
 
-    async def call_tool(_context: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(_context: ServerRequestContext[Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = TOOLS.get(params.name)
         if tool is None:
             answer = {"tool": params.name, "dry_run": False, "log": [], "result": None,

@@ -9,7 +9,8 @@ that talks to systemd, so `ocx hook`'s start-up does not pay for it (D5).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dbus_next import BusType, Message, MessageType, Variant
 from dbus_next.aio import MessageBus
@@ -73,7 +74,7 @@ class Bus:
 
     @classmethod
     async def connect(cls, negotiate_unix_fd: bool = False,
-                      address: str | None = None) -> "Bus":
+                      address: str | None = None) -> Bus:
         kw = {"bus_address": address} if address else {"bus_type": BusType.SYSTEM}
         try:
             bus = await MessageBus(negotiate_unix_fd=negotiate_unix_fd, **kw).connect()
@@ -96,7 +97,7 @@ class Bus:
             reply = await asyncio.wait_for(self._bus.call(Message(
                 destination=destination, path=path, interface=interface, member=member,
                 signature=signature, body=list(body), unix_fds=list(unix_fds))), CALL_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # A fault that passes (issue 13): the caller tries again later.
             raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
         # None only for a message flagged NO_REPLY_EXPECTED, which these are not.

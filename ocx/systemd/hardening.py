@@ -19,8 +19,8 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import Property, UnitError
 

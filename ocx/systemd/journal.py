@@ -13,6 +13,7 @@ import re
 import socket
 import struct
 import sys
+
 from .errors import SystemdLayerError
 
 SOCKET = "/run/systemd/journal/socket"
@@ -61,7 +62,7 @@ def send(message: str, priority: int = 6, *, socket_path: str | None = None,
     f = _fields(message, priority, dict(fields))
     if socket_path is None:
         try:
-            import pystemd.journal as pj   # lazy: loads libsystemd
+            import pystemd.journal as pj  # lazy: loads libsystemd
         except ImportError:
             pj = None
         if pj is not None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ctypes
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from .errors import BusUnreadable as BusUnreadable  # what this module raises: its callers catch it from here
 
@@ -146,7 +147,7 @@ class SystemBus:
         if code < 0:
             raise BusUnreadable(f"the system bus: {_errno_text(-code)}")
 
-    def __enter__(self) -> "SystemBus":
+    def __enter__(self) -> SystemBus:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
 from ..files import write_atomically
 from . import cgroup

@@ -9,8 +9,8 @@ systemd stops the timer, so nothing is left waiting for a run that is gone.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import Property, UnitError
 from .units import USEC

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from .errors import Property, UnitError
 
 if TYPE_CHECKING:

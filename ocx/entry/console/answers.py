@@ -41,7 +41,8 @@ def _headline(answer: dict[str, Any], root: str) -> str:
 
 def _value(value: Any) -> str:
     if isinstance(value, dict):
-        return "<dl>" + "".join(f"<dt>{esc(k.replace('_', ' '))}</dt><dd>{_value(v)}</dd>" for k, v in value.items()) + "</dl>"
+        return "<dl>" + "".join(f"<dt>{esc(k.replace('_', ' '))}</dt><dd>{_value(v)}</dd>"
+                                for k, v in value.items()) + "</dl>"
     if isinstance(value, list):
         return ", ".join(_value(v) for v in value) if value else "none"
     if value is None:

@@ -19,13 +19,14 @@ import json
 import re
 import secrets
 import urllib.parse
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...fossil.repository import Repository
 from ...protocol.errors import FieldError
-from ...reading.console import deliveries, needs_you, queue_of, branches
+from ...reading.console import branches, deliveries, needs_you, queue_of
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
 from ..web_viewer import Node, refusal, token
@@ -203,7 +204,8 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     open_count = sum(1 for r in seen.open if view.reads(r)) if seen is not None else 0
     parts.append('<nav class="ocx-nav"><a href="#needs-you">Needs you</a><a href="#in-work">In work</a>'
                  '<a href="#done">Done</a><a href="#queue">Queue</a><a href="#tools">Tools</a></nav>')
-    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>', needing))
+    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>',
+                          needing))
     parts.append(_section("in-work", "In work", f'<div id="ocx-work">{work}</div>', open_count))
     parts.append(_section("done", "Done", sections.done(answered, root)))
     parts.append(_section("queue", "Queue", _queue(view)))

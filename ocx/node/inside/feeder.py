@@ -39,10 +39,9 @@ import signal
 import subprocess
 import sys
 
+from ..host_paths import KEEP_ENVIRONMENT as KEEP
 from ..inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
-
-from ..host_paths import KEEP_ENVIRONMENT as KEEP
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -253,7 +252,7 @@ def parse(args: list[str]) -> tuple[str, LastLine | None, str | None, str | None
                  " [--cwd DIRECTORY] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
-    options = dict(zip(head[1::2], head[2::2]))
+    options = dict(zip(head[1::2], head[2::2], strict=False))  # an option without its value is dropped
     output = LastLine(options["--last-line"]) if "--last-line" in options else None
     return head[0], output, options.get("--terminal"), options.get("--cwd"), program
 

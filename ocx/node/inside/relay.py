@@ -34,8 +34,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from .feeder import _end_like as end_like
 from ...protocol.errors import OcxError
+from .feeder import _end_like as end_like
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 USAGE = ("usage: python -m ocx.node.inside.relay --line TEMPLATE -- PROGRAM [ARG...]\n"

@@ -13,8 +13,9 @@ import json
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from ...fossil.program import FossilError
 from ...fossil.repository import Repository
@@ -65,7 +66,8 @@ class Demonstration:
         user = f"ci-demo-{secrets.token_hex(2)}"
         record = self.record(runner="command", command=["python3", "ci.py"], user=user, hears=[],
                              objective="The demo CI passes", checkins=[BRANCH], budget={"wall": "2m"})
-        self.say(f"  CI record       {record[:12]} on branch {BRANCH}, run as {user}: {self.config.url}/forumpost/{record[:12]}")
+        self.say(f"  CI record       {record[:12]} on branch {BRANCH}, run as {user}: "
+                 f"{self.config.url}/forumpost/{record[:12]}")
         self._wait(lambda: self._opened(record), "the node to open the CI record")
         self.clone.pull()
         try:  # a demo run before made the branch: go on from its tip
@@ -86,7 +88,8 @@ class Demonstration:
     def session(self) -> None:
         user = f"demo-{secrets.token_hex(2)}"
         record = self.record(runner=RUNNER, user=user, objective="Say what you were asked", budget={"wall": "2m"})
-        self.say(f"  session record  {record[:12]}, runner {RUNNER}, as {user}: {self.config.url}/forumpost/{record[:12]}")
+        self.say(f"  session record  {record[:12]}, runner {RUNNER}, as {user}: "
+                 f"{self.config.url}/forumpost/{record[:12]}")
         outcome, note = self._wait(lambda: self._response(record), "its response")
         unit = f"ocx-{self.node[:12]}-{record[:12]}.service"
         self.say(f"  response        {outcome}: {note}")

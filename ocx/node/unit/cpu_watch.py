@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from ...systemd.timers import TransientTimer
 from ...systemd.units import TransientService
-from ..marks import write_atomically
 from ..host_paths import STATE_ROOT
+from ..marks import write_atomically
 
 if TYPE_CHECKING:                      # the manager is imported when a round is armed
     from ...systemd.manager import Systemd
