@@ -75,7 +75,7 @@ def line_for(template: Any, delivery_line: bytes | str) -> bytes:
 
 
 def argv_for(template: list[str], delivery_line: bytes | str) -> list[str]:
-    argv: list[str] = fill(template, delivery_fields(delivery_line))  # a list of str, filled, is one
+    argv: list[str] = fill(template, delivery_fields(delivery_line))  # fill keeps the shape: a list of str stays one
     return argv
 
 
