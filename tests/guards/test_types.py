@@ -8,6 +8,7 @@ what changed (about 0.5 s warm, 11 s cold on these machines).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -18,7 +19,11 @@ from .scan import ROOT
 
 
 def cache_dir() -> Path:
-    for place in (Path("/var/cache/ocx-tests/mypy"), Path(tempfile.gettempdir()) / f"ocx-mypy-{os.getuid()}"):
+    # One cache per checkout: two trees of ocx checked at once (worktrees, a CI
+    # clone beside a developer's) writing one cache crash mypy (INTERNAL ERROR).
+    tree = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    for base in (Path("/var/cache/ocx-tests/mypy"), Path(tempfile.gettempdir()) / f"ocx-mypy-{os.getuid()}"):
+        place = base / tree
         try:
             place.mkdir(parents=True, exist_ok=True)
         except OSError:
