@@ -32,11 +32,12 @@ def make_join_token(env: Mapping[str, str], served: str, call: dict) -> dict:
                                   "node (D36)")
     try:
         name = call.get("name")
-        made = join_tokens.make(served, name if isinstance(name, str) else "", viewer(env))
+        made = join_tokens.make(served, name if isinstance(name, str) else "", viewer(env),
+                                replace=call.get("replace") is True)
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)
     return {"name": made.name, "join_token": made.token, "expires": made.expires,
-            "good_for": join_tokens.TTL, "use": f"ocx node init --name {made.name} --server URL --token-file FILE"}
+            "replace": call.get("replace") is True, "good_for": join_tokens.TTL, "use": f"ocx node init --name {made.name} --server URL --token-file FILE"}
 
 
 def join(served: str, config, call: dict, home: Path) -> dict:
@@ -57,7 +58,7 @@ def join(served: str, config, call: dict, home: Path) -> dict:
         with one_at_a_time(served):  # D36: one join per token, however many hosts present it at once
             kept = join_tokens.check(served, given, name)
             password = registry.register(served, entry, own_node_user=config.node_user, new_password=True,
-                                         home=home)
+                                         home=home, replace=join_tokens.replaces(kept))
             join_tokens.spend(kept)
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)

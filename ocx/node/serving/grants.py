@@ -118,6 +118,8 @@ def grant(repository_path: str, node: NodeEntry, record_hash: str, *, own_server
     code = node.server_code
     if code is None:  # registered, its clone not made yet: no record can name it
         raise FieldError("record", f"{record_hash[:12]}: node {node.name} has no server-code yet")
+    if not registry.holds_own_identity(node, own_server_code, own_node_user):  # D29: the server's runs are its own
+        raise FieldError("caller", f"node {node.name}'s registration names the server's own node (D29)")
     with one_at_a_time(repository_path):
         with Repository(repository_path) as repository:
             placed = _check_record(repository, node, record_hash)
