@@ -57,14 +57,14 @@ def join(served: str, config, call: dict, home: Path) -> dict:
         join_tokens.check(served, given, name)  # reads only: a wrong, used or expired token writes nothing
         with one_at_a_time(served):  # D36: one join per token, however many hosts present it at once
             kept = join_tokens.check(served, given, name)
-            password = registry.register(served, entry, own_node_user=config.node_user, new_password=True,
-                                         home=home, replace=join_tokens.replaces(kept))
+            done = registry.register(served, entry, own_node_user=config.node_user, new_password=True,
+                                     home=home, replace=join_tokens.replaces(kept))
             join_tokens.spend(kept)
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)
     except FieldError as error:
         return _refused(error.field, error.why)
-    return {"node_user": login, "password": password}
+    return {"node_user": login, "password": done.password, "replaced": done.replaced and done.replaced.json()}
 
 
 def name_code(served: str, entry, config, call: dict, home: Path) -> dict:

@@ -160,9 +160,9 @@ def _register(env: Mapping[str, str], served: str, config, call: dict, home: Pat
         return _refused("input", "register takes name, node_user, server_code (or null), enforces, password")
     entry = registry.NodeEntry(name, login, code, tuple(str(e) for e in enforces))
     try:
-        password = registry.register(served, entry, own_node_user=config.node_user,
-                                     new_password=bool(call.get("password")), home=home,
-                                     replace=call.get("replace") is True)
+        done = registry.register(served, entry, own_node_user=config.node_user,
+                                 new_password=bool(call.get("password")), home=home,
+                                 replace=call.get("replace") is True)
     except FieldError as error:
         return _refused(error.field, error.why)
-    return {"node_user": login, "password": password}
+    return {"node_user": login, "password": done.password, "replaced": done.replaced and done.replaced.json()}

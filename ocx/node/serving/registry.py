@@ -17,9 +17,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...fossil.repository import Repository
 from ...protocol.node_identity import Claimed, check_identity
+
+if TYPE_CHECKING:
+    from .leaving import Left
 
 MARK = "OCX node (D36) "
 
@@ -136,8 +140,14 @@ def claimed(repository: Repository) -> list[Claimed]:
     return [Claimed(e.name, e.node_user, e.server_code) for e in elsewhere(repository)]
 
 
+@dataclass(frozen=True)
+class Registered:
+    password: str | None  # the node user's new password, when one was made
+    replaced: "Left | None" = None  # the node registered under the name before, when an admin said to replace it
+
+
 def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_password: bool,
-             home: Path, replace: bool = False) -> str | None:
+             home: Path, replace: bool = False) -> Registered:
     """Make or update ENTRY's node user with exactly D37's letters and its
     registration; a new random password when it is new or NEW_PASSWORD asks
     (returned, never kept here). FieldError naming what clashes: an identity
@@ -159,7 +169,7 @@ def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_
             user = None
     text = contact_text(entry)
     if user is None:
-        return admin.create_user(repository_path, login, NODE_USER_CAPABILITIES, text, home=home)
+        return Registered(admin.create_user(repository_path, login, NODE_USER_CAPABILITIES, text, home=home))
     registered = parse_contact(login, user.contact)
     if registered is None or registered.name != entry.name:
         raise FieldError("node_user", f"{login!r} exists and is not node {entry.name}'s user")
@@ -172,4 +182,10 @@ def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_
         admin.set_capabilities(repository_path, login, NODE_USER_CAPABILITIES, home=home)
     if user.contact != text:
         admin.set_contact(repository_path, login, text, home=home)
-    return admin.set_random_password(repository_path, login, home=home) if new_password else None
+    password = admin.set_random_password(repository_path, login, home=home) if new_password else None
+    replaced = None
+    if registered.server_code not in (None, entry.server_code):  # D31: what the old code left, made harmless
+        from .leaving import retire
+
+        replaced = retire(repository_path, registered, home=home)
+    return Registered(password, replaced)
