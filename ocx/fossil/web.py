@@ -44,6 +44,10 @@ class WebError(FossilLayerError, RuntimeError):
     """A page answered otherwise than a successful write does."""
 
 
+class LoginRefused(WebError):
+    """Fossil answered, and took neither the login nor its password: asking again changes nothing."""
+
+
 @dataclass(frozen=True)
 class Page:
     status: int
@@ -140,7 +144,7 @@ class WebSession:
     def _log_in(self, password: str) -> None:
         page = self.post("/login", {"u": self.login, "p": password, "g": "/"})
         if page.status != 302 or not any(c.name.startswith("fossil-") for c in self._cookies):
-            raise WebError(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
+            raise LoginRefused(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
                            "Fossil took neither the login nor its password")
 
     def full_hash(self, prefix: str) -> str:

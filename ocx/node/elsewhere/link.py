@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...fossil.web import WebError, WebSession
+from ...fossil.web import LoginRefused, WebError, WebSession
 from ...protocol.errors import FieldError, OcxError  # errors.py alone: no pydantic for a run's preparation
 
 PAGE = "/ext/ocx"
@@ -86,6 +86,8 @@ class ServerLink:
     def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         try:
             return self._ask(op, params, payload, timeout)
+        except LoginRefused as error:  # reached, and refused: no cut to wait out (D38)
+            raise ServerRefused("caller", str(error)) from error
         except WebError as error:
             if self.kept is not None:  # D38, D39: the follower runs the check once the server answers it again
                 lost_mark(self.kept.parent).touch()
