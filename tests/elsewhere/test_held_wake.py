@@ -1,0 +1,31 @@
+"""The held request's wakes (D38), on a real repository: a receipt held back while Fossil crosslinks it
+is taken as it is once its hold ends (Repository.unsettled), a moment no write marks; the request must
+wake then, not at its own end, or a record arriving after such a receipt starts up to 60 s late."""
+from __future__ import annotations
+
+import time
+
+from ocx.fossil import repository as fossil_repository
+from ocx.fossil.repository import Repository
+from ocx.node.serving.receipts import wait_for_receipts
+
+from fossil.conftest import before_crosslink
+
+
+def test_a_held_request_wakes_when_a_receipt_held_for_its_crosslink_is_taken_as_it_is(site, tmp_path, monkeypatch):
+    hold = 3.0
+    monkeypatch.setattr(fossil_repository, "SETTLE_SECONDS", hold)  # the hold, shortened: the same code path
+    with site.served.repository() as repository:
+        since = repository.max_rcvid()
+    post = site.served.web("alice").new_thread("never crosslinked", "Fossil stored the blob and stopped.")
+    copy = before_crosslink(site.served.path, post, tmp_path / "before-crosslink.fossil")
+    with Repository(copy) as repository:
+        received = repository.sender(post).time.timestamp()
+        assert repository.unsettled(repository.receipt(repository.sender(post).rcvid)) == [post] or \
+            time.time() - received > hold  # held, unless the machine was slower than the hold itself
+    started = time.monotonic()
+    answer = wait_for_receipts(str(copy), since, wait=40)
+    waited = time.monotonic() - started
+    assert post in [a[0] for r in answer["receipts"] for a in r["artifacts"]], answer
+    # Woken at the hold's end (3 s after the post), not at the request's own end (40 s): nothing wrote the file.
+    assert waited < 30, waited
