@@ -73,3 +73,13 @@ def test_a_node_taken_off_the_list_keeps_no_letters_and_neither_do_its_run_users
     with pytest.raises(Exception) as unknown:
         leaving.remove(str(site.served.path), "going", home=site.served.home)
     assert getattr(unknown.value, "field", None) == "name"
+
+
+def test_a_node_taken_off_the_list_comes_back_only_by_an_admin_s_word(site):
+    site.register("returning")
+    leaving.remove(str(site.served.path), "returning", home=site.served.home)
+    token, _ = made_on_the_page(site, "returning")
+    password = join(site.served.base_url, token, "returning", "ocx-node-returning", None, [])
+    assert password and sorted(letters(site, "ocx-node-returning")) == sorted("24cgir")
+    with site.served.repository() as repository:
+        assert registry.node_of_user(repository, "ocx-node-returning").name == "returning"

@@ -24,7 +24,6 @@ from ..service.arrivals import answer_in_place
 from . import ownership, registry
 from .registry import NodeEntry
 
-REMOVED = "OCX node removed (D36) "  # a removed node user's contact: no longer registry.MARK, so not listed
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,6 @@ def remove(repository_path: str, name: str, *, home: Path) -> Left:
         raise FieldError("name", f"no node elsewhere named {name!r} is on this repository's list (D36)")
     admin.withdraw_capabilities(repository_path, node.node_user, home=home)
     admin.set_random_password(repository_path, node.node_user, home=home)  # told to no one
-    admin.set_contact(repository_path, node.node_user, REMOVED + json.dumps(
+    admin.set_contact(repository_path, node.node_user, registry.REMOVED + json.dumps(
         {"name": node.name, "server_code": node.server_code}, sort_keys=True), home=home)
     return retire(repository_path, node, home=home)

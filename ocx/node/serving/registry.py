@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .leaving import Left
 
 MARK = "OCX node (D36) "
+REMOVED = "OCX node removed (D36) "  # a node user taken off the list (leaving.py): not listed, its name kept
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,17 @@ def parse_contact(login: str, contact: str) -> NodeEntry | None:
     if not isinstance(name, str) or not (code is None or isinstance(code, str)) or not isinstance(enforces, list):
         return None
     return NodeEntry(name, login, code, tuple(str(e) for e in enforces))
+
+
+def removed_name(contact: str) -> str | None:
+    """The name of the node a removed node user's contact says it was, or None."""
+    if not contact.startswith(REMOVED):
+        return None
+    try:
+        name = json.loads(contact[len(REMOVED):]).get("name")
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def elsewhere(repository: Repository) -> list[NodeEntry]:
@@ -171,6 +183,8 @@ def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_
     if user is None:
         return Registered(admin.create_user(repository_path, login, NODE_USER_CAPABILITIES, text, home=home))
     registered = parse_contact(login, user.contact)
+    if registered is None and removed_name(user.contact) == entry.name:  # back on the list; its old code retired
+        registered = NodeEntry(entry.name, login, None)
     if registered is None or registered.name != entry.name:
         raise FieldError("node_user", f"{login!r} exists and is not node {entry.name}'s user")
     if registered.server_code not in (None, entry.server_code) and not replace:
