@@ -68,8 +68,12 @@ def test_a_node_taken_off_the_list_keeps_no_letters_and_neither_do_its_run_users
     assert letters(site, user) == "" and letters(site, "ocx-node-going") == ""
     with site.served.repository() as repository:
         assert "going" not in [e.name for e in registry.elsewhere(repository)]
-    with pytest.raises(Exception):  # its old password logs in no more, and the page answers it as no node
+    with pytest.raises(ServerRefused) as refused:  # a refusal (its follower stops), not a cut (it would retry)
         node.receipts(0)
+    assert refused.value.field == "caller"
+    with pytest.raises(ServerRefused) as login:  # its old password logs in no more: Fossil's 401 is a refusal too
+        site.link("ocx-node-going").receipts(0)
+    assert login.value.field == "caller" and "401" in login.value.why
     with pytest.raises(Exception) as unknown:
         leaving.remove(str(site.served.path), "going", home=site.served.home)
     assert getattr(unknown.value, "field", None) == "name"
