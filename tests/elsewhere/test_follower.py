@@ -96,3 +96,14 @@ def test_a_server_that_answers_and_refuses_the_node_is_not_asked_again(tmp_path)
     assert run.run(steps=4) is refused
     assert len(server.asked) == 2 and not any(step.startswith("sleep") for step in done)
     assert "refuses this node: caller:" in said[-1] and "not asking again" in said[-1]
+
+
+def test_a_login_fossil_does_not_take_ends_the_follower_too(tmp_path):
+    from ocx.node.elsewhere.link import LoginNotTaken
+
+    refused = LoginNotTaken("login as ocx-node-f at http://server:8080 failed (HTTP 401)")
+    said: list[str] = []
+    run, server, done = follower([refused, {"receipts": [], "last": 1}], tmp_path)
+    run.log = said.append
+    assert run.run(steps=2) is refused and len(server.asked) == 1
+    assert "HTTP 401" in said[-1] and not any(step.startswith("sleep") for step in done)

@@ -12,7 +12,7 @@ its pass ends a run whose user was given admin). Nothing here repeats a
 request on a fixed interval while the server answers.
 
 When the server answers and refuses this node (its node user taken off the
-list or replaced, its password changed: ServerRefused), asking again would
+list or replaced, its password changed: ServerRefused, LoginNotTaken), asking again would
 only repeat a request on a timer while the server is reachable, which D38
 rules out: the follower says so in the journal, naming the refusal, and
 ends with REFUSED, which its unit does not restart (RestartPreventExitStatus=);
@@ -40,7 +40,7 @@ from typing import Callable
 
 from ..config import NodeConfig, load
 from ..wake import poke
-from .link import ServerLink, ServerRefused, hand_over, lost_mark
+from .link import LoginNotTaken, ServerLink, ServerRefused, hand_over, lost_mark
 
 WAIT = 60.0  # D38: the most the server holds a request
 REFUSED = 78  # EX_CONFIG: the server refuses this node; units/ocx-follow@.service restarts no such end
@@ -107,21 +107,22 @@ class Follower:
             if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
-        except ServerRefused:
+        except (ServerRefused, LoginNotTaken):
             raise  # reached and refused: run() ends, no pause and no retry (D38)
         except Exception as error:  # cut off, the server down: the runs go on (D39)
             if reached:
                 self.log(f"server {self.config.url} lost: {type(error).__name__}: {error}")
             return since, False
 
-    def run(self, steps: int | None = None) -> ServerRefused | None:
+    def run(self, steps: int | None = None) -> ServerRefused | LoginNotTaken | None:
         """Until STEPS are done (for ever when None), or the server refuses this node: that refusal."""
         since, reached, pause = read_mark(self.config), False, LOST_FIRST
         while steps is None or steps > 0:
             try:
                 since, now_reached = self.step(since, reached)
-            except ServerRefused as refused:
-                self.log(f"server {self.config.url} refuses this node: {refused.field}: {refused.why}; not asking "
+            except (ServerRefused, LoginNotTaken) as refused:
+                said = f"{refused.field}: {refused.why}" if isinstance(refused, ServerRefused) else str(refused)
+                self.log(f"server {self.config.url} refuses this node: {said}; not asking "
                          f"again (D38): once an admin registers it again, `ocx node init --name {self.config.name} "
                          f"--server {self.config.url}` here starts the follower")
                 return refused

@@ -32,6 +32,11 @@ class Unreachable(OcxError, ConnectionError):
     """The server did not answer as OCX's page does: down, cut off (D39), or no OCX there."""
 
 
+class LoginNotTaken(Unreachable):
+    """The server answered, and Fossil takes neither the node user nor its password (401): the node
+    taken off the list or replaced. Its passes wait as for a cut; its follower stops asking (D38)."""
+
+
 @dataclass
 class ServerLink:
     url: str
@@ -86,8 +91,8 @@ class ServerLink:
     def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         try:
             return self._ask(op, params, payload, timeout)
-        except LoginRefused as error:  # reached, and refused: no cut to wait out (D38)
-            raise ServerRefused("caller", str(error)) from error
+        except LoginRefused as error:  # reached, and refused: no cut to wait out, no check to run (D38)
+            raise LoginNotTaken(str(error)) from error
         except WebError as error:
             if self.kept is not None:  # D38, D39: the follower runs the check once the server answers it again
                 lost_mark(self.kept.parent).touch()
@@ -220,4 +225,4 @@ def session_file(state_dir: Path) -> Path:
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "join_answer", "lost_mark", "session_file", "take_handed"]
+__all__ = ["LoginNotTaken", "ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "join_answer", "lost_mark", "session_file", "take_handed"]
