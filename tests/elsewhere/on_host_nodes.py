@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.elsewhere.on_host import SERVER, active
-from tests.node_system.harness import journal, ocx
+from tests.elsewhere.on_host import SERVER
+from tests.node_system.harness import ocx
 
 
 def attack_join(url: str, token_file: str, name: str, code: str) -> dict:
@@ -42,11 +42,12 @@ def grant_as(name: str, record: str) -> dict:
 
 def follower(name: str) -> dict:
     unit = f"ocx-follow@{name}.service"
-    shown = subprocess.run(["systemctl", "show", unit, "-p", "Result,ExecMainStatus,NRestarts"],
-                           capture_output=True, text=True).stdout
-    said = journal(unit)
-    return {**active(unit), **dict(line.split("=", 1) for line in shown.splitlines() if "=" in line),
-            "refusals": said.count("refuses this node"), "said": said[-1500:]}
+    shown = subprocess.run(["systemctl", "show", unit, "-p", "ActiveState,SubState,Result,ExecMainStatus,NRestarts"],
+                           capture_output=True, text=True).stdout  # one read: one state of the unit
+    said = subprocess.run(["journalctl", "-u", unit, "--no-pager", "-o", "cat"], capture_output=True,
+                          text=True).stdout
+    return {**dict(line.split("=", 1) for line in shown.splitlines() if "=" in line),
+            "refusals": said.count("refuses this node"), "exited_78": "status=78" in said, "said": said[-2000:]}
 
 
 def remove(name: str, login: str | None = None) -> dict:
