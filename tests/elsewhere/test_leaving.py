@@ -87,3 +87,15 @@ def test_a_node_taken_off_the_list_comes_back_only_by_an_admin_s_word(site):
     assert password and sorted(letters(site, "ocx-node-returning")) == sorted("24cgir")
     with site.served.repository() as repository:
         assert registry.node_of_user(repository, "ocx-node-returning").name == "returning"
+
+
+def test_a_node_user_taken_off_the_list_is_never_granted_as_a_run_user(site):
+    """D40: it holds no letters once removed, yet it is a node user still (it may join again)."""
+    code = secrets.token_hex(20)
+    node = site.register("granting", code)
+    site.register("gone-by")
+    leaving.remove(str(site.served.path), "gone-by", home=site.served.home)
+    record, _ = site.record(code, user="ocx-node-gone-by")
+    with pytest.raises(ServerRefused) as refused:
+        node.grant(record)
+    assert refused.value.field == "user" and letters(site, "ocx-node-gone-by") == ""

@@ -102,8 +102,10 @@ def holds_own_identity(entry: NodeEntry, own_code: str, own_node_user: str) -> b
 
 
 def node_users(repository: Repository, own: str | None) -> frozenset[str]:
-    """Every node user of this repository: OWN (the server's node's) and each node elsewhere's (D40)."""
-    return frozenset([entry.node_user for entry in elsewhere(repository)] + ([own] if own else []))
+    """Every node user of this repository: OWN (the server's node's), each node elsewhere's, and each taken
+    off the list (it may join again under its name: never a run user meanwhile, D40)."""
+    removed = [user.login for user in repository.users() if removed_name(user.contact) is not None]
+    return frozenset([entry.node_user for entry in elsewhere(repository)] + removed + ([own] if own else []))
 
 
 # -- heard from ----------------------------------------------------------------
