@@ -141,10 +141,10 @@ def node_remove(
     try:
         lines = remove_node(at_node, name, login, password_file, _answer_lost)
     except LeaveError as error:
-        typer.echo(f"ocx node remove: {error}", err=True)
+        say(f"ocx node remove: {error}", err=True)
         raise typer.Exit(1)
     for line in lines:
-        typer.echo(line)
+        say(line)
 
 
 def _answer_lost(at_node: str, login: str, password: str, records: list[str]) -> list[str]:
