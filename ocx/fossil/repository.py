@@ -245,10 +245,21 @@ class Repository(WorkReads, TagReads):
 
     def public_stored(self, after: int, upto: int) -> list[str]:
         """The artifacts received after AFTER up to UPTO that a clone gets:
-        with content, not private (one scan)."""
+        with content, not private, not shunned (one scan)."""
         return [row[0] for row in self._rows(
-            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)",
-            (after, upto))]
+            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)"
+            " AND uuid NOT IN (SELECT uuid FROM shun)", (after, upto))]
+
+    def larger_than(self, limit: int, after: int, upto: int) -> list[tuple[str, int, str | None, str]]:
+        """(hash, size, sender, the sender's contact) of each artifact received after AFTER up to
+        UPTO larger than LIMIT bytes whole and not shunned: `blob.size` only, no content (one scan)."""
+        return [(hash_, size, login, info or "") for hash_, size, login, info in self._rows(
+            "SELECT b.uuid, b.size, u.login, u.info FROM blob b LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
+            " LEFT JOIN user u ON u.uid=r.uid WHERE b.rcvid>? AND b.rcvid<=? AND b.size>?"
+            " AND b.uuid NOT IN (SELECT uuid FROM shun)", (after, upto, limit))]
+
+    def shunned(self, hash_: str) -> bool:
+        return self._one("SELECT 1 FROM shun WHERE uuid=?", (hash_,)) is not None
 
     def receipts_since(self, rcvid: int, *, kinds: tuple[str, ...] | None = None,
                        untyped_after: float | None = None) -> list[Receipt]:
