@@ -12,28 +12,34 @@ whole; its run, if any, fails, and nothing else does.
 """
 from __future__ import annotations
 
-from ...fossil import admin
-from ...fossil.errors import FOSSIL_FAILURES
-from ...fossil.repository import Repository
-from ...fossil.run_clone import MAX_ARTIFACT_BYTES as RUN_ARTIFACT_BYTES
-from ..faults import describe
-from ..serving.ownership import works_for_text
-from .context import NodeContext
+from typing import TYPE_CHECKING
+
+from ..fossil import admin
+from ..fossil.errors import FOSSIL_FAILURES
+from ..fossil.run_clone import MAX_ARTIFACT_BYTES as RUN_ARTIFACT_BYTES
+from .faults import describe
+from .serving.ownership import works_for_text
+
+if TYPE_CHECKING:
+    from ..fossil.repository import Repository
+    from .config import NodeConfig
 
 
-def refuse_oversized(context: NodeContext, repository: Repository, after: int, upto: int) -> list[str]:
-    """Shun what run users sent past the cap in receipts AFTER < rcvid <= UPTO; the hashes shunned."""
+def refuse_oversized(config: "NodeConfig", repository: "Repository", after: int, upto: int, log) -> list[str]:
+    """Shun what run users sent past the cap in receipts AFTER < rcvid <= UPTO; the hashes shunned.
+    Called by each pass on the receipts it reads (intake.py), and before each pull into the runs'
+    clone on the receipts it would carry (template.py): whichever comes first."""
     found = [(hash_, size, login) for hash_, size, login, contact in
              repository.larger_than(RUN_ARTIFACT_BYTES, after, upto) if works_for_text(contact) is not None]
     if not found:
         return []
     hashes = [hash_ for hash_, _, _ in found]
     try:
-        admin.shun(context.config.repository, hashes, home=context.fossil_home)
+        admin.shun(config.repository, hashes, home=config.state_dir / "home")
     except FOSSIL_FAILURES as error:  # the file busy past Fossil's wait, say: pulls stay bounded by their scope
-        context.log(f"cannot shun {len(hashes)} oversized artifacts: {describe(error)}", priority=3)
+        log(f"cannot shun {len(hashes)} oversized artifacts: {describe(error)}", priority=3)
         return []
     for hash_, size, login in found:
-        context.log(f"shunned {hash_}: {size} bytes sent by run user {login}, past the cap of "
+        log(f"shunned {hash_}: {size} bytes sent by run user {login}, past the cap of "
                     f"{RUN_ARTIFACT_BYTES} (D41)", record=hash_, priority=4)
     return hashes
