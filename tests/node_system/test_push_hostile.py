@@ -167,6 +167,7 @@ def test_a_small_push_of_a_large_file_neither_grows_the_node_nor_stalls_it(node)
     stays small, and the next record starts and is answered."""
     checkin, blob, peak = pushed_zeros(node, 200)
     assert peak < 150 * 2**20, peak
+    assert systemctl("show", f"ocx-node@{node.name}.service", "-p", "MemoryMax").strip() == f"MemoryMax={2**30}"
     with node.repository() as served:
         assert served.shunned(blob)
     logged = journal(f"ocx-node@{node.name}.service")
