@@ -39,6 +39,8 @@ def _append_property(message: _Message, name: str, signature: str, value: object
     elif signature == "t" and isinstance(value, int):
         number = ctypes.c_uint64(value)
         check(lib.sd_bus_message_append_basic(pointer, b"t", ctypes.cast(ctypes.pointer(number), _P)))
+    elif signature == "as":
+        message.append(b"as", value)
     elif signature == "au":
         check(lib.sd_bus_message_open_container(pointer, b"a", b"u"))
         for item in value:  # type: ignore[attr-defined]
@@ -51,22 +53,28 @@ def _append_property(message: _Message, name: str, signature: str, value: object
     check(lib.sd_bus_message_close_container(pointer))
 
 
-def scope_properties(pid: int, description: str, memory_max: int, tasks_max: int) -> list[tuple[str, str, object]]:
-    """What the scope is: PID alone, its limits, gone from systemd's list once it ends however it ended."""
+def scope_properties(pid: int, description: str, memory_max: int, tasks_max: int,
+                     bound_to: str | None = None) -> list[tuple[str, str, object]]:
+    """What the scope is: PID alone, its limits, gone from systemd's list once it ends however it ended;
+    stopped with BOUND_TO (the node's service: killed or restarted, its children go with it, as they
+    did in its own cgroup)."""
     return [("Description", "s", description), ("PIDs", "au", [pid]), ("MemoryMax", "t", memory_max),
-            ("MemorySwapMax", "t", 0), ("TasksMax", "t", tasks_max), ("CollectMode", "s", "inactive-or-failed")]
+            ("MemorySwapMax", "t", 0), ("TasksMax", "t", tasks_max), ("CollectMode", "s", "inactive-or-failed"),
+            *([("BindsTo", "as", [bound_to])] if bound_to else [])]
 
 
-def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max: int) -> None:
-    """Move PID into a new scope NAME (`….scope`) with MEMORY_MAX bytes and TASKS_MAX processes;
-    return once it is there. BusUnreadable if systemd refused or it did not get there in time."""
+def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max: int,
+            bound_to: str | None = None) -> None:
+    """Move PID into a new scope NAME (`….scope`) with MEMORY_MAX bytes and TASKS_MAX processes, stopped
+    with the unit BOUND_TO; return once it is there. BusUnreadable if systemd refused or it did not get
+    there in time."""
     with SystemBus() as bus:
         call = bus._call(MANAGER_PATH, MANAGER, b"StartTransientUnit", [(b"s", name), (b"s", "fail")])
         error, reply = _Error(), _P()
         try:
             message = _Message(bus.lib, call)
             _Message._check(bus.lib.sd_bus_message_open_container(call, b"a", b"(sv)"))
-            for prop in scope_properties(pid, description, memory_max, tasks_max):
+            for prop in scope_properties(pid, description, memory_max, tasks_max, bound_to):
                 _append_property(message, *prop)
             _Message._check(bus.lib.sd_bus_message_close_container(call))
             _Message._check(bus.lib.sd_bus_message_open_container(call, b"a", b"(sa(sv))"))
@@ -87,12 +95,16 @@ def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max
         time.sleep(0.005)  # the job's end is not signalled to a plain call; the child waits meanwhile
 
 
-def confiner(prefix: str, *, memory_max: int, tasks_max: int):
+def confiner(prefix: str, *, memory_max: int, tasks_max: int, bound_to: str | None = None):
     """A `confine(pid)` for fossil/program.py's `confine_children`: each child in a scope of its own,
-    named PREFIX, its pid and a token (a pid is reused; a scope of a child ended is collected)."""
+    named PREFIX, its pid and a token (a pid is reused; a scope of a child ended is collected), bound
+    to BOUND_TO, by default the service this process runs in (none outside one)."""
     safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in prefix)
+    if bound_to is None:
+        own = unit_of(os.getpid())
+        bound_to = own if own and own.endswith(".service") else None
 
     def confine_one(pid: int) -> None:
         confine(pid, f"{safe}-{pid}-{os.urandom(3).hex()}.scope", description=f"{prefix}: fossil {pid}",
-                memory_max=memory_max, tasks_max=tasks_max)
+                memory_max=memory_max, tasks_max=tasks_max, bound_to=bound_to)
     return confine_one

@@ -4,6 +4,7 @@ no mocks. The node's service confines its children so (issue 31, hole 3)."""
 from __future__ import annotations
 
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,28 @@ def test_a_child_that_cannot_be_confined_never_runs(tmp_path: Path):
     assert not marker.exists()
     with pytest.raises(BusUnreadable):
         confine(1, "ocx-test-nothing.scope.bad", description="bad", memory_max=MIB, tasks_max=1)
+
+
+def test_a_confined_child_ends_with_the_service_its_scope_is_bound_to(tmp_path: Path):
+    """As in the node's service's own cgroup before: the service killed or restarted, its fossil goes too."""
+    repository = tmp_path / "r.fossil"
+    program.run_fossil(["new", str(repository)], home=tmp_path, user="admin")
+    holder = f"ocx-test-holder-{uuid.uuid4().hex[:8]}.service"
+    subprocess.run(["systemd-run", "--unit", holder, "-q", "sleep", "600"], check=True)
+    program.confine_children(confiner("ocx-test-fossil", memory_max=64 * MIB, tasks_max=8, bound_to=holder))
+    try:  # `fossil sql` reads its statements until its standard input ends: it waits meanwhile
+        child = program._start(["fossil", "sql", "-R", str(repository)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"HOME": str(tmp_path)},
+                               cwd=tmp_path)
+    finally:
+        program.confine_children(None)
+    try:
+        scope = cgroup.unit_of(child.pid) or ""
+        assert scope.startswith("ocx-test-fossil-") and child.poll() is None
+        assert show(scope, "BindsTo", "ActiveState") == {"BindsTo": holder, "ActiveState": "active"}
+        subprocess.run(["systemctl", "stop", holder], check=True)
+        assert child.wait(timeout=30) == -15  # SIGTERM: its scope stopped with the service it is bound to
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.communicate()
