@@ -15,18 +15,29 @@ host can read another's command line in /proc. Fossil 2.21 asks for it only
 when its standard input is a terminal, so `run_fossil_with_password` gives
 it a pseudo-terminal this process alone holds, waits for Fossil's own prompt
 and types the password there.
+
+A process may ask that every `fossil` it starts be confined first
+(`confine_children`): the node's service moves each child into a scope of
+its own with a `MemoryMax` (ocx/systemd/scopes.py), since what a child pulls
+or checks out was sent by runs (D41). The child is then started as
+`/bin/sh -c HOLD fossil ARGS`: the shell stops itself (SIGSTOP, which no
+one but root or its own user may undo) and execs `fossil` (same pid) only
+once it was confined and continued, so nothing of its work is ever charged
+to the service; refused, it is killed stopped, and no `fossil` ran.
 """
 from __future__ import annotations
 
 import os
 import pty
 import selectors
+import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from ..protocol.errors import OcxError
 from .errors import FossilLayerError
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -53,6 +64,44 @@ class FossilResult:
     stderr: str
 
 
+# What a confined child runs first: stop until continued, then become `fossil` (same pid).
+_HOLD = 'kill -STOP $$ && exec "$0" "$@"'
+_confine: Callable[[int], None] | None = None
+
+
+def confine_children(confine: Callable[[int], None] | None) -> None:
+    """Every `fossil` this process starts from now on is given to CONFINE (its pid) before it runs
+    (module doc); CONFINE raises to refuse, and the child is killed unrun. None: started as is."""
+    global _confine
+    _confine = confine
+
+
+def _start(command: list[str], **options) -> subprocess.Popen:
+    """`fossil` started, confined first when this process asked for it (module doc)."""
+    confine = _confine
+    if confine is None:
+        return subprocess.Popen(command, **options)
+    process = subprocess.Popen(["/bin/sh", "-c", _HOLD, *command], **options)
+    try:
+        # Until it stopped itself (or ended); WNOWAIT leaves its end for Popen to collect.
+        held = os.waitid(os.P_PID, process.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+        if held is None or held.si_code != os.CLD_STOPPED:
+            raise FossilError(command[1:], -1, "", "the shell that holds `fossil` ended before it stopped")
+        confine(process.pid)
+        os.kill(process.pid, signal.SIGCONT)
+    except (OcxError, OSError) as error:  # the bus's or systemd's refusal (its layer's error): `fossil` never ran
+        process.kill()
+        process.wait()
+        if isinstance(error, FossilError):
+            raise
+        raise FossilError(command[1:], -1, "", f"not confined: {error}") from error
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return process
+
+
 def fossil_environment(home: Path | str, user: str | None = None) -> dict[str, str]:
     """The whole environment of a `fossil` run: nothing inherited (D15)."""
     env = {"HOME": str(home), "PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
@@ -76,22 +125,23 @@ def run_fossil(
     Path(home).mkdir(parents=True, exist_ok=True)
     command = [FOSSIL, *map(str, args)]
     try:
-        done = subprocess.run(
-            command,
-            cwd=str(cwd) if cwd is not None else str(home),
-            env=fossil_environment(home, user),
-            input=input if input is not None else "",
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            start_new_session=True,  # no tty: prompts read stdin (module doc)
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", start_new_session=True)  # no tty: prompts read stdin (module doc)
+    except FossilLayerError as exc:  # the confinement refused: nothing ran
         raise FossilError(command[1:], -1, "", str(exc)) from exc
-    if check and done.returncode != 0:
-        raise FossilError(command[1:], done.returncode, done.stdout, done.stderr)
-    return FossilResult(done.returncode, done.stdout, done.stderr)
+    except OSError as exc:
+        raise FossilError(command[1:], -1, "", str(exc)) from exc
+    with process:
+        try:
+            stdout, stderr = process.communicate(input if input is not None else "", timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            process.kill()
+            process.communicate()
+            raise FossilError(command[1:], -1, "", str(exc)) from exc
+    if check and process.returncode != 0:
+        raise FossilError(command[1:], process.returncode, stdout, stderr)
+    return FossilResult(process.returncode, stdout, stderr)
 
 
 # Fossil 2.21's prompts (url.c): the password on standard error, the question
@@ -119,10 +169,9 @@ def run_fossil_with_password(
     command = [FOSSIL, *map(str, args)]
     master, slave = pty.openpty()
     try:
-        process = subprocess.Popen(command, cwd=str(cwd) if cwd is not None else str(home),
-                                   env=fossil_environment(home, user), stdin=slave, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
+        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+                         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except (OSError, FossilLayerError) as exc:  # FossilLayerError: the confinement refused, nothing ran
         os.close(master)
         raise FossilError(command[1:], -1, "", str(exc)) from exc
     finally:

@@ -28,6 +28,7 @@ from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, 
 from ...protocol.deliveries import record_delivery
 from ...protocol.messages import Outcome
 from ..cut import cut_here
+from ..oversized import refuse_oversized
 from ..faults import describe, is_node_fault
 from ..run_layout import unit_name
 from ..record_dirs import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs
@@ -103,6 +104,8 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
     while True:  # read again before stopping (D26)
         # Only what can be a message or a delivery (arrivals.py); a receipt of nothing else is passed by.
         newest = repository.max_rcvid()
+        # What run users sent past the cap, shunned before any pull can carry it (oversized.py).
+        refuse_oversized(context.config, repository, mark, newest, context.log)
         receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
                                                          - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
