@@ -63,7 +63,12 @@ def before_this_boot(at: float | None) -> bool:
 
 
 async def end_from_systemd(systemd, record_dir: RecordDir, stem: str) -> dict | None:
-    """The end of a unit whose stop step kept nothing, as systemd still holds it; kept as its `ended` mark."""
+    """The end of a unit whose stop step kept nothing, as systemd still holds it; kept as its `ended` mark.
+    An end already kept (its stop step's, written since the pass looked) is the end: a step done is
+    never done again."""
+    kept = record_dir.marked(Mark.ENDED, stem)  # the file itself, not the pass's look
+    if kept is not None:
+        return kept
     properties = await systemd.service_properties(stem + ".service")
     if not properties:
         return None

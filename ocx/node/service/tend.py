@@ -149,6 +149,7 @@ class Tending:
 
     # -- every record ------------------------------------------------------
     async def all(self) -> None:
+        marks.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
         every = record_dirs(self.context.config)
         self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
         self.waiting_to_start = 0
