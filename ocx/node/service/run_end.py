@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from .. import marks
 from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import runner_homes
@@ -49,6 +50,15 @@ def unprepared(record_dir: RecordDir, stem: str) -> str | None:
         return None
     failed = record_dir.marked(Mark.UNPREPARED, stem)
     return failed.get("why", "unknown") if failed else "its preparation did not finish"
+
+
+def letters_found(record_dir: RecordDir, stem: str) -> dict | None:
+    """What the run's preparation found of its user's letters that ends the record (unit/letters.py):
+    {"refused_user": note} (D40) or {"unenforced": why} (D24); None otherwise."""
+    if Mark.UNPREPARED not in marks.present(record_dir.path)[1].get(stem, frozenset()):
+        return None
+    told = record_dir.marked(Mark.UNPREPARED, stem) or {}
+    return {key: told[key] for key in ("refused_user", "unenforced") if key in told} or None
 
 
 def ended_before_this_boot(ended: dict) -> bool:
