@@ -72,3 +72,19 @@ def test_an_end_kept_already_is_not_kept_again(context):
         kept = asyncio.run(end_from_systemd(None, directory, stem))
     assert kept is not None and kept["status"] == "0"
     assert directory.run_state(stem) is RunState.ENDED
+
+
+@pytest.mark.parametrize("found, outcome", [({"refused_user": "user: 'x' holds capabilities 'gio' now (D40)"},
+                                             "refused"),
+                                            ({"unenforced": "run user x holds 'gio', not its run's (D24)"},
+                                             "unenforced")])
+def test_a_session_whose_preparation_found_letters_changed_is_answered_so(context, found, outcome):
+    """unit/letters.py: D40 again at a delayed start (the login left as it is), or D24."""
+    directory, stem = running(context)
+    (directory.path / marks.file_name(Mark.PREPARED, stem)).unlink()
+    directory.mark(Mark.UNPREPARED, {"at": time.time(), "why": "LettersFound", "fault": False, **found}, stem)
+    with marks.one_look():
+        asyncio.run(Tending(context, None, Units({}), PassReport()).all())  # its unit gone: it failed
+    decided = directory.marked(Mark.ANSWERING)
+    assert decided["outcome"] == outcome and decided["note"].startswith(next(iter(found.values()))), decided
+    assert decided.get("untouched") is (True if outcome == "refused" else None)  # no letter of it withdrawn
