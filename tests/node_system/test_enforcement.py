@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from ocx.node.record_dirs import RecordDir
+from ocx.node.service.socket_served import socket_accepts, tool_socket_path
 from ocx.protocol import Outcome
 
 from .harness import systemctl, wait_for
@@ -100,4 +102,26 @@ def test_a_login_made_with_letters_before_a_records_first_run_is_refused_naming_
     assert user_row(node, fields["user"]) == before  # its letters and password as they were (C5 takes none)
     assert not ci_verdicts(node, checkin)
     node.barrier()  # the node answers the next record
+    assert len(node.responses(record)) == 1
+
+
+def test_a_no_password_ci_records_tool_socket_gone_while_a_check_in_runs_is_answered_unenforced(node):
+    """C6: a `no_password` check-in run writes only through its record's tool socket (D22)."""
+    branch = f"sock-{secrets.token_hex(2)}"
+    record = node.post(ci_record(node, branch, restrict={"no_password": True}, budget={"wall": "5m"}))
+    wait_open(node, record)
+    record_dir = RecordDir.of(node.config, record)
+    wait_for(lambda: socket_accepts(tool_socket_path(record_dir)), 30, 0.2, "its tool socket")
+    developer = Developer(node, branch)
+    since = time.time()
+    hanging = developer.commit("hang")
+    unit = checkin_unit(node, record, hanging)
+    waited(node, record, since, lambda: systemctl("is-active", unit).strip() == "active", 90, "the check-in run active")
+    tool_socket_path(record_dir).unlink()  # the tool service still runs, but nothing can reach the record's socket
+    node.reply(record, "any request wakes the node (D26)")
+    response = node.response(record, timeout=PROMPTLY + 10)  # its grace, GRACE_SECONDS, included
+    assert response.outcome is Outcome.unenforced and "accepts no connection" in response.note, response
+    later = developer.commit("pass")
+    node.barrier()
+    assert never_ran(node, record, later) and not ci_verdicts(node, later)
     assert len(node.responses(record)) == 1
