@@ -34,9 +34,8 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...fossil import admin
 from ...fossil.copies import copy_bytes, lacking, make_own, pull_as
-from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
+from ...fossil.errors import FOSSIL_FAILURES
 from ...fossil.sync import CallerClone
 from .. import marks
 from ..faults import describe, is_node_fault
@@ -46,7 +45,8 @@ from ..spare import CHECKOUT, CLONE
 from ..template import held, held_within
 from ..wake import poke
 from . import bounded, runner_homes
-from .letters import RUN_USER_CAPABILITIES, LettersFound, check_found, gave_letters, note_given
+from .letters import LettersFound
+from .run_user import RUN_USER_CAPABILITIES, ensure_run_user, granted_run_user  # noqa: F401  (grants.py and tests read the letters here)
 from .meanwhile import Meanwhile, Steps
 from .turns import take_turn, turns_of
 
@@ -99,50 +99,6 @@ class Preparation:
         args += [a for home in self.runner_homes for a in ("--runner-home", home)]
         args += [a for index, name in self.keep for a in ("--keep", f"{index}:{name}")]
         return args + (["--checkin", self.checkin] if self.checkin else [])
-
-
-def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path, record_dir: Path) -> str:
-    """The run user with exactly D19's letters and a new random password, made if new (C5),
-    and remembered to work for this node (D37: admission checked that it works for no other).
-    What it finds first decides whether it may (letters.py: D40 again at the start, D24): never reset."""
-    from ...fossil.repository import Repository  # here, in its own thread, beside the home's making
-    from ..serving.ownership import contact_naming, works_for_text
-
-    with Repository(repository_file) as repository:
-        node = repository.server_code
-        try:
-            found = repository.user(login)
-            contact, held, exists = found.contact, found.capabilities, True
-        except UnknownUser:
-            contact, held, exists = "", None, False
-    check_found(login, held, given=gave_letters(record_dir))
-    note_given(record_dir, login)
-    if not exists:
-        password = admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
-                                     home=fossil_home)
-    else:
-        admin.set_capabilities(repository_file, login, RUN_USER_CAPABILITIES, home=fossil_home)
-        if works_for_text(contact) is None:
-            admin.set_contact(repository_file, login, contact_naming(contact, node), home=fossil_home)
-        password = admin.set_random_password(repository_file, login, home=fossil_home)
-    note_given(record_dir, login, done=True)
-    return password
-
-
-def granted_run_user(step: "Preparation") -> str:
-    """A node elsewhere's run user, given its letters and a new password by the server's node (D37):
-    the password comes back in the answer only, read here, kept nowhere but the run's clone."""
-    from ..elsewhere.link import ServerLink, session_file
-
-    password = Path(str(step.server_password_file)).read_text().strip()
-    # The node's session, kept in its state (the record's directory is STATE/records/HASH): no new login.
-    link = ServerLink(step.url, str(step.server_login), password, kept=session_file(step.marks.parent.parent))
-    note_given(step.marks, step.user)  # the server's node checks D40 before it grants (serving/grants.py)
-    login, secret = link.grant(step.marks.name)
-    note_given(step.marks, step.user, done=True)
-    if login != step.user:
-        raise RuntimeError(f"the server's node granted {login}, not {step.user}")
-    return secret
 
 
 def _give(root: Path, uid: int, gid: int) -> None:
@@ -309,7 +265,8 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
 
     def make_user() -> str:
         # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
-        secret = (granted_run_user(step) if step.server_login
+        secret = (granted_run_user(step.url, step.server_login, str(step.server_password_file), step.user,
+                                   step.marks) if step.server_login
                   else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home,
                                        record_dir=step.marks))
         user_ready.append(time.time())
