@@ -32,14 +32,22 @@ def test_letters_changed_after_the_record_gave_them_are_unenforced_never_reset(h
     assert "D24" in str(lost.value) and lost.value.mark() == {"unenforced": str(lost.value)}
 
 
-@for_all(LETTERS, st.booleans())
-def test_the_preparation_goes_on_only_with_what_the_node_left(held, given):
+def test_letters_all_taken_after_they_were_set_are_unenforced_never_given_back():
+    check_found("claude-1", "", given=True, settled=False)  # its first try cut off before it set them
+    for held in ("", None):  # taken away, or the login deleted
+        with pytest.raises(LettersChanged, match="none of its run's"):
+            check_found("claude-1", held, given=True, settled=True)
+
+
+@for_all(st.none() | LETTERS, st.booleans(), st.booleans())
+def test_the_preparation_goes_on_only_with_what_the_node_left(held, given, settled):
+    settled = given and settled  # set only once noted
     try:
-        check_found("x", held, given)
+        check_found("x", held, given, settled)
     except (NotIdle, LettersChanged):
-        assert held and (not given or set(held) != set(RUN_USER_CAPABILITIES))
+        assert (held and (not given or set(held) != set(RUN_USER_CAPABILITIES))) or (not held and settled)
     else:
-        assert not held or (given and set(held) == set(RUN_USER_CAPABILITIES))
+        assert (not held and not settled) or (given and set(held) == set(RUN_USER_CAPABILITIES))
 
 
 def test_the_pass_calls_enforcement_lost_for_admin_or_any_letter_beyond_the_runs():

@@ -87,10 +87,15 @@ def beyond_run(held: str | None) -> str:
     return "".join(sorted(set(held or "") - set(RUN_USER_CAPABILITIES)))
 
 
-def check_found(login: str, held: str | None, given: bool) -> None:
+def check_found(login: str, held: str | None, given: bool, settled: bool = False) -> None:
     """Raise NotIdle or LettersChanged unless the preparation may give LOGIN D19's letters now.
-    HELD: its own letters (None: no such login); GIVEN: this record gave it letters before."""
+    HELD: its own letters (None: no such login); GIVEN: this record gave it letters before (or was
+    about to); SETTLED: they were set (letters_set), so none left means someone took them all."""
     if not held:
+        if settled:
+            raise LettersChanged(f"run user {login} holds none of its run's {RUN_USER_CAPABILITIES!r} any more "
+                                 f"({'it was deleted' if held is None else 'they were taken'}): the node no longer "
+                                 "holds what it promised (D24)")
         return
     if not given:
         raise NotIdle(f"user: {login!r} holds capabilities {held!r} now: a run user is new, or holds no "

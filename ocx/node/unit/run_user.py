@@ -31,7 +31,7 @@ def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path, reco
             contact, held, exists = found.contact, found.capabilities, True
         except UnknownUser:
             contact, held, exists = "", None, False
-    check_found(login, held, given=gave_letters(record_dir))
+    check_found(login, held, given=gave_letters(record_dir), settled=letters_set(record_dir))
     note_given(record_dir, login)
     if not exists:
         password = admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
