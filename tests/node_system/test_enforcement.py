@@ -83,11 +83,12 @@ def test_a_ci_records_user_given_a_letter_between_check_ins_is_answered_unenforc
     assert node.capabilities(fields["user"]) == ""  # C5: the record gave it letters, and all are withdrawn
 
 
-def test_a_login_made_with_letters_before_a_records_first_run_is_refused_naming_user_and_left_as_it_is(node):
+@pytest.mark.parametrize("network", [True, False])  # prepared in its unit, or by the node itself (D34)
+def test_a_login_made_with_letters_before_a_records_first_run_is_refused_naming_user_and_left_as_it_is(node, network):
     """D40 again when the delayed start makes the user: admitted while the login did not exist, it was
     made with letters (by someone) before the record's first check-in came."""
     branch = f"d40-{secrets.token_hex(2)}"
-    fields = ci_record(node, branch)
+    fields = ci_record(node, branch, sandbox={"network": network, "read_only": [], "read_write": []})
     record = node.post(fields)
     wait_open(node, record)
     node.login(fields["user"], "gio")  # someone makes the login, with letters of its own

@@ -199,6 +199,10 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead,
                                   wait_for)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
+        found = letters_found(record_dir, stem)
+        if found is not None:  # the node's own preparation (D34) found them: no unit will poke it
+            tending.letters_changed(record_dir, record_dir.state, found)
+            return
     except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):

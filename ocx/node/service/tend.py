@@ -246,16 +246,16 @@ class Tending:
             record_dir.reset(stem)  # it never reached systemd: asked again (D5)
         await self.start(record_dir, opened)
 
-    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict, ran: str = "") -> None:
+    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict) -> None:
         """A preparation found its run user's letters changed (unit/letters.py), and gave none: refused
-        naming `user`, the login left as it is (D40); or `unenforced` (D24). RAN: what did run meanwhile."""
+        naming `user`, the login left as it is (D40); or `unenforced` (D24)."""
         if "refused_user" in found:
             self.decide(record_dir, Outcome.refused, found["refused_user"], untouched=True)
             return
         if state is RecordState.OPEN:
             record_dir.mark(Mark.UNENFORCED, {"why": found["unenforced"]})
             self.context.log(f"unenforced: {found['unenforced']}", record=record_dir.hash, priority=4)
-        self.decide(record_dir, *self.ended_unstarted(record_dir, ran or "its run was not started"))
+        self.decide(record_dir, *self.ended_unstarted(record_dir, "its run was not started"))
 
     def ended_unstarted(self, record_dir: RecordDir, ended: str = "the run was ended") -> tuple[Outcome, str]:
         """A stop (or a lost restriction) for a run that has no unit: nothing runs that could answer it."""
@@ -279,6 +279,10 @@ class Tending:
             if page is None:
                 raise Inadmissible("runner", f"{opened.record.runner!r} is no longer offered on this node (D14)")
             await start_session(self.context, self.systemd, record_dir, opened, page)
+            found = letters_found(record_dir, unit_stem(self.context.server_code, opened.hash))
+            if found is not None:  # the node's own preparation (D34) found them: no unit will poke it
+                self.letters_changed(record_dir, record_dir.state, found)
+                return
         except Inadmissible as refusal:
             self.decide(record_dir, Outcome.refused, str(refusal))
         except Exception as error:  # a session's start, counted: tried again, then answered (C4, issue 13)
