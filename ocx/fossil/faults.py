@@ -13,6 +13,8 @@ import errno
 import sqlite3
 from typing import TYPE_CHECKING
 
+from .program import Cause
+
 if TYPE_CHECKING:
     from .web import WebError
 
@@ -28,16 +30,21 @@ _SQLITE_TEXTS = {"database is locked": sqlite3.SQLITE_BUSY, "database table is l
 _PASSING_ERRNOS = {errno.ENETRESET}
 
 
+# A `fossil` run's causes that pass: its server or file not there for it now.
+_PASSING_CAUSES = {Cause.UNREACHABLE, Cause.CUT_OFF, Cause.TIMED_OUT, Cause.SERVER_ERROR, Cause.BUSY,
+                   Cause.UNOPENABLE, Cause.FULL}
+
+
 def passes(error: BaseException) -> bool | None:
     """True or False for an error of this layer; None for any other."""
     from .errors import JournalWaiting
-    from .program import Cause, FossilError
+    from .program import FossilError
     from .web import WebError
 
     if isinstance(error, JournalWaiting):
         return True
     if isinstance(error, FossilError):
-        return error.cause is not Cause.OTHER
+        return error.cause in _PASSING_CAUSES
     if isinstance(error, WebError):
         return web_passes(error)
     if isinstance(error, sqlite3.OperationalError):

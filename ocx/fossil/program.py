@@ -47,6 +47,7 @@ class Cause(enum.Enum):
     BUSY = "a repository file busy (SQLITE_BUSY)"
     UNOPENABLE = "a file that would not open"
     FULL = "no space left"
+    NO_SUCH_USER = "the login named is not in the repository"
     OTHER = "nothing typed"
 
 
@@ -72,6 +73,7 @@ _FOSSIL_SAYS: tuple[tuple[str, Cause], ...] = (
     ("unexpected end", Cause.CUT_OFF),            # passed on: zlib's, a compressed answer cut short
     (" 502 ", Cause.SERVER_ERROR),                # a proxy's status inside a page Fossil passes on
     (" 503 ", Cause.SERVER_ERROR),                # ("server sends error: ...", http.c)
+    ("no such user", Cause.NO_SUCH_USER),         # user.c: "no such user: LOGIN"
 )
 # http.c prints a status other than 200 and the redirects as "server says: " and the status line's rest.
 _STATUS_SAID = re.compile(r"server says: ([0-9]{3})\b", re.ASCII)

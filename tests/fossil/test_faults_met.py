@@ -116,7 +116,7 @@ def test_a_refused_login_is_final(served, tmp_path):
 def test_a_bad_argument_is_final(served):
     with pytest.raises(FossilError) as changing:
         run_fossil(["user", "capabilities", "nobody-of-that-name", "i", "-R", str(served.path)], home=served.home)
-    assert changing.value.cause is Cause.OTHER and faults.passes(changing.value) is False
+    assert changing.value.cause is Cause.NO_SUCH_USER and faults.passes(changing.value) is False
     with pytest.raises(WebError) as reading:  # Fossil answers an artifact it does not have with a redirect
         served.web("alice").raw("0" * 40)
     assert reading.value.status == 302 and faults.passes(reading.value) is False

@@ -60,15 +60,13 @@ FOSSIL_FINAL = [
 
 def test_what_fossil_says_of_a_server_or_file_not_there_now_passes():
     for text in FOSSIL_PASSING:
-        error = FossilError(["clone", "http://x"], 1, "", text)
-        assert error.cause is not Cause.OTHER and faults.passes(error), text
+        assert faults.passes(FossilError(["clone", "http://x"], 1, "", text)), text
         assert old_says(text, OLD_PROGRAM_SAYS), text
 
 
 def test_what_fossil_says_of_the_request_itself_is_final():
     for text in FOSSIL_FINAL:
-        error = FossilError(["clone", "http://x"], 1, "", text)
-        assert error.cause is Cause.OTHER and faults.passes(error) is False, text
+        assert faults.passes(FossilError(["clone", "http://x"], 1, "", text)) is False, text
         assert not old_says(text, OLD_PROGRAM_SAYS), text
 
 
@@ -94,6 +92,12 @@ def test_any_output_is_judged_as_the_words_judged_it(stdout, stderr):
 @given(st.sampled_from(FOSSIL_PASSING), st.text(max_size=40), st.text(max_size=40))
 def test_what_passes_passes_whatever_surrounds_it(line, before, after):
     assert faults.passes(FossilError(["x"], 1, f"{before}\n{line}\n{after}", ""))
+
+
+def test_a_login_fossil_does_not_have_is_typed_for_whoever_withdraws_its_letters():
+    """served.py takes it as done (C4: a user never made holds nothing to withdraw)."""
+    assert FossilError(["user"], 1, "", "no such user: cx-1").cause is Cause.NO_SUCH_USER
+    assert FossilError(["user"], 1, "", "Database error: database is locked").cause is Cause.BUSY
 
 
 def test_a_start_that_failed_is_judged_by_its_errno_as_the_words_judged_its_text():
