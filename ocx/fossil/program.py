@@ -58,6 +58,8 @@ class Cause(enum.Enum):
 # judge a failure. The first match names the Cause. Rows marked "passed on"
 # are not in Fossil's own source: texts of the OS, OpenSSL or zlib it prints.
 _FOSSIL_SAYS: tuple[tuple[str, Cause], ...] = (
+    # user.c: "no such user: LOGIN". First: a login a record names may hold a later row's word ("busy").
+    ("no such user: ", Cause.NO_SUCH_USER),
     ("cannot connect", Cause.UNREACHABLE),        # http_socket.c, http_ssl.c: "cannot connect to host"
     ("connection refused", Cause.UNREACHABLE),    # passed on: ECONNREFUSED's text
     ("connection reset", Cause.UNREACHABLE),      # passed on: ECONNRESET's
@@ -73,7 +75,6 @@ _FOSSIL_SAYS: tuple[tuple[str, Cause], ...] = (
     ("unexpected end", Cause.CUT_OFF),            # passed on: zlib's, a compressed answer cut short
     (" 502 ", Cause.SERVER_ERROR),                # a proxy's status inside a page Fossil passes on
     (" 503 ", Cause.SERVER_ERROR),                # ("server sends error: ...", http.c)
-    ("no such user", Cause.NO_SUCH_USER),         # user.c: "no such user: LOGIN"
 )
 # http.c prints a status other than 200 and the redirects as "server says: " and the status line's rest.
 _STATUS_SAID = re.compile(r"server says: ([0-9]{3})\b", re.ASCII)

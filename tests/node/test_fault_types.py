@@ -77,16 +77,19 @@ def test_the_status_fossil_names_is_read_as_a_number(status, reason):
     assert (cause is Cause.SERVER_ERROR) == (500 <= status <= 599)
 
 
-WORDS = st.sampled_from([*OLD_PROGRAM_SAYS, "server says: 5xx", "server says: 404 ", "Connection Refused"])
+WORDS = st.sampled_from([*OLD_PROGRAM_SAYS, "server says: 5xx", "server says: 404 ", "Connection Refused",
+                         "no such user: "])
 OUTPUT = st.lists(st.one_of(WORDS, st.text(max_size=12)), max_size=6).map(" ".join)
 
 
 @given(OUTPUT, OUTPUT)
 def test_any_output_is_judged_as_the_words_judged_it(stdout, stderr):
-    """But for "server says: 5" not followed by a status's three digits, which Fossil never prints."""
+    """But for "server says: 5" not followed by a status's three digits, which Fossil never prints,
+    and for a login Fossil says it does not have, whatever letters the login holds."""
     text = f"{stderr} {stdout}"
     passes = faults.passes(FossilError(["x"], 1, stdout, stderr))
-    assert passes == old_says(text, OLD_PROGRAM_SAYS) or "server says: 5" in text.lower()
+    typed_now = any(w in text.lower() for w in ("server says: 5", "no such user: "))
+    assert passes == old_says(text, OLD_PROGRAM_SAYS) or typed_now
 
 
 @given(st.sampled_from(FOSSIL_PASSING), st.text(max_size=40), st.text(max_size=40))
@@ -97,6 +100,9 @@ def test_what_passes_passes_whatever_surrounds_it(line, before, after):
 def test_a_login_fossil_does_not_have_is_typed_for_whoever_withdraws_its_letters():
     """served.py takes it as done (C4: a user never made holds nothing to withdraw)."""
     assert FossilError(["user"], 1, "", "no such user: cx-1").cause is Cause.NO_SUCH_USER
+    # A record names the login: its letters cannot make the failure pass (C4, D40).
+    assert FossilError(["user"], 1, "", "no such user: busy-truncated").cause is Cause.NO_SUCH_USER
+    assert not faults.passes(FossilError(["user"], 1, "", "no such user: busy-truncated"))
     assert FossilError(["user"], 1, "", "Database error: database is locked").cause is Cause.BUSY
 
 
