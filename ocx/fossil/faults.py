@@ -3,9 +3,10 @@ or restarting, its repository file busy. The node tries such a step again
 later instead of holding it against the record (C4).
 
 Decided by type only, from what the part that met the failure typed: the
-Cause of a `fossil` run (program.py, the one place that reads Fossil's
-words), a page's HTTP status and a connection's errno (web.py), SQLite's
-result code. Never by the words of a message.
+Cause of a `fossil` run, a page's HTTP status and a connection's errno
+(web.py), SQLite's result code; never by the words of a message. Where
+Fossil tells only in words, they are read where they are met, once:
+program.py's table for the `fossil` program, web.LOCKED_SAYS for its pages.
 """
 from __future__ import annotations
 
