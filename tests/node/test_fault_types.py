@@ -227,3 +227,22 @@ def test_the_node_reads_each_layers_types_through_the_chain():
     except RuntimeError as error:
         assert is_node_fault(error)
     assert not is_node_fault(BusError("org.freedesktop.systemd1.UnitBusy", "timed out, busy"))
+
+
+def test_no_module_judges_a_failure_by_the_words_of_its_output_or_message():
+    """A failure's words are typed where they are met (program.py's table, web.LOCKED_SAYS);
+    nothing looks for words in a `fossil` run's output or in an error's text (`x in str(error)`)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import ocx
+
+    reading = re.compile(r"\.(stderr|stdout)\b|\bstr\((error|exc|err|failure|e)\)")
+    found = []
+    for path in sorted(Path(ocx.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+                    and reading.search(ast.unparse(node))):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert not found
