@@ -105,7 +105,7 @@ class Here:
         """A user that does not exist (its run was stopped before its preparation made it) or holds
         nothing already is done: read first, so an answer writes no more than it must."""
         from ..fossil import admin
-        from ..fossil.program import FossilError
+        from ..fossil.program import Cause, FossilError
 
         with Repository(self.config.repository) as repository:
             try:
@@ -116,7 +116,7 @@ class Here:
         try:
             admin.withdraw_capabilities(self.config.repository, login, home=self.config.state_dir / "home")
         except FossilError as error:
-            if "no such user" not in f"{error.stderr} {error.stdout}".lower():
+            if error.cause is not Cause.NO_SUCH_USER:
                 raise
 
 
