@@ -249,7 +249,8 @@ def run_fossil_with_password(
                          stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except (OSError, FossilLayerError) as exc:  # FossilLayerError: the confinement refused, nothing ran
         os.close(master)
-        raise FossilError(command[1:], -1, "", str(exc), cause=not_started(exc)) from exc
+        raise FossilError(command[1:], -1, "", str(exc),
+                          cause=not_started(exc) if isinstance(exc, OSError) else None) from exc
     finally:
         os.close(slave)
     try:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .config import NodeConfig
 
 
-def refuse_oversized(config: "NodeConfig", repository: "Repository", after: int, upto: int, log) -> list[str]:
+def refuse_oversized(config: NodeConfig, repository: Repository, after: int, upto: int, log) -> list[str]:
     """Shun what run users sent past the cap in receipts AFTER < rcvid <= UPTO; the hashes shunned.
     Called by each pass on the receipts it reads (intake.py), and before each pull into the runs'
     clone on the receipts it would carry (template.py): whichever comes first."""

@@ -23,7 +23,7 @@ import time
 
 from .cgroup import unit_of
 from .errors import BusUnreadable
-from .sd_bus import MANAGER, MANAGER_PATH, TIMEOUT_USEC, SystemBus, _Error, _Message, _P
+from .sd_bus import _P, MANAGER, MANAGER_PATH, TIMEOUT_USEC, SystemBus, _Error, _Message
 
 MOVED_WITHIN_SECONDS = 10.0  # systemd's job for a scope runs in milliseconds; a busy PID 1 in far less than this
 

@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass
 from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
 from ...protocol.render import one_line, render_response
+from .. import marks
 from ..cut import cut_here
 from ..record_dirs import THREAD, RecordDir, open_records
 from ..states import Mark
 from ..unit.letters import gave_letters
-from .. import marks
 from .context import NodeContext
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from ...fossil import admin
 from ...fossil.errors import UnknownUser
-from .letters import (RUN_USER_CAPABILITIES, LettersChanged, NotIdle, check_found, gave_letters, letters_set,
-                      note_given)
+from .letters import RUN_USER_CAPABILITIES, LettersChanged, NotIdle, check_found, gave_letters, letters_set, note_given
 
 __all__ = ["RUN_USER_CAPABILITIES", "ensure_run_user", "granted_run_user"]
 
