@@ -6,7 +6,7 @@ and runs bench/console_inside.py there: a node adopts the copy, RECORDS
 session records (100) are sent and left running, a few more end, and the
 node's page is asked for LOOKS times (20) as an admin and as a person
 without admin, whole and in parts: first with the ext program as it was
-before the page service (`python -m ocx.entry.web`, a process per request),
+before the page service (`python -m ocx.page.web`, a process per request),
 then as `ocx node init` installs it now (the door, through ocx-page@NAME).
 It prints what each costs and asserts nothing; docs/console.md says what
 the figures mean.

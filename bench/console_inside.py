@@ -25,8 +25,8 @@ BUDGET = {"wall": "2h", "cpu": 3600, "memory": "256M", "processes": 32}
 
 def adopt(copy: str) -> Node:
     """A node on its own copy of click.fossil, in a directory the Fossil server's account owns."""
-    from ocx.node.setup import account
-    from ocx.node.setup.init import REPOSITORY_ROOT
+    from ocx.setup import account
+    from ocx.setup.init import REPOSITORY_ROOT
 
     server, _ = account.ensure("fossil", str(REPOSITORY_ROOT))  # as `ocx node init` makes it
     directory = Path("/var/lib/ocx-bench")
@@ -96,7 +96,7 @@ def main(copy: str, records: str = "100", looks: str = "20") -> None:
     program = node.config.extroot / "ocx"
     door = program.read_text()
     # Before: the ext program as main installed it until issue 17's page service (a process per request).
-    program.write_text(f"#!/bin/sh\nexec {node.config.python} -m ocx.entry.web /etc/ocx/{NAME}.json\n")
+    program.write_text(f"#!/bin/sh\nexec {node.config.python} -m ocx.page.web /etc/ocx/{NAME}.json\n")
     try:
         looks_at(node, viewer, sent, looks_, "before: the page, a process per request")
     finally:

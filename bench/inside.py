@@ -178,7 +178,7 @@ def hook_times(n, lines: int = 100, runs: int = 10) -> list[float]:
     times = []
     for _ in range(runs):
         began = time.monotonic()
-        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "hook", n.config.repository],
+        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.cli.launch", "hook", n.config.repository],
                        input=text, text=True, check=True)
         times.append(time.monotonic() - began)
     return times

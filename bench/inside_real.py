@@ -72,7 +72,7 @@ def timed_first_pass(name: str, since: float, timeout: float) -> str:
 
 
 def adopt(name: str, port: str, history: Path) -> None:
-    from ocx.node.setup.account import ensure
+    from ocx.setup.account import ensure
 
     server, _ = ensure("fossil", str(REPOSITORY_ROOT))
     copy = REPOSITORY_ROOT / f"{name}.fossil"
@@ -102,7 +102,7 @@ def readers(n, runs: int = 5) -> None:
         times = []
         for _ in range(runs):
             began = time.monotonic()
-            done = subprocess.run([PYTHON, "-m", "ocx.entry.launch", *argv], capture_output=True, text=True)
+            done = subprocess.run([PYTHON, "-m", "ocx.cli.launch", *argv], capture_output=True, text=True)
             times.append(time.monotonic() - began)
         first = (done.stdout.splitlines() or [done.stderr.strip()[-200:]])[0]
         figures.note(key, f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms")

@@ -1,7 +1,7 @@
 """Writing a file whole, the one way OCX does it: readers see the old file
 or the new one, never half of it.
 
-Standard library only: the privileged steps systemd runs per run (ocx.node.unit)
+Standard library only: the privileged steps systemd runs per run (ocx.run_steps)
 and the stop step's reader (ocx.systemd.stoppost) import it and must start fast.
 """
 from __future__ import annotations

@@ -89,7 +89,7 @@ fi
 # (OCX is not pip-installed, so no console script exists).
 cat >"$VENV/bin/ocx" <<'SH'
 #!/bin/sh
-exec /opt/ocx/venv/bin/python -m ocx.entry.launch "$@"
+exec /opt/ocx/venv/bin/python -m ocx.cli.launch "$@"
 SH
 chmod 0755 "$VENV/bin/ocx"
 ln -sfn "$VENV/bin/ocx" /usr/local/bin/ocx

@@ -123,14 +123,14 @@ def copy_with_checkout(template: Path, directory: Path, clone: str, checkout: st
 def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str,
              checkout: Path | None = None, password: str | None = None) -> CallerClone:
     """The copy at PATH made LOGIN's own clone (module doc). A checkout may be opened from it
-    meanwhile (unit/prepare.py): Fossil waits for the other's lock, and what this changes (the
+    meanwhile (run_steps/prepare.py): Fossil waits for the other's lock, and what this changes (the
     server-code, the login row, sync settings) is nothing a checkout reads or records. CHECKOUT:
     one opened elsewhere and moved here (node/spare.py), recorded where Fossil records its own.
     PASSWORD: kept for sync as `remember_password` keeps it, in the same Fossil run (Fossil's own
     `obscure()`, which it documents as what it stores for a remote's password); on standard input."""
     script = "\n".join([
         "PRAGMA secure_delete=ON;",  # nothing of the template's rows is left in free pages
-        # One transaction: a Fossil working on the copy meanwhile (an update, unit/prepare.py) finds
+        # One transaction: a Fossil working on the copy meanwhile (an update, run_steps/prepare.py) finds
         # its user as the copy was (the sync URL's login) or as it is made, never half of each.
         "BEGIN IMMEDIATE;",
         "UPDATE config SET value=lower(hex(randomblob(20))), mtime=now() WHERE name='server-code';",

@@ -30,7 +30,7 @@ from ocx.fossil.storage import hash_matches
 from .errors import FossilLayerError
 
 # One artifact, stored or rebuilt: the cap on what a run user may send (issue 31, hole 3); the
-# server's node shuns larger ones sent past this tool (node/service/oversized.py).
+# server's node shuns larger ones sent past this tool (node/oversized.py).
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 MAX_BLOBS = 2_000_000  # rows of `blob` looked at
 MAX_CHAIN = 2_000  # deltas applied to rebuild one artifact

@@ -44,7 +44,7 @@ def login_url(base_url: str, login: str) -> str:
 
 
 def _repository(path: Path):
-    """The clone's reader, imported when first read: a run's preparation (unit/prepare.py) reads none."""
+    """The clone's reader, imported when first read: a run's preparation (run_steps/prepare.py) reads none."""
     from ocx.fossil.repository import Repository
 
     return Repository(path)

@@ -32,7 +32,7 @@ def page_socket_path(node: str) -> str:
 
 
 # The names of the environment a session's program keeps (D15): set by the
-# unit's description (service/run_units.py), read by the feeder inside the run.
+# unit's description (node_service/run_units.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"
 
 
@@ -69,3 +69,27 @@ def plain_config(name: str, config_dir: str = CONFIG_DIR) -> dict:
 
     with open(f"{config_dir}/{name}.json") as handle:
         return json.load(handle)
+
+
+def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:
+    """The node whose configuration names this repository file."""
+    import json  # here: the feeder imports this module at every session's start
+    import os
+
+    wanted = os.path.realpath(repository)
+    try:
+        names = sorted(os.listdir(config_dir))
+    except OSError:
+        return None
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(config_dir, name)) as handle:
+                config = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if os.path.realpath(config.get("repository", "")) == wanted:
+            node: str | None = config.get("name")
+            return node
+    return None

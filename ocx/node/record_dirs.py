@@ -60,7 +60,7 @@ class RecordDir:
         os.chmod(self.path / "inbox", 0o755)
         if first is not None:
             self.deliver(first)
-        # issue 5 (tools): the run's tool socket appears here (ocx/tools/tool_socket.py); the unit binds it.
+        # issue 5 (tools): the run's tool socket appears here (ocx/tool_service/tool_socket.py); the unit binds it.
         self.tools.mkdir(exist_ok=True)
         os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,

@@ -8,7 +8,7 @@ The server's node reads its own repository file and writes with `fossil`
 (Here). A node elsewhere reads the artifacts themselves from its clone,
 which cannot know senders (it names itself for everything it pulled), and
 asks the rest of the server's node through its page (Elsewhere, over
-elsewhere/link.py). The node's code is the same on both; this is where
+node/server_link.py). The node's code is the same on both; this is where
 they differ (architecture: "the same code with a different source of
 senders").
 """
@@ -26,7 +26,7 @@ from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
     from .config import NodeConfig
-    from .elsewhere.link import ServerLink
+    from .server_link import ServerLink
 
 ACTED_ON = ("f", "t", "ci")  # what can be a message or a delivery: the clone must hold these first
 
@@ -61,7 +61,7 @@ class Here:
 
     def answer(self, repository: Repository, place_kind: str, place: str, record_hash: str, *, node: str,
                received: float, wall_seconds: int) -> Answer | None:
-        from .service.arrivals import answer_in_place
+        from .arrivals import answer_in_place
 
         found = answer_in_place(repository, place_kind, place, record_hash, node=node,
                                 node_user=self.config.node_user, received=received, wall_seconds=wall_seconds)
@@ -135,7 +135,7 @@ class Elsewhere:
 
     def link(self) -> "ServerLink":
         if self._link is None:
-            from .elsewhere.link import ServerLink
+            from .server_link import ServerLink
 
             self._link = ServerLink.of_node(self.config)
         return self._link
@@ -143,7 +143,7 @@ class Elsewhere:
     def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
         """The server's receipts after SINCE (D37), up to the first whose
         artifacts the clone does not hold even after a pull."""
-        from .elsewhere.link import take_handed
+        from .server_link import take_handed
 
         self._facts.clear()  # a new pass: nothing the server said before is taken as still so
         # D38: the answer that woke this pass, handed over by the follower, when it starts where this

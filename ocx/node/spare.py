@@ -4,13 +4,13 @@ Most of a session's preparation was Fossil's checkout: making a check-in's
 files costs the kernel 60 to 300 ms on the machines we measure (more while
 other writes are pending), and the run waited for it; in a burst, every
 run's copy and checkout competed for the same two cores. So when the node
-has brought its clone for runs up to date and is idle (service/serve.py),
+has brought its clone for runs up to date and is idle (node_service/serve.py),
 it makes homes ahead, one at a time between its waits, up to the node's
 `spare_homes` (config.py), in its own state: each a copy of that version
 of `runs.fossil` and Fossil's own `open` of it, the checkout naming its
 clone by a relative path (`../repo.fossil`), as the run's home lays them
 out. The node moves one into a run's home before it starts the unit
-(`take`), and the preparation (unit/prepare.py), told so, makes the clone
+(`take`), and the preparation (run_steps/prepare.py), told so, makes the clone
 the run's own as it would a fresh copy (fossil/copies.py). Taking it is a
 rename, so each is placed once.
 

@@ -38,7 +38,7 @@ from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError, UnknownArtifact
 if TYPE_CHECKING:
     from .config import NodeConfig
 
-TEMPLATE, MARK = "runs.fossil", "runs.json"  # the mark beside it: unit/prepare.py reads it too
+TEMPLATE, MARK = "runs.fossil", "runs.json"  # the mark beside it: run_steps/prepare.py reads it too
 
 
 class NotPulled(FossilLayerError):
@@ -101,7 +101,7 @@ def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log
     receipt up to NEEDED that stored anything but BESIDES (a session's record:
     its run needs what came before it, and hears of the record itself by
     delivery). True if a run's copy of it must still pull (the pull failed)."""
-    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+    from ..fossil.repository import Repository  # not on a preparation's way (run_steps/prepare.py)
 
     path = current(config, -1, log)
     rcvid = held(path)
@@ -121,7 +121,7 @@ def ensure_before(config: "NodeConfig", record_hash: str, *, log=None) -> bool:
     """`ensure` for a session's record: everything the node's repository received up to the
     receipt that brought RECORD_HASH, but the record itself (its run hears of it by delivery).
     True if a run's copy must still pull."""
-    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+    from ..fossil.repository import Repository  # not on a preparation's way (run_steps/prepare.py)
 
     with Repository(config.repository) as repository:
         try:
@@ -145,7 +145,7 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
     """The template, pulled first when it lacks a receipt up to NEEDED (all, for
     None; -1: only made if missing). A pull that fails leaves the one there,
     which a run can still use: its own clone pulls what it lacks."""
-    from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+    from ..fossil.repository import Repository  # not on a preparation's way (run_steps/prepare.py)
     from .oversized import refuse_oversized
 
     path = template_path(config)

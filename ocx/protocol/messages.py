@@ -49,7 +49,7 @@ class Sandbox(_Strict):
 class Budget(_Strict):
     """C2/D10: kept as written, with the numbers systemd enforces (D17)."""
 
-    # `units`: the suffixes the grammar takes, so a form can offer them (ocx/entry/console).
+    # `units`: the suffixes the grammar takes, so a form can offer them (ocx/page/console).
     wall: str = Field(description="The longest it may run: a whole number followed by s, m, h or d.",
                       json_schema_extra={"units": [list(u) for u in grammar.WALL_UNITS.items()]})
     cpu: int | None = Field(None, description="Seconds of CPU time, all its processes together.")

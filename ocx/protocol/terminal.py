@@ -5,8 +5,8 @@ a tag's value, an objective or a note may hold an escape sequence that sets
 the window's title, clears the screen, writes the clipboard (OSC 52), or a
 bidirectional override that shows one text as another. `terminal_safe` is
 the one rendering every reader on the command line prints through
-(entry/cli_reading.py, cli.py, cli_tools.py, cli_attach.py), and the
-console's text of what a program printed (entry/console/words.py). Pure.
+(cli/cli_reading.py, cli.py, cli_tools.py, cli_attach.py), and the
+console's text of what a program printed (page/console/words.py). Pure.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`ocx activity` (D33) at the cost of this node's messages, not the forum's.
 
-activity's rules are ocx/node/service/activity.py's (`read_activity`): which
+activity's rules are ocx/node/activity.py's (`read_activity`): which
 records are this node's and open, which responses answer them. It reads the
 posts of every sender entitled to write one (admins, the node user), and
 keeps only messages whose `node` is this server-code (C1). Such a message's
@@ -9,7 +9,7 @@ spell it: a post holding neither cannot be one, and is passed over before
 its hash is checked and its cards parsed (`Repository.forum_posts`'
 `mentioning`). So the same reading decodes the node's own messages, not
 every post an admin ever wrote. `ocx activity` reads through it
-(entry/cli_reading.py), and so does the page (console_messages.py).
+(cli/cli_reading.py), and so does the page (console_messages.py).
 """
 from __future__ import annotations
 

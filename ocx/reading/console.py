@@ -7,7 +7,7 @@
         rows = queue_of(repository, "trunk")
 
 systemd's part (the units' live figures, what a program printed) is the
-entry's to add (ocx/entry/console): this layer reads Fossil only.
+entry's to add (ocx/page/console): this layer reads Fossil only.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A node's records and their answers as the console reads them (issue 17).
 
-The same rules `ocx activity` reads by (ocx/node/service/activity.py): a
+The same rules `ocx activity` reads by (ocx/node/activity.py): a
 record is this node's when it is for its server-code and its sender holds
 admin or setup now (C1); its answer is a response at its place from the
 node user (C4), or a `lost` one from an admin or setup sender once the

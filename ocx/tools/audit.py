@@ -57,7 +57,7 @@ class AuditTool(Tool):
         elsewhere the server's node says, since its clone names itself the
         sender of all it pulled; a server that cannot say refuses the audit.
         None: a login deleted since, which is not the caller."""
-        from ..node.elsewhere.link import ServerRefused, Unreachable
+        from ..node.server_link import ServerRefused, Unreachable
 
         try:
             return caller.sender_of(repository, checkin)

@@ -11,7 +11,7 @@ own). A call reaches the node three ways, and each builds this caller:
 
 - from anywhere, the CLI and MCP send the call to the node's web page as the
   logged-in caller (remote.py); the page runs it as the login Fossil passes
-  it, in that login's session (ocx/entry/web.py, D30);
+  it, in that login's session (ocx/page/web.py, D30);
 - a `no_password` run, or one without network, through its tool socket
   (tool_socket.py), with a password only the node holds;
 - on the node's host, `--at-node NAME`, logging in with the caller's password.
@@ -36,8 +36,8 @@ from ..node.record_dirs import open_records
 from ..protocol.decide import OpenRecord
 
 if TYPE_CHECKING:
-    from ..node.elsewhere.link import ServerLink
     from ..node.served import Elsewhere
+    from ..node.server_link import ServerLink
 
 
 @dataclass
@@ -111,7 +111,7 @@ class Caller:
         state = self.node.state_dir
         if not state.exists() or os.access(state, os.R_OK | os.X_OK):
             return [record_dir.load()[0] for record_dir in open_records(self.node)]
-        from ..node.service.activity import read_activity
+        from ..node.activity import read_activity
 
         with self.reading() as repository:
             found = read_activity(repository, self.node.node_user, latest=0).open

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..fossil.clone_facts import ticket_id
 from ..fossil.errors import UnknownUser, WrongKind
 from ..fossil.repository import Repository
-from ..node.service.admit import admission, runner_page
+from ..node.admit import admission, runner_page
 from ..node.wake import poke
 from ..protocol.admission import Inadmissible, check_admission
 from ..protocol.errors import FieldError
@@ -32,7 +32,7 @@ class SandboxInput(BaseModel):
 
 
 class CreateInput(ToolInput):
-    # `default_now`: a default known only when it runs, which a form writes out (ocx/entry/console).
+    # `default_now`: a default known only when it runs, which a form writes out (ocx/page/console).
     node: ServerCode | None = Field(None, description="The node's server-code (C1); none: this repository's own.",
                                     json_schema_extra={"default_now": "this_node"})
     user: Login | None = Field(None, description="The Fossil user the run acts as (C5); none: a new one, RUNNER-6hex.",

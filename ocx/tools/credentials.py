@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fossil.clone_facts import saved_login
-from ..node.unit.prepare import CLONE, PASSWORD_FILE
+from ..node.run_layout import PASSWORD_FILE
+from ..node.spare import CLONE
 from ..protocol.errors import OcxError
 
 _SYNC_SECRET = re.compile(r"[0-9a-f]{40}")

@@ -16,7 +16,7 @@ from ..fossil.push_plan import Line, Plan, PlanRefused, plan_push
 from ..fossil.repository import Repository
 from ..fossil.run_clone import MAX_ARTIFACT_BYTES, CloneRefused, RunClone
 from ..protocol.errors import FieldError
-from ..node.service.socket_served import served_by_socket
+from ..node.socket_served import served_by_socket
 from ..node.wake import poke
 from .caller import Caller
 from .framework import Act, Capability, Tool, ToolInput

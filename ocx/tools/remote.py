@@ -7,7 +7,7 @@ answered, what the node enforces); a caller's clone knows none of it. So
 the CLI and MCP log in to the node's Fossil server with the caller's
 password (Fossil authenticates the caller), and send the typed input to the
 node's page, `/ext/ocx?json`, in that session: the page runs the one tool there,
-as that login, and answers in the one shape (ocx/entry/web.py). A call
+as that login, and answers in the one shape (ocx/page/web.py). A call
 leaves nothing on disk; the session lives as long as the process (an MCP
 server keeps it for all its calls).
 """

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.inside.feeder import KEEP, program_environment
-from ocx.node.inside.relay import argv_for, parse
-from ocx.node.service.runner_pages import RunnerPage, parse_page
-from ocx.node.service.run_units import environment
+from ocx.inside_run.feeder import KEEP, program_environment
+from ocx.inside_run.relay import argv_for, parse
+from ocx.node.runner_pages import RunnerPage, parse_page
+from ocx.node_service.run_units import environment
 from ocx.protocol.deliveries import post_delivery, record_delivery
 from ocx.tools.registry import TOOLS
 
@@ -152,7 +152,7 @@ def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_c
     # The unit's main process (run_units.py): the feeder, then the page's argv; a group, as the unit's cgroup.
     # With the terminal a session's unit holds (D32): the relay reads its deliveries from it.
     terminal = tmp_path / "terminal.sock"
-    unit = subprocess.Popen(run.offline([sys.executable, "-m", "ocx.node.inside.feeder", str(inbox), "--terminal",
+    unit = subprocess.Popen(run.offline([sys.executable, "-m", "ocx.inside_run.feeder", str(inbox), "--terminal",
                                          str(terminal), "--", *claude.argv(False)]),
                             env=run.unit_env, cwd=run.workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from ocx.node.config import NodeConfig
-from ocx.node.elsewhere.link import ServerLink
+from ocx.node.server_link import ServerLink
 from ocx.protocol import render_message
 from tools.conftest import remove_state, serve_with_page
 from fossil.conftest import Served

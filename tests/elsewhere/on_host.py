@@ -55,7 +55,7 @@ HOME = Path("/var/tmp/elsewhere-home")
 
 def server() -> Node:
     from ocx.node import config as node_config
-    from ocx.node.setup.init import admin_password_file
+    from ocx.setup.init import admin_password_file
 
     HOME.mkdir(parents=True, exist_ok=True)
     node = Node(SERVER, node_config.load(SERVER), Login("admin", admin_password_file(SERVER).read_text().strip()),
@@ -251,7 +251,7 @@ def join_token(name: str, by: str | None = None) -> dict:
 
 
 def join_tokens() -> dict:
-    from ocx.node.serving.join_tokens import tokens_dir
+    from ocx.page.join_tokens import tokens_dir
 
     directory = tokens_dir(server().config.repository)
     files = sorted(directory.glob("*")) if directory.exists() else []

@@ -20,7 +20,7 @@ from tests.node_system.harness import ocx
 
 
 def attack_join(url: str, token_file: str, name: str, code: str) -> dict:
-    from ocx.node.elsewhere.link import ServerRefused, join
+    from ocx.node.server_link import ServerRefused, join
 
     try:
         password = join(url, Path(token_file).read_text().strip(), name, f"ocx-node-{name}", code or None, [])
@@ -31,7 +31,7 @@ def attack_join(url: str, token_file: str, name: str, code: str) -> dict:
 
 def grant_as(name: str, record: str) -> dict:
     from ocx.node import config as node_config
-    from ocx.node.elsewhere.link import ServerLink, ServerRefused
+    from ocx.node.server_link import ServerLink, ServerRefused
 
     try:
         login, password = ServerLink.of_node(node_config.load(name)).grant(record)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 from ocx.node.config import NodeConfig
-from ocx.node.elsewhere.follow import LOST_FIRST, LOST_MOST, WAIT, Follower
-from ocx.node.elsewhere.link import hand_over, take_handed
+from ocx.follower.follow import LOST_FIRST, LOST_MOST, WAIT, Follower
+from ocx.node.server_link import hand_over, take_handed
 from ocx.fossil.web import WebError
 
 
@@ -86,7 +86,7 @@ def test_an_answer_handed_over_is_taken_once_fresh_and_only_where_the_pass_start
 def test_a_server_that_answers_and_refuses_the_node_is_not_asked_again(tmp_path):
     """D38: while the server is reachable nothing repeats a request on a timer; a refusal (the node taken
     off the list, its password replaced) ends the follower, saying so, instead of asking every 10 s."""
-    from ocx.node.elsewhere.link import ServerRefused
+    from ocx.node.server_link import ServerRefused
 
     nothing = {"receipts": [], "last": 3}
     refused = ServerRefused("caller", "ocx-node-f is not the node user of a registered node elsewhere")
@@ -99,7 +99,7 @@ def test_a_server_that_answers_and_refuses_the_node_is_not_asked_again(tmp_path)
 
 
 def test_a_login_fossil_does_not_take_ends_the_follower_too(tmp_path):
-    from ocx.node.elsewhere.link import LoginNotTaken
+    from ocx.node.server_link import LoginNotTaken
 
     refused = LoginNotTaken("login as ocx-node-f at http://server:8080 failed (HTTP 401)")
     said: list[str] = []

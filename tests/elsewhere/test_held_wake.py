@@ -8,7 +8,7 @@ import time
 
 from ocx.fossil import repository as fossil_repository
 from ocx.fossil.repository import Repository
-from ocx.node.serving.receipts import wait_for_receipts
+from ocx.page.receipts import wait_for_receipts
 
 from fossil.conftest import before_crosslink
 

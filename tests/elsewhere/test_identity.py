@@ -8,8 +8,9 @@ import secrets
 import pytest
 
 from ocx.fossil import admin
-from ocx.node.elsewhere.link import ServerLink, ServerRefused, join
-from ocx.node.serving import join_tokens, registry
+from ocx.node.server_link import ServerLink, ServerRefused, join
+from ocx.page import join_tokens
+from ocx.node.serving import registry
 
 from .test_joining import kept, logins, made_on_the_page
 

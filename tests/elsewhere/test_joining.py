@@ -13,8 +13,8 @@ import time
 import pytest
 
 from ocx.fossil.web import WebSession
-from ocx.node.elsewhere.link import ServerRefused, ServerLink, join
-from ocx.node.serving import join_tokens
+from ocx.node.server_link import ServerRefused, ServerLink, join
+from ocx.page import join_tokens
 
 from .on_host import join_token_through_page
 

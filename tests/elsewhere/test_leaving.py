@@ -7,9 +7,9 @@ import secrets
 
 import pytest
 
-from ocx.node.elsewhere.link import LoginNotTaken, ServerRefused, join, join_answer
+from ocx.node.server_link import LoginNotTaken, ServerRefused, join, join_answer
 from ocx.node.serving import leaving, registry
-from ocx.node.unit.prepare import RUN_USER_CAPABILITIES
+from ocx.run_steps.prepare import RUN_USER_CAPABILITIES
 
 from .test_joining import logins, made_on_the_page
 

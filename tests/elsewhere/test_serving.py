@@ -13,10 +13,10 @@ import time
 import pytest
 
 from ocx.fossil.web import WebSession
-from ocx.node.elsewhere.link import ServerLink, ServerRefused
-from ocx.node.serving.receipts import WAIT_MOST
+from ocx.node.server_link import ServerLink, ServerRefused
+from ocx.page.receipts import WAIT_MOST
 from ocx.node.serving.registry import MARK
-from ocx.node.unit.prepare import RUN_USER_CAPABILITIES
+from ocx.run_steps.prepare import RUN_USER_CAPABILITIES
 
 
 def test_only_an_admin_registers_a_node_and_its_user_holds_only_what_its_writes_need(site):
@@ -278,9 +278,10 @@ def test_a_held_request_answers_when_someone_is_given_admin(site):
 
 
 def test_the_page_answers_what_the_server_s_modules_compute_from_the_served_repository(site):
-    """The same questions asked in this process of serving/receipts.py and serving/questions.py, on the
+    """The same questions asked in this process of page/receipts.py and serving/questions.py, on the
     served repository's file, and of the page over HTTP (where Fossil runs them as its ext program)."""
-    from ocx.node.serving import questions, receipts, registry
+    from ocx.node.serving import questions, registry
+    from ocx.page import receipts
 
     code = secrets.token_hex(20)
     node = site.register("inprocess", code)

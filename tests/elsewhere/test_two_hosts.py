@@ -38,7 +38,7 @@ def test_a_build_host_joins_with_one_command_and_the_server_lists_it(hosts):
     wait_until(lambda: on(hosts.server, "status")["result"]["nodes"][1]["heard"], 30, "the follower's request")
     assert on(hosts.build, "active", "ocx-follow@build1.service")["ActiveState"] == "active"
     # Run again, it changes nothing and asks for no admin.
-    again = hosts.build.exec(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "node", "init", "--name", "build1",
+    again = hosts.build.exec(["/opt/ocx/venv/bin/python", "-m", "ocx.cli.launch", "node", "init", "--name", "build1",
                               "--server", SERVER_URL])
     assert again.exit_code == 0 and "nothing changed" in again.output, again.output
 

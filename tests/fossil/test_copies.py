@@ -89,7 +89,7 @@ def test_a_copy_taken_while_the_template_is_pulled_is_whole(served, template, tm
 
 def test_a_password_kept_in_the_same_run_as_the_rest_works_as_fossils_prompt_keeps_it(served, template,
                                                                                      tmp_path) -> None:
-    """make_own's PASSWORD (unit/prepare.py: the run user made meanwhile): obscured as Fossil keeps a
+    """make_own's PASSWORD (run_steps/prepare.py: the run user made meanwhile): obscured as Fossil keeps a
     remote's, never in clear in the file, and a check-in made in the clone reaches the server as alice."""
     copy_bytes(template, tmp_path / "repo.fossil")
     password = served.passwords["alice"]

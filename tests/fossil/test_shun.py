@@ -1,4 +1,4 @@
-"""The size cap on what run users send, at Fossil's level (node/service/oversized.py): a large
+"""The size cap on what run users send, at Fossil's level (node/oversized.py): a large
 artifact is found by `blob.size` alone, and once shunned (admin.shun, as Fossil's /shun page
 writes it) Fossil 2.21's server sends it to no pull or clone, which still finish and hold the rest."""
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """D41's rule, read from the source: root's code touches what a run can write
-only through ocx/node/unit/bounded.py.
+only through ocx/node/bounded.py.
 
-Root's code is ocx/node/service, ocx/node/unit and the tool service
-(ocx/tools/tool_socket.py), with every module of OCX they import. A run can
+Root's code is ocx/node_service, ocx/run_steps and the tool service
+(ocx/tool_service), the shared modules root's processes brought with them
+when the packages were cut by process (ROOT_SIDE), with every module of OCX
+they import. A run can
 write its home (RunHome.on_host and .inside, the same directory seen from
 the host and from the run), its runtime directory (.terminal_socket), the
 copies of its runner's homes (copy_path), its clone (a tool caller's
@@ -21,15 +23,18 @@ from pathlib import Path
 
 from . import scan
 
-ROOT_SIDE = ("ocx/node/service/", "ocx/node/unit/", "ocx/tools/tool_socket.py")
-IN_RUN = "ocx/node/inside/"
-BOUNDED = "ocx.node.unit.bounded"
+ROOT_SIDE = ("ocx/node_service/", "ocx/run_steps/", "ocx/tool_service/",
+             # shared, or the command line's, and held as root's wherever they run:
+             "ocx/node/activity.py", "ocx/node/admit.py", "ocx/node/arrivals.py", "ocx/node/runner_pages.py",
+             "ocx/node/socket_served.py", "ocx/node/bounded.py", "ocx/node/runner_homes.py", "ocx/cli/attaching.py")
+IN_RUN = ("ocx/inside_run/", "ocx/node/inside/")  # the second: the relay's old path (ocx/node/inside/relay.py)
+BOUNDED = "ocx.node.bounded"
 
 SOURCE_ATTRIBUTES = {"on_host", "inside", "terminal_socket", "run_clone"}
 SOURCE_CALLS = {"copy_path"}
 SOURCE_NAMES = {"LAST_LINE", "COPIES", "CLONE", "CHECKOUT", "PASSWORD_FILE"}
 # A module's own names for a run's home, where a field name alone says it.
-FILE_SOURCE_ATTRIBUTES = {"ocx/node/unit/prepare.py": {"home"}}
+FILE_SOURCE_ATTRIBUTES = {"ocx/run_steps/prepare.py": {"home"}}
 
 # Calls that build a path or a description from one, and touch nothing.
 PROPAGATE = {"str", "Path", "fspath", "join", "joinpath", "with_name", "with_suffix", "relative_to", "as_posix",
@@ -40,22 +45,22 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
-    ("ocx/node/unit/prepare.py", "make_home"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "make_home"): dict.fromkeys(
         ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin",
          "_given", "pull_as", "open_checkout", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
-    ("ocx/node/unit/prepare.py", "_moved_to_checkin"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "_moved_to_checkin"): dict.fromkeys(
         ["copy_bytes", "stat", "_own", "update_checkout", "_given"],
         "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
-    ("ocx/node/service/checkin_runs.py", "place_ahead"): dict.fromkeys(
+    ("ocx/node_service/checkin_runs.py", "place_ahead"): dict.fromkeys(
         ["take"], "spare.take is checked on its own"),
-    ("ocx/node/unit/prepare.py", "_fossil_meanwhile"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "_fossil_meanwhile"): dict.fromkeys(
         ["CallerClone"], "Fossil's checkout or update of the home before the run exists, for make_home and "
         "_moved_to_checkin"),
-    ("ocx/node/unit/prepare.py", "_made_own"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "_made_own"): dict.fromkeys(
         ["_own"], "makes the home before the run exists, as make_home does"),
-    ("ocx/node/unit/prepare.py", "_own"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "_own"): dict.fromkeys(
         ["make_own", "open", "fdopen"], "makes the home before the run exists, as make_home does"),
     ("ocx/node/spare.py", "make"): dict.fromkeys(
         ["copy_with_checkout"], "the node's own spares directory in its state: CLONE and CHECKOUT only name "
@@ -69,21 +74,21 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/node/spare.py", "placed"): dict.fromkeys(
         ["listdir", "lstat"], "reads names and the two entries' own types (lstat: no link followed), in a home "
         "the node made before the unit existed"),
-    ("ocx/node/service/start_stop.py", "start_session"): dict.fromkeys(
+    ("ocx/node_service/start_stop.py", "start_session"): dict.fromkeys(
         ["take_spare"], "take_spare is checked on its own"),
-    ("ocx/node/service/start_stop.py", "take_spare"): dict.fromkeys(
+    ("ocx/node_service/start_stop.py", "take_spare"): dict.fromkeys(
         ["take"], "spare.take is checked on its own"),
-    ("ocx/node/unit/prepare.py", "prepare_run"): dict.fromkeys(
+    ("ocx/run_steps/prepare.py", "prepare_run"): dict.fromkeys(
         ["make_home"], "make_home is checked on its own"),
-    ("ocx/node/unit/runner_homes.py", "copy_in"): dict.fromkeys(
+    ("ocx/node/runner_homes.py", "copy_in"): dict.fromkeys(
         ["mkdir", "copytree"], "copies the host's home in before the run starts, after bounded.remove_tree "
         "removed what an attempt left"),
-    ("ocx/node/unit/runner_homes.py", "copy_back"): dict.fromkeys(
+    ("ocx/node/runner_homes.py", "copy_back"): dict.fromkeys(
         ["_write_back"], "_write_back reads the copy only through bounded.directory and read_at"),
-    ("ocx/node/service/attaching.py", "connect"): dict.fromkeys(
+    ("ocx/cli/attaching.py", "connect"): dict.fromkeys(
         ["connect"], "connects to the run's terminal socket, then closes at once unless SO_PEERCRED says the "
         "other end is the session's own unit (D41: a link there leads nowhere)"),
-    ("ocx/tools/attach.py", "attach_session"): dict.fromkeys(
+    ("ocx/cli/attach.py", "attach_session"): dict.fromkeys(
         ["connect"], "attaching.connect checks the peer"),
     ("ocx/tools/push.py", "_plan"): dict.fromkeys(
         ["RunClone"], "ocx/fossil/run_clone.py opens the run's clone without following a link, only as a regular "

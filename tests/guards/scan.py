@@ -10,17 +10,21 @@ MAX_LINES = 400
 
 # Each external program is run from one place (the brief; architecture.md).
 PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"},
-                 "useradd": {"ocx/node/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"}}
+                 "useradd": {"ocx/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"}}
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
-    "ocx/node/inside/feeder.py",  # a session's own program, inside its unit (D13)
-    "ocx/node/inside/relay.py",  # the program a runner page names behind the relay (D14)
-    "ocx/node/setup/account.py",  # useradd: the Fossil server's account (D27)
+    "ocx/inside_run/feeder.py",  # a session's own program, inside its unit (D13)
+    "ocx/inside_run/relay.py",  # the program a runner page names behind the relay (D14)
+    "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
     "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (issue 17)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
-# Layers import downwards only (architecture.md).
+# Layers import downwards only (architecture.md): the processes' packages on top, each named for
+# the process that runs it; beneath them the shared layer. Which modules of another process a
+# process may import (the entries it starts) is tests/guards/test_processes.py's.
+SHARED = {"node", "tools", "reading", "protocol", "fossil", "systemd", "files"}
+PROCESSES = {"node_service", "run_steps", "inside_run", "page", "tool_service", "follower", "setup", "cli", "hook"}
 LAYER_MAY_IMPORT = {
     "protocol": {"protocol"},
     "fossil": {"fossil", "protocol", "files"},  # files: ocx/files.py, writing a file whole
@@ -28,7 +32,10 @@ LAYER_MAY_IMPORT = {
     "node": {"node", "protocol", "fossil", "systemd", "files"},
     "reading": {"reading", "protocol", "fossil", "systemd", "files"},  # readers of verdicts (V2, D25, D33)
     "tools": {"tools", "node", "reading", "protocol", "fossil", "systemd", "files"},
-    "entry": {"entry", "tools", "node", "reading", "protocol", "fossil", "systemd", "files"},
+    **{process: {process} | SHARED for process in PROCESSES},
+    "inside_run": {"inside_run", "protocol", "node"},  # node: host_paths and inotify alone (test_processes.py)
+    "cli": {"cli"} | SHARED | {"node_service", "follower", "setup", "hook"},  # the entries it starts
+    "node_service": {"node_service", "run_steps"} | SHARED,  # a run without network is prepared here (D34)
 }
 
 

@@ -13,8 +13,8 @@ ROOT_SIDE = boundary.root_side_files(FILES)
 
 
 def test_the_root_side_is_what_it_says():
-    assert {"ocx/node/service/intake.py", "ocx/node/unit/stop_step.py", "ocx/node/unit/prepare.py",
-            "ocx/tools/tool_socket.py", "ocx/tools/push.py", "ocx/node/unit/bounded.py"} <= ROOT_SIDE
+    assert {"ocx/node_service/intake.py", "ocx/run_steps/stop_step.py", "ocx/run_steps/prepare.py",
+            "ocx/tool_service/tool_socket.py", "ocx/tools/push.py", "ocx/node/bounded.py"} <= ROOT_SIDE
 
 
 def test_root_never_imports_what_runs_inside_a_run():
@@ -56,7 +56,7 @@ def _isolated(argv: ast.expr | None) -> bool:
 def test_every_privileged_step_runs_python_isolated():
     steps = {path: argvs for path in FILES if path.startswith("ocx/")
              and (argvs := _privileged_argvs((scan.ROOT / path).read_text()))}
-    assert "ocx/node/service/run_units.py" in steps  # the preparation and the stop step
+    assert "ocx/node_service/run_units.py" in steps  # the preparation and the stop step
     offenders = [path for path, argvs in steps.items() if not all(_isolated(a) for a in argvs)]
     assert not offenders
 
@@ -69,7 +69,7 @@ def test_every_python_a_unit_file_starts_is_isolated():
 
 # The detector itself, on snippets: each names what it must catch.
 
-def _touches(snippet: str, path: str = "ocx/node/service/example.py") -> list[str]:
+def _touches(snippet: str, path: str = "ocx/node_service/example.py") -> list[str]:
     return [t.what for t in boundary.touches_in(path, snippet)]
 
 

@@ -15,49 +15,49 @@ from . import scan
 
 # (file, function): (how many handlers, why it catches everything)
 ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
-    ("ocx/node/service/serve.py", "one_pass"): (
+    ("ocx/node_service/serve.py", "one_pass"): (
         1, "the pass: a pass that fails as a whole is logged and tried again, backing off"),
-    ("ocx/node/service/serve.py", "serve"): (
+    ("ocx/node_service/serve.py", "serve"): (
         1, "the service's start: whatever stops it, the pokes that started it are read, or systemd starts it for ever"),
-    ("ocx/node/service/check.py", "_one_pass"): (
+    ("ocx/node_service/check.py", "_one_pass"): (
         1, "the deliberate check's pass, tried again twice before it fails"),
-    ("ocx/node/service/tend.py", "Tending.all"): (
+    ("ocx/node_service/tend.py", "Tending.all"): (
         1, "one record's trouble stops no other record's tending"),
-    ("ocx/node/service/tend.py", "Tending.answer"): (
+    ("ocx/node_service/tend.py", "Tending.answer"): (
         1, "a record's step: counted (Tending.failed), tried again, then given up (issue 13)"),
-    ("ocx/node/service/tend.py", "Tending.session"): (
+    ("ocx/node_service/tend.py", "Tending.session"): (
         1, "a record's step (its stop): counted, tried again (issue 13)"),
-    ("ocx/node/service/tend.py", "Tending.start"): (
+    ("ocx/node_service/tend.py", "Tending.start"): (
         1, "a record's step: counted, tried again, then answered lost or refused (C4, issue 13)"),
-    ("ocx/node/service/checkin_runs.py", "start_checkin"): (
+    ("ocx/node_service/checkin_runs.py", "start_checkin"): (
         1, "a check-in run's start: counted, tried again, then judged `fail: not run` (issue 13)"),
-    ("ocx/node/service/checkin_runs.py", "judge"): (
+    ("ocx/node_service/checkin_runs.py", "judge"): (
         1, "a verdict's tag: counted, tried again, then given up, the queue going on (issue 13)"),
-    ("ocx/node/service/checkin_runs.py", "_stop"): (
+    ("ocx/node_service/checkin_runs.py", "_stop"): (
         1, "a check-in run's stop: counted, tried again (issue 13)"),
-    ("ocx/node/service/intake.py", "handle"): (
+    ("ocx/node_service/intake.py", "handle"): (
         2, "one artifact of a receipt, and one action on it: stops no other, counted against the receipt (issue 12)"),
-    ("ocx/node/service/intake.py", "_retried"): (
+    ("ocx/node_service/intake.py", "_retried"): (
         1, "a given-up receipt's records are each answered: one failing answer stops no other's"),
-    ("ocx/node/service/look_back.py", "look_back"): (
+    ("ocx/node_service/look_back.py", "look_back"): (
         3, "reading again for a record opened late, one artifact and one action at a time, as intake.handle: "
            "any failure keeps the record's receipt on the retry list (issue 12 item 5)"),
-    ("ocx/node/service/enforcement.py", "hold_enforcement"): (
+    ("ocx/node_service/enforcement.py", "hold_enforcement"): (
         3, "the enforcement check of one record (its marks, its run) stops no other's, and the one read of "
            "the run users' letters failing (the server's node cut off, D39) stops the pass of none (D24)"),
-    ("ocx/node/unit/prepare.py", "main"): (
+    ("ocx/run_steps/prepare.py", "main"): (
         1, "a run's preparation, run once by systemd: any failure is kept for the node to answer (UNPREPARED)"),
-    ("ocx/node/unit/meanwhile.py", "Meanwhile._run"): (
+    ("ocx/run_steps/meanwhile.py", "Meanwhile._run"): (
         1, "the run user made beside the run's home: its failure is handed to the preparation, as a future's"),
-    ("ocx/node/unit/stop_step.py", "main"): (
+    ("ocx/run_steps/stop_step.py", "main"): (
         1, "a run's stop step, run once by systemd: whatever fails, the node is still poked (D4, D6)"),
-    ("ocx/entry/page_service.py", "answer_one"): (
+    ("ocx/page/page_service.py", "answer_one"): (
         1, "one request of the page service: its failure is answered as the ext program's was, and counted"),
-    ("ocx/entry/page_service.py", "serve"): (
+    ("ocx/page/page_service.py", "serve"): (
         1, "the page service's loop: nothing one request brings stops it; it takes the next"),
-    ("ocx/entry/page_service.py", "_take_one"): (
+    ("ocx/page/page_service.py", "_take_one"): (
         1, "a request's own forked process: whatever ends it, it exits with a code, never returns into the loop"),
-    ("ocx/node/elsewhere/follow.py", "Follower.step"): (
+    ("ocx/follower/follow.py", "Follower.step"): (
         1, "the follower's held request, for ever: whatever fails, it asks again after a pause (D39)"),
 }
 

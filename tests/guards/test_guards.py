@@ -92,5 +92,5 @@ def test_detectors_catch_what_they_guard_against():
     assert magic in scan.mocks_something(f"from unittest.{scan._MOCK.lower()} import {magic}")
     assert scan.mocks_something(f"def test(monkeypatch):\n    {scan.MONKEYPATCH_SET}(x, 'y', 1)")
     assert scan.imported_modules("import dbus_next.aio\nfrom pystemd.systemd1 import Unit") == {"dbus_next.aio", "pystemd.systemd1"}
-    assert scan.relative_imports("from ...fossil import repository", "ocx.node.service.intake") == {"ocx.fossil"}
-    assert scan.relative_imports("from . import x", "ocx.node.service.intake") == {"ocx.node.service"}
+    assert scan.relative_imports("from ..fossil import repository", "ocx.node_service.intake") == {"ocx.fossil"}
+    assert scan.relative_imports("from . import x", "ocx.node_service.intake") == {"ocx.node_service"}

@@ -1,4 +1,4 @@
-"""Every line the command line prints goes through entry/say.py, the one
+"""Every line the command line prints goes through cli/say.py, the one
 terminal-safe rendering (protocol/terminal.py): a comment, a tag's value, an
 objective or a note may be a run's bytes (D41). Fails on any other way of
 writing to the terminal in the command line's modules."""
@@ -9,7 +9,7 @@ import ast
 from . import scan
 
 COMMAND_LINE = [path for path in scan.tracked_python_files()
-                if path.startswith("ocx/entry/cli") or path == "ocx/entry/launch.py"]
+                if path.startswith("ocx/cli/cli") or path == "ocx/cli/launch.py"]
 WRITERS = {"print", "echo", "secho", "write", "writelines"}  # print, typer/click.echo, sys.stdout.write
 
 
@@ -25,9 +25,9 @@ def writes(source: str) -> list[int]:
 
 
 def test_the_command_line_prints_only_through_say() -> None:
-    assert "ocx/entry/cli_reading.py" in COMMAND_LINE and "ocx/entry/cli.py" in COMMAND_LINE
+    assert "ocx/cli/cli_reading.py" in COMMAND_LINE and "ocx/cli/cli.py" in COMMAND_LINE
     offenders = {path: lines for path in COMMAND_LINE if (lines := writes((scan.ROOT / path).read_text()))}
-    assert not offenders, f"print through ocx/entry/say.py's say: {offenders}"
+    assert not offenders, f"print through ocx/cli/say.py's say: {offenders}"
 
 
 def test_the_guard_sees_each_way_of_writing() -> None:

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ocx.node.elsewhere.link import ServerRefused
-from ocx.node.service.admit import admission
+from ocx.node.server_link import ServerRefused
+from ocx.node.admit import admission
 from ocx.protocol import parse_message
 from ocx.protocol.admission import Inadmissible
 

@@ -1,4 +1,4 @@
-"""What the node's pass reads of each artifact (service/arrivals.py), on a real
+"""What the node's pass reads of each artifact (node/arrivals.py), on a real
 repository: a run of receipts with a few queries for all, and an old post's
 text only where decide could act on it (decide.may_act), with the same
 decisions as reading all."""
@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from ocx.node.service.arrivals import ReceiptReader
+from ocx.node.arrivals import ReceiptReader
 from ocx.protocol.decide import CHECKIN, Deliver, Ignore, NodeFacts, OpenRecord, decide
 from ocx.protocol.messages import parse_message
 

@@ -9,7 +9,7 @@ import threading
 import pytest
 from hypothesis import given, strategies as st
 
-from ocx.node.unit import bounded
+from ocx.node import bounded
 
 
 def deep_tree(root, depth: int, name: str = "d"):

@@ -1,5 +1,5 @@
 """A command record's queue (D18): arrival order, each check-in once. Files only."""
-from ocx.node.service.checkin_runs import enqueue, queued
+from ocx.node_service.checkin_runs import enqueue, queued
 from ocx.node.record_dirs import RecordDir
 
 

@@ -44,7 +44,7 @@ def test_a_failure_is_named_in_one_line():
 def test_a_unit_name_only_referred_to_is_not_held_as_a_run():
     """A run's cpu timer names its unit before the run starts (StopPropagatedFrom): systemd loads
     that name as a stub. Taken for the run, it was answered from an end it never had (refused)."""
-    from ocx.node.service.tend import Units
+    from ocx.node_service.tend import Units
     from ocx.systemd.manager import ListedUnit
 
     stub = ListedUnit("ocx-a-b.service", "inactive", "dead", "", load_state="not-found")

@@ -27,7 +27,7 @@ def drop(inbox: Path, sequence: int, body: dict) -> None:
 
 
 def feeder(inbox: Path, *program: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ocx.node.inside.feeder", str(inbox), "--", *program],
+    return subprocess.Popen([sys.executable, "-m", "ocx.inside_run.feeder", str(inbox), "--", *program],
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -80,7 +80,7 @@ def test_a_program_that_ignores_its_input_does_not_block_the_feeder(tmp_path):
 
 
 def test_the_program_gets_exactly_the_variables_the_node_named():
-    from ocx.node.inside.feeder import program_environment
+    from ocx.inside_run.feeder import program_environment
 
     given = {"HOME": "/h", "USER": "run-1", "INVOCATION_ID": "x", "JOURNAL_STREAM": "1:2",
              "OCX_KEEP_ENVIRONMENT": "HOME,USER,PATH"}
@@ -90,7 +90,7 @@ def test_the_program_gets_exactly_the_variables_the_node_named():
 
 def command_run(tmp_path: Path, script: str) -> tuple[subprocess.CompletedProcess, str]:
     last = tmp_path / "last-line"
-    done = subprocess.run([sys.executable, "-m", "ocx.node.inside.feeder", "-", "--last-line", str(last), "--",
+    done = subprocess.run([sys.executable, "-m", "ocx.inside_run.feeder", "-", "--last-line", str(last), "--",
                            sys.executable, "-c", script], capture_output=True, timeout=30)
     return done, last.read_bytes().decode()
 
@@ -117,7 +117,7 @@ def test_a_command_that_prints_nothing_leaves_an_empty_last_line(tmp_path):
 
 STOPPED_EARLY = """
 import os, signal, sys
-from ocx.node.inside import feeder
+from ocx.inside_run import feeder
 stops = feeder.StopRelay()
 os.kill(os.getpid(), signal.SIGTERM)  # systemd's stop, heard before the program exists
 running = feeder.Feeder(sys.argv[1], [sys.executable, "-c", "import time; time.sleep(600)"])

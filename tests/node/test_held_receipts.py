@@ -14,10 +14,10 @@ import pytest
 from fossil.conftest import before_crosslink
 from ocx.fossil.repository import SETTLE_SECONDS, Repository
 from ocx.node.config import NodeConfig
-from ocx.node.service.context import NodeContext
-from ocx.node.service.intake import read_receipts
-from ocx.node.service.pass_mark import read_mark
-from ocx.node.service.tend import PassReport
+from ocx.node_service.context import NodeContext
+from ocx.node_service.intake import read_receipts
+from ocx.node_service.pass_mark import read_mark
+from ocx.node_service.tend import PassReport
 
 pytestmark = pytest.mark.fossil
 

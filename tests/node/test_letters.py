@@ -1,10 +1,10 @@
 """What a preparation may do with the run user's letters it finds, and when the node's pass calls
-enforcement lost (unit/letters.py: C5, D24, D40). Pure: the rules both decide from."""
+enforcement lost (node/letters.py: C5, D24, D40). Pure: the rules both decide from."""
 import pytest
 from hypothesis import given as for_all, strategies as st
 
-from ocx.node.unit.letters import (RUN_USER_CAPABILITIES, LettersChanged, NotIdle, check_found, enforcement_lost,
-                                   gave_letters, letters_set, note_given)
+from ocx.node.letters import (RUN_USER_CAPABILITIES, LettersChanged, NotIdle, check_found, enforcement_lost,
+    gave_letters, letters_set, note_given)
 
 LETTERS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", max_size=12)
 

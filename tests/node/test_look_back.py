@@ -22,11 +22,11 @@ from ocx.fossil.repository import Repository
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
 from ocx.node.served import Here
-from ocx.node.service.checkin_runs import queued
-from ocx.node.service.context import NodeContext
-from ocx.node.service.intake import read_receipts
-from ocx.node.service.pass_mark import read_mark
-from ocx.node.service.tend import PassReport
+from ocx.node_service.checkin_runs import queued
+from ocx.node_service.context import NodeContext
+from ocx.node_service.intake import read_receipts
+from ocx.node_service.pass_mark import read_mark
+from ocx.node_service.tend import PassReport
 from ocx.node.states import Mark, RecordState
 
 pytestmark = pytest.mark.fossil

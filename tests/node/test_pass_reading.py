@@ -3,8 +3,8 @@ listed once a pass, the one an action wrote is read again, and a record saved ea
 pass is open to the next admission (whose check that a run user runs once on the node reads it)."""
 from node.test_receipt_retries import context  # noqa: F401 (a fixture: a node's context in tmp_path)
 from ocx.node.record_dirs import THREAD, RecordDir
-from ocx.node.service.context import NodeContext
-from ocx.node.service.intake import PassReading
+from ocx.node_service.context import NodeContext
+from ocx.node_service.intake import PassReading
 from ocx.node.states import Mark
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from ocx.node.unit.prepare import Preparation, parse
+from ocx.run_steps.prepare import Preparation, parse
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1,
                 max_size=30)

@@ -11,10 +11,10 @@ import pytest
 from ocx.fossil.artifacts import Receipt
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.context import NodeContext
-from ocx.node.service.intake import Failed, _retried
-from ocx.node.service.respond import Target
-from ocx.node.service.tend import PassReport
+from ocx.node_service.context import NodeContext
+from ocx.node_service.intake import Failed, _retried
+from ocx.node_service.respond import Target
+from ocx.node_service.tend import PassReport
 from ocx.node.states import MAX_ATTEMPTS, Mark, RecordState
 
 RECORD = "a" * 64

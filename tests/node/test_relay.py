@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ocx.node.inside.relay import NotADelivery, argv_for, fill, line_for, parse
+from ocx.inside_run.relay import NotADelivery, argv_for, fill, line_for, parse
 from ocx.protocol.deliveries import checkin_delivery, post_delivery, record_delivery
 
 RECORD = "a" * 40
@@ -51,7 +51,7 @@ def test_a_line_that_is_not_a_json_object_is_no_delivery(line):
 def test_bad_arguments_are_refused_with_the_usage(args):
     with pytest.raises(SystemExit) as refused:
         parse(args)
-    assert "usage: python -m ocx.node.inside.relay" in str(refused.value)
+    assert "usage: python -m ocx.inside_run.relay" in str(refused.value)
 
 
 def test_the_arguments_parse():
@@ -79,7 +79,7 @@ sys.exit(1 if "fail" in sys.argv[-1] else 0)
 
 
 def relay(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ocx.node.inside.relay", *args], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "ocx.inside_run.relay", *args], stdin=subprocess.PIPE,
                             stderr=subprocess.PIPE)
 
 

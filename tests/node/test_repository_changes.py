@@ -1,4 +1,4 @@
-"""What wakes the node's service, which stays up (ocx/node/service/serve.py, D26), on a real
+"""What wakes the node's service, which stays up (ocx/node_service/serve.py, D26), on a real
 `fossil server`: the repository file's inotify fires for every request, reads included
 (Fossil opens the file read-write), and only a request that wrote it asks for a pass."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from ocx.node.service.serve import RepositoryChanges
+from ocx.node_service.serve import RepositoryChanges
 
 pytestmark = pytest.mark.fossil
 

@@ -9,11 +9,10 @@ import pytest
 
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.context import NodeContext
-from ocx.node.service.run_units import (INBOX_INSIDE, Confinement, command_service, confinement,
-                                        session_service)
-from ocx.node.service.runner_pages import RunnerPage
-from ocx.node.service.sandbox import run_hardening
+from ocx.node_service.context import NodeContext
+from ocx.node_service.run_units import INBOX_INSIDE, Confinement, command_service, confinement, session_service
+from ocx.node.runner_pages import RunnerPage
+from ocx.node_service.sandbox import run_hardening
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
 from ocx.systemd.units import TransientService
@@ -59,7 +58,7 @@ def test_a_session_and_a_checkin_run_get_the_same_budget_sandbox_and_end(tmp_pat
         assert unit.hardening == run_hardening(network, FILTER if network else None)
         assert unit.working_directory is None  # D41: the `+` steps would run in it as root
         [stop] = unit.exec_stop_post
-        assert stop.privileged and "ocx.node.unit.stop_step" in stop.argv
+        assert stop.privileged and "ocx.run_steps.stop_step" in stop.argv
         assert len(unit.state_directory) == 1  # its home, removed with it (D2)
 
 

@@ -3,7 +3,7 @@ keeps go back, never through a link (runner_homes.py, D41, D42)."""
 import os
 import time
 
-from ocx.node.unit.runner_homes import KEPT_BYTES, copy_back, copy_in, copy_path, map_file
+from ocx.node.runner_homes import KEPT_BYTES, copy_back, copy_in, copy_path, map_file
 
 from .test_bounded import deep_tree
 

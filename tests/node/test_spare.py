@@ -15,7 +15,7 @@ import pytest
 from node.test_template import Config
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
-from ocx.node.unit.prepare import Preparation, make_home, parse
+from ocx.run_steps.prepare import Preparation, make_home, parse
 
 pytestmark = pytest.mark.fossil
 

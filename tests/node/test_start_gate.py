@@ -9,9 +9,9 @@ import pytest
 
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.context import NodeContext
-from ocx.node.service.tend import (START_AGAIN_SECONDS, STARTS_AT_ONCE, PassReport, Tending, Units, _preparing,
-                                   _received_order)
+from ocx.node_service.context import NodeContext
+from ocx.node_service.tend import (START_AGAIN_SECONDS, STARTS_AT_ONCE, PassReport, Tending, Units, _preparing,
+    _received_order)
 from ocx.node.states import Mark
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord

@@ -16,9 +16,9 @@ import pytest
 from ocx.node import marks
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.context import NodeContext
-from ocx.node.service.run_end import end_from_systemd
-from ocx.node.service.tend import PassReport, Tending, Units
+from ocx.node_service.context import NodeContext
+from ocx.node_service.run_end import end_from_systemd
+from ocx.node_service.tend import PassReport, Tending, Units
 from ocx.node.states import Mark, RunState
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
@@ -79,7 +79,7 @@ def test_an_end_kept_already_is_not_kept_again(context):
                                             ({"unenforced": "run user x holds 'gio', not its run's (D24)"},
                                              "unenforced")])
 def test_a_session_whose_preparation_found_letters_changed_is_answered_so(context, found, outcome):
-    """unit/letters.py: D40 again at a delayed start (the login left as it is), or D24."""
+    """node/letters.py: D40 again at a delayed start (the login left as it is), or D24."""
     directory, stem = running(context)
     (directory.path / marks.file_name(Mark.PREPARED, stem)).unlink()
     directory.mark(Mark.UNPREPARED, {"at": time.time(), "why": "LettersFound", "fault": False, **found}, stem)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.service.attaching import DETACHED, ENDED, HUNG_UP, HangUps, connect, relay
-from ocx.node.inside.terminal import JournalLines
+from ocx.cli.attaching import DETACHED, ENDED, HUNG_UP, HangUps, connect, relay
+from ocx.inside_run.terminal import JournalLines
 
 from .test_feeder import READER, drop
 
@@ -35,7 +35,7 @@ for line in sys.stdin:
 
 
 def feeder(inbox: Path, sock: Path, *program: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ocx.node.inside.feeder", str(inbox), "--terminal", str(sock), "--",
+    return subprocess.Popen([sys.executable, "-m", "ocx.inside_run.feeder", str(inbox), "--terminal", str(sock), "--",
                              *program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 

@@ -1,4 +1,4 @@
-"""Preparations take turns (unit/turns.py, issue 15): a free turn is taken at once, as many at
+"""Preparations take turns (run_steps/turns.py, issue 15): a free turn is taken at once, as many at
 once as there are turns, and a waiter gets one as soon as a holder ends, however it ends."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ocx.node.unit.turns import take_turn
+from ocx.run_steps.turns import take_turn
 
 ROOT = Path(__file__).resolve().parents[2]
-HOLDER = ("import sys; from pathlib import Path; from ocx.node.unit.turns import take_turn\n"
+HOLDER = ("import sys; from pathlib import Path; from ocx.run_steps.turns import take_turn\n"
           "take_turn(Path(sys.argv[1]), 1); print('held', flush=True); sys.stdin.read()\n")
 
 

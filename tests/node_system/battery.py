@@ -14,8 +14,8 @@ from .harness import PYTHON, Node, wait_for
 # never imported it.
 PLANT = 'import os\nwith open({marker!r}, "w") as out:\n    out.write(str(os.getuid()))\n'
 # What `python -m ocx…` or a working directory on sys.path would import first.
-PLANTED = ("ocx/__init__.py", "ocx/node/__init__.py", "ocx/node/unit/__init__.py", "ocx/node/unit/stop_step.py",
-           "ocx/node/unit/prepare.py", "sitecustomize.py", "usercustomize.py")
+PLANTED = ("ocx/__init__.py", "ocx/node/__init__.py", "ocx/run_steps/__init__.py", "ocx/run_steps/stop_step.py",
+           "ocx/run_steps/prepare.py", "sitecustomize.py", "usercustomize.py")
 
 
 def marker() -> Path:

@@ -12,7 +12,7 @@ PORT = 8191
 @pytest.fixture(scope="session")
 def node(tmp_path_factory) -> Node:
     from ocx.node import config as node_config
-    from ocx.node.setup.init import admin_password_file
+    from ocx.setup.init import admin_password_file
 
     ocx("node", "init", "--name", NAME, "--port", str(PORT))
     config = node_config.load(NAME)

@@ -14,7 +14,7 @@ from tests.node_system.harness import Login, Node, ocx, systemctl  # noqa: E402
 
 def node(name: str) -> Node:
     from ocx.node import config as node_config
-    from ocx.node.setup.init import admin_password_file
+    from ocx.setup.init import admin_password_file
 
     admin = Login("admin", admin_password_file(name).read_text().strip())
     return Node(name, node_config.load(name), admin, Path(tempfile.mkdtemp()))

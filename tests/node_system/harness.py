@@ -29,7 +29,7 @@ RUNNER = "testrun"
 
 
 def ocx(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-    done = subprocess.run([PYTHON, "-m", "ocx.entry.launch", *args], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([PYTHON, "-m", "ocx.cli.launch", *args], capture_output=True, text=True, timeout=timeout)
     if check and done.returncode != 0:
         raise AssertionError(f"ocx {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done
@@ -45,7 +45,7 @@ def journal(unit: str) -> str:
 
 def node_idle(name: str) -> bool:
     """The node's service has no pass running and nothing pending: its status line says
-    `idle` (ocx/node/service/serve.py), or it is not up at all."""
+    `idle` (ocx/node_service/serve.py), or it is not up at all."""
     shown = systemctl("show", f"ocx-node@{name}.service", "-p", "ActiveState", "-p", "StatusText")
     values = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
     return values.get("ActiveState") != "active" or values.get("StatusText", "").startswith("idle")

@@ -46,7 +46,7 @@ def commit(name: str, branch: str | None = None) -> str:
 
 
 def push() -> dict:
-    done = subprocess.run([sys.executable, "-m", "ocx.entry.launch", "push", "--json"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "ocx.cli.launch", "push", "--json"], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
     answer = json.loads(done.stdout)
     print("tool push " + json.dumps(answer), flush=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.service.runner_pages import RunnerPage, parse_page
+from ocx.node.runner_pages import RunnerPage, parse_page
 from ocx.protocol import Outcome
 from ocx.tools.registry import TOOLS
 

@@ -28,7 +28,7 @@ class Terminal:
         secret.write_text(password + "\n")
         self.master, slave = os.openpty()
         self.process = subprocess.Popen(
-            [PYTHON, "-m", "ocx.entry.launch", "attach", record[:12], "--at-node", node.name, "--login", login,
+            [PYTHON, "-m", "ocx.cli.launch", "attach", record[:12], "--at-node", node.name, "--login", login,
              "--password-file", str(secret)], stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
         os.close(slave)
         self.seen = b""

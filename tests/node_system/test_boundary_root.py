@@ -33,7 +33,7 @@ def test_code_a_session_leaves_in_its_home_never_runs_as_root(node):
     assert response.outcome.value == "exited" and response.note.startswith("exit 0"), response.note  # its stop step ran
     home = RunHome(unit_stem(node.server_code, record)).on_host
     # The plants were there when root's steps ran: the program wrote each before its `planted` line and
-    # its exit 0 (the home itself is removed once the record is answered, service/cleanup.py).
+    # its exit 0 (the home itself is removed once the record is answered, node_service/cleanup.py).
     planted = [line for line in journal(node.unit(record)).splitlines() if line.startswith("planted ")]
     assert planted and planted[0].endswith(f"/ocx-runs/{home.name}"), planted  # the program ran in its home
     assert not marked.exists(), f"root ran the run's code: {marked.read_text()}"

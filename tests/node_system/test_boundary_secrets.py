@@ -15,9 +15,9 @@ import pytest
 
 from ocx.node.run_layout import RunHome, unit_stem
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.socket_served import short_path, socket_accepts, tool_socket_path
-from ocx.node.unit.prepare import PASSWORD_FILE
-from ocx.tools.tool_socket import CONNECTIONS, REQUEST_BYTES
+from ocx.node.socket_served import short_path, socket_accepts, tool_socket_path
+from ocx.run_steps.prepare import PASSWORD_FILE
+from ocx.tool_service.tool_socket import CONNECTIONS, REQUEST_BYTES
 
 from .battery import runner, session
 from .harness import journal, systemctl, wait_for

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from ocx.node.record_dirs import RecordDir
-from ocx.node.service.socket_served import socket_accepts, tool_socket_path
+from ocx.node.socket_served import socket_accepts, tool_socket_path
 from ocx.protocol import Outcome
 
 from .harness import systemctl, wait_for

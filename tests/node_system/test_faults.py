@@ -26,7 +26,7 @@ def test_one_record_seen_by_every_trigger_gives_one_unit_and_one_response(node):
     wait_for(lambda: running(node, record), 30, what="the run")
     line = f"{record} forum-post {record[:14]}\n"
     for _ in range(2):  # Fossil's hook, twice, on the same artifact
-        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch", "hook", node.config.repository],
+        subprocess.run(["/opt/ocx/venv/bin/python", "-m", "ocx.cli.launch", "hook", node.config.repository],
                        input=line, text=True, check=True, timeout=30)
     (node.config.state_dir / "mark.json").unlink()  # D2: the mark is only a shortcut
     ocx("node", "check", node.name)
@@ -110,8 +110,8 @@ def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_recor
     until its record is answered, sessions.KEPT_WHEN_FAILED)."""
     import asyncio
 
-    from ocx.node.service.run_end import end_facts, end_from_systemd
-    from ocx.node.service.outcome import decide_outcome
+    from ocx.node_service.run_end import end_facts, end_from_systemd
+    from ocx.node_service.outcome import decide_outcome
     from ocx.node.states import Mark
     from ocx.protocol.messages import Budget
     from ocx.systemd.manager import Systemd

@@ -65,7 +65,7 @@ def test_the_environment_is_exactly_d15s(node, paths):
     assert set(env) == {"HOME", "USER", "PATH", "LANG", "PROBE_SERVER", "PROBE_PATHS"}, sorted(env)
     assert env["USER"] == fields["user"] and env["LANG"] == "C.UTF-8"
     # HOME is systemd's link to the run's state directory, where the program runs: compared by name, as
-    # the link is removed with the workspace once the record is answered (service/cleanup.py).
+    # the link is removed with the workspace once the record is answered (node_service/cleanup.py).
     home = RunHome(os.path.basename(env["HOME"]))
     assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["HOME"] == str(home.inside)
     assert seen["cwd"] in (str(home.on_host), str(home.inside)), (seen["cwd"], env["HOME"])

@@ -86,7 +86,7 @@ def test_a_run_that_stops_its_own_processes_still_ends_at_its_cpu_budget(node):
     assert (response.outcome, response.note) == (Outcome.budget, "cpu 5s reached")
     stem = unit.removesuffix(".service")
     # The watch outside the run read the cgroup and ended it (its journal: the record's directory is
-    # removed once answered, service/cleanup.py).
+    # removed once answered, node_service/cleanup.py).
     killed = [line for line in journal(f"{stem}-cpu-*.service").splitlines() if ": cpu_usec " in line]
     assert killed and int(killed[0].split()[2]) >= 5_000_000, killed
 

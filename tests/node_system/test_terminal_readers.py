@@ -26,7 +26,7 @@ SHOUTING_CI = f'print("all passed {OVERRIDE}txt.exe {CLEAR}")\n'
 
 
 def read_as_root(*argv: str) -> bytes:
-    done = subprocess.run([PYTHON, "-m", "ocx.entry.launch", *argv], capture_output=True, timeout=120)
+    done = subprocess.run([PYTHON, "-m", "ocx.cli.launch", *argv], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     for forbidden in FORBIDDEN:
         assert forbidden not in done.stdout and forbidden not in done.stderr, (argv, forbidden, done.stdout)

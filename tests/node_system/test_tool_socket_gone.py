@@ -1,13 +1,13 @@
 """D24: a `no_password` run whose tool socket is gone is ended and answered
 `unenforced`; a brief restart of the tool service ends nothing
-(ocx/node/service/socket_served.py says what "gone" is). In the systemd container."""
+(ocx/node/socket_served.py says what "gone" is). In the systemd container."""
 import pytest
 
 from ocx.node.record_dirs import RecordDir
 from ocx.node.states import Mark
-from ocx.node.service.socket_served import socket_accepts, tool_socket_path
+from ocx.node.socket_served import socket_accepts, tool_socket_path
 from ocx.protocol import Outcome
-from ocx.tools.tool_socket import ask
+from ocx.tools.socket_call import ask
 
 from .harness import journal, node_idle, ocx, systemctl, wait_for
 

@@ -114,7 +114,7 @@ def test_reviewer_and_fixer_through_mcp(node):
     # C6: the fixer's home holds no password of its user: no password file, none saved in its clone
     from ocx.fossil.repository import Repository
     from ocx.node.run_layout import RunHome, unit_stem
-    from ocx.node.unit.prepare import CLONE, PASSWORD_FILE
+    from ocx.run_steps.prepare import CLONE, PASSWORD_FILE
 
     home = RunHome(unit_stem(node.server_code, fix)).on_host
     assert not (home / PASSWORD_FILE).exists() and (RunHome(unit_stem(node.server_code, review)).on_host / PASSWORD_FILE).exists()

@@ -13,7 +13,7 @@ from ocx.fossil.sync import CallerClone
 from ocx.node.run_layout import RunHome
 from ocx.node.spare import pool
 from ocx.node.template import held, template_path
-from ocx.node.unit.prepare import CHECKOUT, CLONE
+from ocx.run_steps.prepare import CHECKOUT, CLONE
 
 from .harness import journal, node_idle, systemctl, wait_for
 
@@ -90,7 +90,7 @@ def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(no
 
 
 def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
-    """Issue 15 (unit/turns.py): each unit's preparation takes a turn first. Each one's PREPARED mark says
+    """Issue 15 (run_steps/turns.py): each unit's preparation takes a turn first. Each one's PREPARED mark says
     when its turn began and when it was done, by its own clock: spans inside the turn it held, so no
     moment may fall in more of them than there are turns. The node starts no more units than that at once
     either, first come first started (tend.py). Every run still starts, and is answered."""

@@ -19,7 +19,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-OCX = StdioServerParameters(command=sys.executable, args=["-m", "ocx.entry.launch", "mcp"])
+OCX = StdioServerParameters(command=sys.executable, args=["-m", "ocx.cli.launch", "mcp"])
 
 
 async def call(session, name, arguments):

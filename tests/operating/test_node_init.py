@@ -23,7 +23,7 @@ pytestmark = pytest.mark.systemd
 
 NAME = "optest"
 PORT = 8181
-OCX = ["/opt/ocx/venv/bin/python", "-m", "ocx.entry.launch"]
+OCX = ["/opt/ocx/venv/bin/python", "-m", "ocx.cli.launch"]
 REPO = Path(f"/var/lib/ocx-fossil/{NAME}.fossil")
 
 
@@ -87,7 +87,7 @@ def test_the_fossil_server_runs_as_its_own_account_not_root(first):
 
 def test_the_node_user_holds_exactly_the_letters_chosen(first):
     from ocx.fossil.repository import Repository
-    from ocx.node.setup.init import NODE_USER_CAPABILITIES
+    from ocx.setup.init import NODE_USER_CAPABILITIES
 
     with Repository(REPO) as repository:
         own = repository.user("ocx-node").capabilities
@@ -100,7 +100,7 @@ def test_the_after_receive_hook_is_registered(first):
     from ocx.fossil.program import run_fossil
 
     hooks = json.loads(rows("SELECT value FROM config WHERE name='hooks'")[0][0])
-    command = "/opt/ocx/venv/bin/python -m ocx.entry.launch hook %R"
+    command = "/opt/ocx/venv/bin/python -m ocx.cli.launch hook %R"
     assert [h for h in hooks if h["type"] == "after-receive" and h["cmd"] == command]
     listed = run_fossil(["hook", "list", "-R", str(REPO)], home="/tmp/optest-home").stdout
     assert command in listed and "after-receive" in listed

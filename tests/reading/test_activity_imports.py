@@ -14,7 +14,7 @@ import pytest
 from .conftest import record_text
 
 HEAVY = ("pydantic", "asyncio", "dbus_next", "typer", "rich", "click")
-PROBE = ("import sys\nfrom ocx.entry import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
+PROBE = ("import sys\nfrom ocx.cli import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
          "try:\n    launch.main()\nexcept SystemExit as done:\n    code = done.code\n"
          f"print(code, sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})), file=sys.stderr)")
 
@@ -26,15 +26,15 @@ def heavy_imported(code: str) -> list[str]:
 
 
 def test_the_activity_readers_modules_import_no_models_nor_asyncio() -> None:
-    code = ("import json, sys\nimport ocx.entry.cli_reading, ocx.node.service.activity, ocx.reading.activity\n"
-            "ocx.entry.cli_reading.parsers()\n"
+    code = ("import json, sys\nimport ocx.cli.cli_reading, ocx.node.activity, ocx.reading.activity\n"
+            "ocx.cli.cli_reading.parsers()\n"
             f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))")
     assert heavy_imported(code) == []
 
 
 def test_its_places_are_the_nodes() -> None:
     from ocx.node import record_dirs
-    from ocx.node.service import activity
+    from ocx.node import activity
 
     assert (activity.THREAD, activity.TICKET) == (record_dirs.THREAD, record_dirs.TICKET)
 

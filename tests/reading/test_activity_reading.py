@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ocx.fossil.repository import Repository
-from ocx.node.service.activity import activity_json, read_activity
+from ocx.node.activity import activity_json, read_activity
 from ocx.reading.activity import NodeMessagesRepository
 
 from .conftest import record_text

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fossil.conftest import Served, start_served
-from ocx.node.service.activity import read_activity
+from ocx.node.activity import read_activity
 
 from .conftest import LOGINS, record_text
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from fossil.conftest import Served, start_served
-from ocx.node.service.activity import read_activity
+from ocx.node.activity import read_activity
 from ocx.reading.console import deliveries, needs_you, queue_of
 from ocx.reading.console_messages import node_records
 

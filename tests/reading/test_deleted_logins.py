@@ -74,11 +74,11 @@ def test_deleted_logins_verdicts_never_count_never_merge_and_never_pass_to_a_new
     assert not shown[pass_].counts and shown[pass_].sender == ""
     assert outcome_passed  # newbie's own pass, and no counted fail
 
-    done = subprocess.run([sys.executable, "-m", "ocx.entry.launch", "verdicts", checkin, "-R", str(served.path)],
+    done = subprocess.run([sys.executable, "-m", "ocx.cli.launch", "verdicts", checkin, "-R", str(served.path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"(deleted login, uid {oscar}): pass: fine" in done.stdout
-    as_json = json.loads(subprocess.run([sys.executable, "-m", "ocx.entry.launch", "verdicts", checkin, "-R",
+    as_json = json.loads(subprocess.run([sys.executable, "-m", "ocx.cli.launch", "verdicts", checkin, "-R",
                                          str(served.path), "--json"], capture_output=True, text=True, timeout=120).stdout)
     assert sorted((v["sender"], v["uid"], v["counts"]) for v in as_json["verdicts"]) == sorted(
         [("", oscar, False), ("newbie", mallory, False), ("newbie", mallory, True)])

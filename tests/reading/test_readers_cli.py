@@ -1,4 +1,4 @@
-"""The readers' command line (entry/cli_reading.py), on a real served
+"""The readers' command line (cli/cli_reading.py), on a real served
 repository: one definition, started without Typer or pydantic, its help and
 errors as clear from `ocx` as through the whole command line; and every
 reader keeping a sender's verdicts per objective (D25)."""
@@ -18,13 +18,13 @@ pytestmark = pytest.mark.fossil
 HEAVY = ("typer", "pydantic", "rich", "click")
 
 
-def run(*argv: str, entry: str = "ocx.entry.launch") -> subprocess.CompletedProcess:
+def run(*argv: str, entry: str = "ocx.cli.launch") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", entry, *argv], capture_output=True, text=True, timeout=120)
 
 
 def test_queue_and_verdicts_start_without_typer_or_pydantic(judged) -> None:
     """Only a verdict naming a record needs the message models (pydantic): `later` has none."""
-    probe = ("import sys\nfrom ocx.entry import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
+    probe = ("import sys\nfrom ocx.cli import launch\nsys.argv = ['ocx', *sys.argv[1:]]\n"
              "try:\n    launch.main()\nexcept SystemExit as done:\n    code = done.code\n"
              f"print(code, sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})), file=sys.stderr)")
     for argv in (["queue", "dev", "--newest", "1", "-R", str(judged.path)], ["verdicts", judged.later[:12], "-R", str(judged.path)]):
@@ -34,25 +34,25 @@ def test_queue_and_verdicts_start_without_typer_or_pydantic(judged) -> None:
 
 
 def test_ocx_starts_on_exactly_the_readers_defined() -> None:
-    from ocx.entry import launch
-    from ocx.entry.cli_reading import parsers
+    from ocx.cli import launch
+    from ocx.cli.cli_reading import parsers
 
     assert set(launch.READERS) == set(parsers())
 
 
 def test_help_names_every_option_from_ocx_and_through_the_whole_command_line() -> None:
-    for entry in ("ocx.entry.launch", "ocx.entry.cli"):
+    for entry in ("ocx.cli.launch", "ocx.cli.cli"):
         shown = run("queue", "--help", entry=entry)
         assert shown.returncode == 0, shown.stderr
         for words in ("usage: ocx queue", "BRANCH", "-R FILE, --repository FILE", "--at-node NAME", "--json",
                       "--newest N", "(0: all; default 50)", "oldest first"):
             assert words in shown.stdout, (entry, words)
-    listing = run("--help", entry="ocx.entry.cli").stdout
+    listing = run("--help", entry="ocx.cli.cli").stdout
     assert "verdicts" in listing and "Every sender's latest" in listing and "activity" in listing
 
 
 def test_errors_name_what_is_wrong_with_usage_exit_2() -> None:
-    for entry in ("ocx.entry.launch", "ocx.entry.cli"):
+    for entry in ("ocx.cli.launch", "ocx.cli.cli"):
         missing = run("queue", entry=entry)
         assert missing.returncode == 2 and "the following arguments are required: BRANCH" in missing.stderr
         assert "Try 'ocx queue --help' for help." in missing.stderr
@@ -64,7 +64,7 @@ def test_errors_name_what_is_wrong_with_usage_exit_2() -> None:
 
 def test_the_whole_command_line_forwards_a_reader_as_given(judged) -> None:
     direct = run("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2")
-    forwarded = run("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2", entry="ocx.entry.cli")
+    forwarded = run("queue", "dev", "-R", str(judged.path), "--json", "--newest", "2", entry="ocx.cli.cli")
     assert direct.returncode == forwarded.returncode == 0, forwarded.stderr
     assert json.loads(direct.stdout) == json.loads(forwarded.stdout) and json.loads(direct.stdout)["total"] == 3
 

@@ -24,7 +24,7 @@ FORBIDDEN = ("\x1b", "\x07", "\x9b", "\x9d", OVERRIDE, "\u2066")
 
 
 def read(*argv: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "ocx.entry.launch", *argv], capture_output=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "ocx.cli.launch", *argv], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -10,7 +10,7 @@ import pytest
 from dbus_next import Variant
 from hypothesis import given, strategies as st
 
-from ocx.node.service.sandbox import METADATA, run_hardening
+from ocx.node_service.sandbox import METADATA, run_hardening
 from ocx.systemd import timers
 from ocx.systemd.bus import variants
 from ocx.systemd.hardening import Hardening, properties

@@ -109,10 +109,10 @@ def test_stop_post_plain_and_privileged_d4():
 
 
 def test_start_pre_privileged_and_its_timeout():
-    prepare = ExecCommand(["/opt/ocx/venv/bin/python", "-m", "ocx.node.unit.prepare"], privileged=True)
+    prepare = ExecCommand(["/opt/ocx/venv/bin/python", "-m", "ocx.run_steps.prepare"], privileged=True)
     p = props(exec_start_pre=[prepare], timeout_start_sec=600)
     assert p["ExecStartPreEx"] == ("a(sasas)", [
-        ["/opt/ocx/venv/bin/python", ["/opt/ocx/venv/bin/python", "-m", "ocx.node.unit.prepare"], ["privileged"]]])
+        ["/opt/ocx/venv/bin/python", ["/opt/ocx/venv/bin/python", "-m", "ocx.run_steps.prepare"], ["privileged"]]])
     assert p["TimeoutStartUSec"] == ("t", 600_000_000)
     assert "ExecStartPre" not in props() and "TimeoutStartUSec" not in props()
 

@@ -59,7 +59,7 @@ class World:
 
 
 class PageService:
-    """The node's page service (ocx/entry/page_service.py) on a socket of the
+    """The node's page service (ocx/page/page_service.py) on a socket of the
     test's, as ocx-page@NAME runs it; its sd_notify messages (READY, STATUS)
     come to the test, read as they come, as systemd reads them."""
 
@@ -98,7 +98,7 @@ class PageService:
         # checkout the shared virtualenv's path file names.
         source = str(Path(ocx.__file__).resolve().parents[1])
         start = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
-                 "runpy.run_module('ocx.entry.page_service', run_name='__main__', alter_sys=True)")
+                 "runpy.run_module('ocx.page.page_service', run_name='__main__', alter_sys=True)")
         self.process = subprocess.Popen([sys.executable, "-I", "-c", start, source, str(self.config_file),
                                          "--listen", str(self.socket_path)], env=env)
         self.wait(lambda: self.ready, "READY=1")

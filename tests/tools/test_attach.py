@@ -10,8 +10,8 @@ import pytest
 
 from ocx.protocol import find_message
 from ocx.protocol.errors import FieldError
-from ocx.tools.attach import (attach_session, attachment_text, check_caller, duration_text, find_session,
-                              only_node, post_attachment)
+from ocx.cli.attach import (attach_session, attachment_text, check_caller, duration_text, find_session, only_node,
+    post_attachment)
 
 WALL = {"wall": "4h"}
 

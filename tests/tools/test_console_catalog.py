@@ -1,4 +1,4 @@
-"""The console's catalog of the tools (ocx/entry/console/catalog.py) and its
+"""The console's catalog of the tools (ocx/page/console/catalog.py) and its
 forms (forms.py): the written file is what the tools' types give, each JSON
 field gets an input that fits it, and a form reads back into exactly the
 input it was filled with. Pure: no server."""
@@ -8,15 +8,15 @@ import json
 
 from hypothesis import given, strategies as st
 
-from ocx.entry.console import catalog
-from ocx.entry.console.forms import UNIT, tool_input
+from ocx.page.console import catalog
+from ocx.page.console.forms import UNIT, tool_input
 from ocx.protocol.errors import FieldError
 from ocx.protocol import budget as grammar
 from ocx.tools.registry import TOOLS
 
 
 def test_the_written_catalog_is_what_the_tools_types_give():
-    assert catalog.PATH.read_text() == catalog.render(), "run: python -m ocx.entry.console.catalog"
+    assert catalog.PATH.read_text() == catalog.render(), "run: python -m ocx.page.console.catalog"
     assert [tool["name"] for tool in catalog.tools()] == list(TOOLS)
 
 

@@ -1,6 +1,6 @@
 """The page kept up (issue 17): the door Fossil runs for /ext/ocx
-(ocx/entry/page_door.py) hands each request to the page service
-(ocx/entry/page_service.py), which answers as the page in its own process
+(ocx/page/page_door.py) hands each request to the page service
+(ocx/page/page_service.py), which answers as the page in its own process
 would; when the service is gone the door runs the page itself. Against a
 real `fossil server` whose ext program is the door, and the service on a
 socket of the test's, its sd_notify status read as systemd reads it. The
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ocx.entry import page_door, page_service
+from ocx.page import page_door, page_service
 
 from .conftest import door_program, remove_state, serve_with_page
 
@@ -69,7 +69,7 @@ def through_door(site, env: dict[str, str], body: bytes = b"", socket_path: str 
 
 
 def in_process(site, env: dict[str, str], body: bytes = b""):
-    return subprocess.run([sys.executable, "-m", "ocx.entry.web", config_file(site)], env=env, input=body,
+    return subprocess.run([sys.executable, "-m", "ocx.page.web", config_file(site)], env=env, input=body,
                           capture_output=True, timeout=120, cwd="/")
 
 

@@ -107,7 +107,8 @@ def test_status_of_a_run(world, fixer):
 def test_the_tool_socket_serves_the_run_as_its_user(world, fixer, stray):
     import threading
 
-    from ocx.tools.tool_socket import ToolSocketServer, ask
+    from ocx.tool_service.tool_socket import ToolSocketServer
+    from ocx.tools.socket_call import ask
     from tests.node_system.harness import wait_for
 
     with world.served.repository() as repository:

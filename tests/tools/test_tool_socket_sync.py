@@ -14,7 +14,7 @@ from ocx.node.record_dirs import RecordDir
 from ocx.node.states import Mark
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
-from ocx.tools.tool_socket import ToolSocketServer
+from ocx.tool_service.tool_socket import ToolSocketServer
 from tests.node_system.harness import wait_for
 from tests.protocol.examples import record
 

@@ -131,7 +131,7 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         browser.close()
     with site.repository() as repository:
         assert repository.sender(answer["result"]).login == "admin"  # D21: the viewer sent it
-    from ocx.node.elsewhere.link import join
+    from ocx.node.server_link import join
 
     assert join(site.base_url, token, "from-chromium", "ocx-node-from-chromium", None, [])  # its node user's password
 

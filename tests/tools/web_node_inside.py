@@ -32,7 +32,7 @@ AGENT = Path(__file__).resolve().parents[1] / "node_system" / "tools_agent.py"
 
 def node() -> Node:
     from ocx.node import config as node_config
-    from ocx.node.setup.init import admin_password_file
+    from ocx.setup.init import admin_password_file
 
     config = node_config.load(NAME)
     HOME.mkdir(parents=True, exist_ok=True)

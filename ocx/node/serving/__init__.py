@@ -1,6 +1,6 @@
 """What the server's node answers nodes elsewhere (D36-D39).
 
-It runs in the node's web page (ocx/entry/web_nodes.py), as the Fossil
+It runs in the node's web page (ocx/page/web_nodes.py), as the Fossil
 server's account, which owns the served repository: the only place that
 knows every artifact's sender (F2) and whose letters every login holds, and
 the only one allowed to change them (D37). A node elsewhere asks it, as its

@@ -24,8 +24,8 @@ from ...fossil.repository import Repository
 from ...protocol.admission import SPECIAL_LOGINS
 from ...protocol.errors import FieldError
 from ...protocol.messages import Record, message_in
-from ..service.arrivals import answer_in_place
-from ..unit.prepare import RUN_USER_CAPABILITIES
+from ..arrivals import answer_in_place
+from ..letters import RUN_USER_CAPABILITIES
 from . import ownership, registry
 from .registry import NodeEntry
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...fossil.repository import Repository
-from ..service.arrivals import answer_in_place
+from ..arrivals import answer_in_place
 from . import ownership, registry
 from .registry import NodeEntry
 

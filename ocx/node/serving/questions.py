@@ -13,12 +13,12 @@ from __future__ import annotations
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...protocol.errors import FieldError
-from ..service.arrivals import answer_in_place
+from ..arrivals import answer_in_place
 from . import ownership
 from .grants import nodes_known, placed_record
 from .registry import NodeEntry
 
-RUNNER_PAGE_PREFIX = "sandbox/"  # D14 (service/runner_pages.py)
+RUNNER_PAGE_PREFIX = "sandbox/"  # D14 (node/runner_pages.py)
 
 
 def answer_of(repository: Repository, node: NodeEntry, record_hash: str) -> dict:

@@ -25,6 +25,11 @@ from ...protocol.node_identity import Claimed, check_identity
 if TYPE_CHECKING:
     from .leaving import Left
 
+# D20: read the forum (2), post to it unmoderated (4, which brings 3),
+# read tickets (r) and append to them (c), clone (g) and push by sync (i,
+# which brings o) for the `ci` tags of command runs. Never a, s or p.
+NODE_USER_CAPABILITIES = "24cgir"
+
 MARK = "OCX node (D36) "
 REMOVED = "OCX node removed (D36) "  # a node user taken off the list (leaving.py): not listed, its name kept
 
@@ -171,7 +176,6 @@ def register(repository_path: str, entry: NodeEntry, *, own_node_user: str, new_
     from ...fossil import admin
     from ...fossil.errors import UnknownUser
     from ...protocol.errors import FieldError
-    from ..setup.init import NODE_USER_CAPABILITIES
 
     login = entry.node_user
     with Repository(repository_path) as repository:

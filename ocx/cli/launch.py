@@ -1,0 +1,38 @@
+"""The `ocx` program: what must start fast goes straight to its own light path.
+
+`ocx hook` is started by Fossil for every batch of receipts, and `ocx node
+serve` by systemd on a quiet node when a record arrives: their start-up is
+part of what a person waits for (D5, issue 15), so neither imports Typer or
+the tools' models. Nor do the readers (`verdicts`, `queue`, `activity`):
+they are defined with argparse (cli/cli_reading.py); everything else is
+the whole command line.
+"""
+from __future__ import annotations
+
+import sys
+
+READERS = ("verdicts", "queue", "activity")  # cli/cli_reading.py parsers(), named here to import nothing more
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["hook"]:
+        from ..hook.after_receive import main as hook_main
+
+        sys.exit(hook_main(argv[1:]))
+    if argv[:2] == ["node", "serve"] and len(argv) == 3 and not argv[2].startswith("-"):
+        from ..node_service.serve import serve_forever
+
+        serve_forever(argv[2])
+        sys.exit(0)
+    if argv[:1] and argv[0] in READERS:
+        from .cli_reading import main as readers_main
+
+        sys.exit(readers_main(argv))
+    from .cli import main as cli_main
+
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

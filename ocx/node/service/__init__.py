@@ -1,1 +1,0 @@
-"""ocx.node.service.serve."""

@@ -1,1 +1,0 @@
-"""ocx.node.unit."""

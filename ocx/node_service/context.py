@@ -1,0 +1,73 @@
+"""What every step of the node needs, resolved once per pass."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from ..fossil.repository import Repository
+from ..fossil.sync import CallerClone
+from ..node.config import NodeConfig
+
+if TYPE_CHECKING:  # imported when first used: a quiet node's pass that starts a run needs no HTTP client
+    from ..fossil.web import WebSession
+
+
+@dataclass
+class NodeContext:
+    config: NodeConfig
+    server_code: str
+    _web: "WebSession | None" = field(default=None, repr=False)
+    _served: object = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, config: NodeConfig) -> "NodeContext":
+        with Repository(config.repository) as repository:
+            return cls(config, repository.server_code)
+
+    @property
+    def served(self):
+        """What only the served repository knows (D37): this host's file, or the server's node (served.py)."""
+        if self._served is None:
+            from ..node.served import served
+
+            self._served = served(self.config)
+        return self._served
+
+    @property
+    def fossil_home(self) -> Path:
+        """HOME for the node's own `fossil` runs (its ~/.fossil lives there)."""
+        return self.config.state_dir / "home"
+
+    def web(self) -> "WebSession":
+        """The node user's web session, logged in on first use (D20)."""
+        if self._web is None:
+            from ..fossil.web import WebSession
+
+            self._web = WebSession(self.config.url, self.config.node_user, self.config.node_password())
+        return self._web
+
+    def node_clone(self) -> CallerClone:
+        """The node user's own clone, for what it writes by sync: `ci` verdicts (D20, V1)."""
+        path = self.config.state_dir / "node-clone.fossil"
+        if path.exists():
+            return CallerClone(path, self.config.node_user, self.fossil_home)
+        self.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        clone = CallerClone.create(path, self.config.url, self.config.node_user, self.config.node_password(),
+                                   home=self.fossil_home)
+        os.chmod(path, 0o600)  # its sync secret is the node user's login to Fossil (issue 11, hole 6)
+        return clone
+
+    def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:
+        """A line in the journal with the record's hash as a field (issue: inspection)."""
+        from ..systemd import journal
+
+        fields = {"OCX_NODE": self.server_code}
+        if record:
+            fields["OCX_RECORD"] = record
+        try:
+            journal.send(message, priority, **fields)
+        except OSError:
+            print(f"ocx node: {message}" + (f" [{record}]" if record else ""), flush=True)
