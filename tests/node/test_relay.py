@@ -93,6 +93,19 @@ def test_lines_reach_the_program_in_order_and_the_relay_ends_as_it_does(tmp_path
     assert b"skipped a line that is not JSON" in errors
 
 
+def test_the_relays_old_module_path_runs_the_relay_alike(tmp_path):
+    """Runner pages on deployed wikis name `ocx.node.inside.relay`, its path before the packages
+    were cut by process (ocx/node/inside/relay.py): arguments, input and exit status go through."""
+    got = tmp_path / "got"
+    running = subprocess.Popen([sys.executable, "-m", "ocx.node.inside.relay", "--line", json.dumps(USER_MESSAGE), "--",
+                                sys.executable, "-c", KEEP_INPUT, str(got), "3"], stdin=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    delivery = record_delivery(RECORD, "o")
+    _, errors = running.communicate(delivery.line().encode(), timeout=30)
+    assert running.returncode == 3, errors
+    assert got.read_bytes() == line_for(USER_MESSAGE, delivery.line())
+
+
 def test_the_relay_ends_when_its_program_does_while_its_input_stays_open(tmp_path):
     running = relay("--line", json.dumps(USER_MESSAGE), "--", sys.executable, "-c", "import sys; sys.exit(7)")
     assert running.wait(timeout=30) == 7  # stdin was never closed
