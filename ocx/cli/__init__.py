@@ -7,6 +7,6 @@ Reads:   what its caller may: a repository file, the node's page over HTTP (the 
          anywhere), a run's tool socket, the node's configuration on its host.
 Writes:  only through a tool (as its caller, D22) and a session's terminal (`ocx attach`).
 Imports: the shared layer; of another process only the entry it starts: `ocx node serve` and
-         `ocx node check` (ocx/node_service), `ocx node follow` (ocx/follower), `ocx node init`
-         and `ocx demo` (ocx/setup), `ocx hook` (ocx/hook). The command then is that process.
+         `ocx node check` (ocx/node_service), `ocx node follow` (ocx/follower), `ocx node init`,
+         `ocx node remove` and `ocx demo` (ocx/setup), `ocx hook` (ocx/hook). The command then is that process.
 """
