@@ -127,7 +127,7 @@ class ServerAndPage:
 
 def door_program(python: str, config_file: Path, socket_path: Path) -> str:
     """The ext program as `ocx node init` writes it (init.web_page_program), for a socket of the test's."""
-    door = Path(ocx.__file__).resolve().parent / "entry" / "page_door.py"
+    door = Path(ocx.__file__).resolve().parent / "page" / "page_door.py"
     return f"#!/bin/sh\nexec {python} -I -S {door} {config_file} {socket_path}\n"
 
 
