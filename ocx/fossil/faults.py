@@ -1,4 +1,4 @@
-"""Whether a failure of the Fossil layer may pass by itself (issue 13): its
+"""Whether a failure of the Fossil layer may pass by itself (C4): its
 server down or restarting, its repository file busy. The node tries such a
 step again later instead of holding it against the record (C4).
 """

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..protocol.hashes import short
-from .host_paths import RUNS_STATE_DIRECTORY  # not .config: it imports pydantic (issue 15)
+from .host_paths import RUNS_STATE_DIRECTORY  # not .config: it imports pydantic (docs/node.md, 'The readers')
 
 SLICE = "ocx.slice"  # D3
 

@@ -25,7 +25,7 @@ MANAGER = "org.freedesktop.systemd1.Manager"
 PROPS = "org.freedesktop.DBus.Properties"
 
 
-# D-Bus errors that pass by themselves: systemd busy or restarting, the bus going away (issue 13).
+# D-Bus errors that pass by themselves: systemd busy or restarting, the bus going away (C4).
 _PASSING = ("NoReply", "Timeout", "TimedOut", "Disconnected", "ServiceUnknown", "NameHasNoOwner",
             "LimitsExceeded", "ocx.Timeout")
 
@@ -97,7 +97,7 @@ class Bus:
                 destination=destination, path=path, interface=interface, member=member,
                 signature=signature, body=list(body), unix_fds=list(unix_fds))), CALL_TIMEOUT_SECONDS)
         except asyncio.TimeoutError:
-            # A fault that passes (issue 13): the caller tries again later.
+            # A fault that passes (C4): the caller tries again later.
             raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
         if reply.message_type == MessageType.ERROR:
             raise BusError(reply.error_name or "?", str(reply.body[0]) if reply.body else "")

@@ -13,7 +13,7 @@ Property = tuple[str, str, Any]
 
 class SystemdLayerError(OcxError):
     """systemd, D-Bus, the journal or the kernel (bpf) refused or could not be asked;
-    each class below says which. Whether one passes by itself: bus.passes (issue 13)."""
+    each class below says which. Whether one passes by itself: bus.passes (C4)."""
 
 
 class UnitError(SystemdLayerError, ValueError):
