@@ -149,7 +149,8 @@ def open_state(record: RecordDir) -> RecordState | None:
 
 
 def _open_with_states(config: NodeConfig) -> list[tuple[RecordDir, RecordState]]:
-    """Each open record with its state: a pass and each admission read them all (docs/node.md, 'Measured': a burst of records)."""
+    """Each open record with its state: a pass and each admission read them all (a burst of
+    records: docs/node.md, 'Measured')."""
     return [(record, state) for record in record_dirs(config) if (state := open_state(record)) is not None]
 
 

@@ -5,7 +5,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (docs/node.md, 'The readers')
+if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (docs/node.md)
     from pydantic import BaseModel
 
     from .messages import Response

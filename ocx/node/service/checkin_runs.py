@@ -172,7 +172,8 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     if tending.waiting(record_dir, step):
         return
     # The runs' clone must hold the check-in, one pull for a whole push of them (template.py). A run
-    # prepared in its unit starts first and its preparation waits for the pull (docs/node.md, 'A check-in run starts before its pull': the unit's
+    # prepared in its unit starts first and its preparation waits for the pull (docs/node.md,
+    # 'A check-in run starts before its pull': the unit's
     # start and the preparation's own start take as long); the node prepares one without network
     # itself (D34), so it pulls first.
     pull, wait_for = False, None

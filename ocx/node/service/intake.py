@@ -46,8 +46,9 @@ from .socket_served import served_by_socket, socket_accepts, tool_socket_path, t
 
 __all__ = ["PassReport", "run_pass"]
 
-# A burst (docs/node.md, 'Measured'): a pass that admitted records (or queued check-ins) reads receipts this long, then its tending
-# starts them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit.
+# A pass that admitted records (or queued check-ins) reads receipts this long, then its tending starts
+# them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit
+# (docs/node.md, 'Measured').
 RECEIPTS_SECONDS, TO_START = 0.25, ("Admit", "RunCheckin")
 
 

@@ -31,7 +31,8 @@ TOOLS_INSIDE = "/run/ocx-tools"  # where a run sees its tool socket's directory 
 PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec counts only after it
 # The stop step runs in the run's own cgroup, inside ocx.slice: when runs fill the slice it gets
 # little CPU and PID 1 is slow to answer it; past this systemd kills it and the end goes unrecorded
-# (seen at 30 s with fifty runs eating memory; docs/security.md, 'The node and the server, protected from runs'). It also bounds SIGTERM before SIGKILL.
+# (seen at 30 s with fifty runs eating memory; docs/security.md, 'The node and the server, protected
+# from runs'). It also bounds SIGTERM before SIGKILL.
 STOP_TIMEOUT_SECONDS = 90
 LAST_LINE = ".ocx-last-line"  # in a check-in run's home: its program's last line of output
 
@@ -124,9 +125,9 @@ class Confinement(TypedDict):
 
 def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_dir: RecordDir,
                 egress_filter: str | None) -> Confinement:
-    """One run's user, budget and sandbox as unit properties (D16, D17, D34; docs/security.md, 'The unit's sandbox'), the same
-    for both kinds of run. No WorkingDirectory: systemd runs the `+` steps in it too, as root
-    (D41); the feeder enters the home."""
+    """One run's user, budget and sandbox as unit properties (D16, D17, D34; docs/security.md,
+    'The unit's sandbox'), the same for both kinds of run. No WorkingDirectory: systemd runs the `+`
+    steps in it too, as root (D41); the feeder enters the home."""
     budget, sandbox = opened.record.budget, opened.record.sandbox
     return Confinement(
         slice=SLICE,

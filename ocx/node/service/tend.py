@@ -47,7 +47,8 @@ from .start_stop import start_session, stop_session
 from .run_units import prepared_in_unit
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
-# docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units prepare at once, as many as preparations take turns
+# docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units
+# prepare at once, as many as preparations take turns
 # (turns.py); a session beyond them starts, in the order its record came, when one is done (its
 # preparation pokes the node). A burst of 100 all started at once shared the cores among 100 Python
 # starts and sandboxes' set-ups, and each run's program waited for nearly all of them.

@@ -263,7 +263,8 @@ def _own(step: Preparation, root: Path, password: Callable[[], str], steps: Step
          checkout: Path | None = None, meanwhile: str = "") -> CallerClone:
     """The copy made the run user's (make_own), with its password kept in the same Fossil run, once
     the run user is made (prepare_run makes it meanwhile): waited for, rather than kept afterwards
-    in a second Fossil run at its prompt, which cost a burst more CPU than the wait (docs/node.md, 'Preparations take turns').
+    in a second Fossil run at its prompt, which cost a burst more CPU than the wait
+    (docs/node.md, 'Preparations take turns').
     A `no_password` run's clone keeps none (C6)."""
     secret = password() if step.keep_password else None
     clone = make_own(root / CLONE, step.url, step.user, home=root, checkout=checkout, password=secret,
