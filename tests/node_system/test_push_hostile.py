@@ -1,4 +1,4 @@
-"""`push` from inside a hostile run (issue 11 hole 4; C6, D22), on a real
+"""`push` from inside a hostile run (C6, D22, D41), on a real
 node: a `no_password` run restricted to one branch tries, from its own
 clone, to push an amend moving an admin's check-in, a tag, a wiki page, a
 hand-made forum post in another thread, a check-in on trunk hidden between
