@@ -12,6 +12,7 @@ from .say import say
 
 def register(app: typer.Typer, node_app: typer.Typer) -> None:
     node_app.command("init")(node_init)
+    node_app.command("remove")(node_remove)
     app.command("demo")(demo)
 
 
@@ -36,6 +37,9 @@ def node_init(
         None, help="With --server, instead of an admin's login: a file holding a join token an admin made for "
                    "NAME on the server's page ('-': read it from stdin). Never on the command line."),
     ask_token: bool = typer.Option(False, "--ask-token", help="With --server: ask the join token on the terminal."),
+    replace: bool = typer.Option(False, "--replace", help="With --server and an admin's login: take NAME over from "
+                                                          "the node registered under it (its open records are then "
+                                                          "answered lost, D31)."),
 ) -> None:
     """Set up a node from nothing, as root, where PID 1 is systemd. Safe to run again."""
     from ..node.setup.init import InitError, InitOptions, init_node
@@ -52,11 +56,15 @@ def node_init(
                                 "the server's node's")
             if admin_password_file is not None and (token_file is not None or ask_token):
                 raise InitError("an admin's login or a join token: give one of them")
+            if replace and (token_file is not None or ask_token):
+                raise InitError("--replace goes with an admin's login: a join token replaces a node only when "
+                                "the admin made it to replace one")
             report = _init_elsewhere(name, server, admin, admin_password_file,
-                                     None if node_user == "ocx-node" else node_user, _join_token(token_file, ask_token))
+                                     None if node_user == "ocx-node" else node_user, _join_token(token_file, ask_token),
+                                     replace)
         else:
-            if token_file is not None or ask_token:
-                raise InitError("a join token joins a node elsewhere: give --server URL too")
+            if token_file is not None or ask_token or replace:
+                raise InitError("a join token or --replace joins a node elsewhere: give --server URL too")
             report = init_node(InitOptions(name=name, port=port, repository=repository, server_account=account,
                                            node_user=node_user, admin_login=admin, public=public))
     except InitError as error:
@@ -100,7 +108,7 @@ def _join_token(token_file: Optional[str], ask: bool):
 
 
 def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[str], node_user: Optional[str],
-                    join_token=None):
+                    join_token=None, replace: bool = False):
     from pathlib import Path
 
     from ..node.setup.elsewhere import ElsewhereOptions, init_elsewhere
@@ -113,7 +121,45 @@ def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[
         return getpass.getpass(f"{admin}'s password on {server} (asked once, kept nowhere): ")
 
     return init_elsewhere(ElsewhereOptions(name=name, server=server, admin_password=admin_password,
-                                           admin_login=admin, node_user=node_user, join_token=join_token))
+                                           admin_login=admin, node_user=node_user, join_token=join_token,
+                                           replace=replace))
+
+
+def node_remove(
+    name: str = typer.Argument(..., metavar="NAME", help="The node elsewhere to take off the list."),
+    at_node: str = typer.Option(..., "--at-node", help="The server's node on this host (its repository is read "
+                                                       "and changed here, as root)."),
+    login: Optional[str] = typer.Option(None, help="An admin's login: the node's open records whose receipt plus "
+                                                   "wall has passed are answered lost as it (D31)."),
+    password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is that "
+                                                                              "login's password."),
+) -> None:
+    """Take node NAME off the server's list (D36): its node user's letters withdrawn and its password
+    replaced, its run users' letters withdrawn (C5), its open records answered lost when D31 allows."""
+    from ..node.setup.leave import LeaveError, remove_node
+
+    try:
+        lines = remove_node(at_node, name, login, password_file, _answer_lost)
+    except LeaveError as error:
+        say(f"ocx node remove: {error}", err=True)
+        raise typer.Exit(1)
+    for line in lines:
+        say(line)
+
+
+def _answer_lost(at_node: str, login: str, password: str, records: list[str]) -> list[str]:
+    """Each of RECORDS answered lost by LOGIN, the `stop` tool's way (D31): what it said of each."""
+    from ..tools.caller import caller_at_node
+    from ..tools.framework import run_tool
+    from ..tools.registry import TOOLS
+
+    said = []
+    with caller_at_node(at_node, login, password) as caller:
+        for record in records:
+            done = run_tool(TOOLS["stop"], {"record": record, "lost": True}, caller)
+            said.append(f"record {record}: answered lost by {login} ({done.result})" if done.stopped is None
+                        else f"record {record}: not answered: {done.stopped.field}: {done.stopped.why}")
+    return said
 
 
 def demo(

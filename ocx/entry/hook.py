@@ -15,6 +15,10 @@ import sys
 from ..node.host_paths import CONFIG_DIR
 from ..node.wake import poke
 
+TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import TextIO
+
 
 def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:
     """The node whose configuration names this repository file."""
@@ -32,11 +36,12 @@ def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:
         except (OSError, ValueError):
             continue
         if os.path.realpath(config.get("repository", "")) == wanted:
-            return config.get("name")
+            node: str | None = config.get("name")
+            return node
     return None
 
 
-def main(argv: list[str], stdin=sys.stdin) -> int:
+def main(argv: list[str], stdin: TextIO = sys.stdin) -> int:
     lines = stdin.read() if not stdin.isatty() else ""
     node = node_of(argv[0]) if argv else None
     if node is None:

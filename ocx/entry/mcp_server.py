@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 from mcp import types
+from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
@@ -19,13 +21,15 @@ def listed_tools() -> list[types.Tool]:
                        input_schema=tool.Input.model_json_schema()) for tool in TOOLS.values()]
 
 
-def make_server(call: Callable[[str, object], dict]) -> Server:
+def make_server(call: Callable[[str, object], dict[str, Any]]) -> Server:
     """CALL runs a tool by name on an input and gives its answer (cli_tools.through)."""
 
-    async def list_tools(_context, _params) -> types.ListToolsResult:
+    async def list_tools(_context: ServerRequestContext[Any],
+                         _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed_tools())
 
-    async def call_tool(_context, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(_context: ServerRequestContext[Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = TOOLS.get(params.name)
         if tool is None:
             answer = {"tool": params.name, "dry_run": False, "log": [], "result": None,
@@ -39,7 +43,7 @@ def make_server(call: Callable[[str, object], dict]) -> Server:
     return Server("ocx", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def serve_stdio(call: Callable[[str, object], dict]) -> None:
+def serve_stdio(call: Callable[[str, object], dict[str, Any]]) -> None:
     server = make_server(call)
 
     async def main() -> None:

@@ -27,10 +27,9 @@ only then does the service run it (a request the door gave up on before R
 is never run); the service answers a status byte (0 ran, 1 the page
 failed) and the page's output, and closes.
 """
+import _socket  # the C module alone: `socket` costs the door tens of milliseconds to import (enum, selectors)
 import os
 import sys
-
-import _socket  # the C module alone: `socket` costs the door tens of milliseconds to import (enum, selectors)
 
 READY_SECONDS = 20.0  # the service's start on a busy machine, while systemd starts it for this request
 ANSWER_SECONDS = 560.0  # the service's own bound on a request is 540 s, Fossil's 600 s
@@ -44,7 +43,7 @@ def block(data: bytes) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def request(environ: dict, cwd: bytes, body: bytes) -> bytes:
+def request(environ: dict[bytes, bytes], cwd: bytes, body: bytes) -> bytes:
     env = b"\0".join(key + b"=" + value for key, value in environ.items())
     return block(env) + block(cwd) + block(body)
 

@@ -32,11 +32,13 @@ def make_join_token(env: Mapping[str, str], served: str, call: dict) -> dict:
                                   "node (D36)")
     try:
         name = call.get("name")
-        made = join_tokens.make(served, name if isinstance(name, str) else "", viewer(env))
+        made = join_tokens.make(served, name if isinstance(name, str) else "", viewer(env),
+                                replace=call.get("replace") is True)
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)
     return {"name": made.name, "join_token": made.token, "expires": made.expires,
-            "good_for": join_tokens.TTL, "use": f"ocx node init --name {made.name} --server URL --token-file FILE"}
+            "replace": call.get("replace") is True, "good_for": join_tokens.TTL,
+            "use": f"ocx node init --name {made.name} --server URL --token-file FILE"}
 
 
 def join(served: str, config, call: dict, home: Path) -> dict:
@@ -56,14 +58,14 @@ def join(served: str, config, call: dict, home: Path) -> dict:
         join_tokens.check(served, given, name)  # reads only: a wrong, used or expired token writes nothing
         with one_at_a_time(served):  # D36: one join per token, however many hosts present it at once
             kept = join_tokens.check(served, given, name)
-            password = registry.register(served, entry, own_node_user=config.node_user, new_password=True,
-                                         home=home)
+            done = registry.register(served, entry, own_node_user=config.node_user, new_password=True,
+                                     home=home, replace=join_tokens.replaces(kept))
             join_tokens.spend(kept)
     except join_tokens.JoinRefused as refused:
         return _refused(refused.field, refused.why)
     except FieldError as error:
         return _refused(error.field, error.why)
-    return {"node_user": login, "password": password}
+    return {"node_user": login, "password": done.password, "replaced": done.replaced and done.replaced.json()}
 
 
 def name_code(served: str, entry, config, call: dict, home: Path) -> dict:

@@ -21,7 +21,8 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
                                      `audit` on a node elsewhere refuses by (D25, D37)
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
     POST withdraw  {record, token}   its run user's letters taken back (C4)
-    POST register  {name, node_user, server_code, enforces, password, token}   an admin adds a node (D36)
+    POST register  {name, node_user, server_code, enforces, password, [replace], token}   an admin adds a
+                                     node (D36); REPLACE: another server-code for a registered name
     POST join-token {name, token}    an admin makes a join token for node NAME, shown once (join_tokens.py)
     POST join {join_token, name, node_user, server_code, enforces, token}   any viewer, nobody too: the
                                      token's one registration of its one name; the node user's new password
@@ -80,6 +81,10 @@ def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
     with Repository(served) as repository:
         entry = registry.node_of_user(repository, viewer(env))
         own = repository.server_code
+    if entry is not None and not registry.holds_own_identity(entry, own, config.node_user):
+        # Registered before every way in checked it (node_identity): it answers as no node at all.
+        return _refused("caller", f"node {entry.name}'s registration names the server's own node or no login a "
+                                  "node user may have: an admin registers it again (D29, D36)")
     if op == "code" and entry is not None:
         from .web_joining import name_code
 
@@ -174,8 +179,9 @@ def _register(env: Mapping[str, str], served: str, config, call: dict, home: Pat
         return _refused("input", "register takes name, node_user, server_code (or null), enforces, password")
     entry = registry.NodeEntry(name, login, code, tuple(str(e) for e in enforces))
     try:
-        password = registry.register(served, entry, own_node_user=config.node_user,
-                                     new_password=bool(call.get("password")), home=home)
+        done = registry.register(served, entry, own_node_user=config.node_user,
+                                 new_password=bool(call.get("password")), home=home,
+                                 replace=call.get("replace") is True)
     except FieldError as error:
         return _refused(error.field, error.why)
-    return {"node_user": login, "password": password}
+    return {"node_user": login, "password": done.password, "replaced": done.replaced and done.replaced.json()}

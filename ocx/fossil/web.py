@@ -44,6 +44,10 @@ class WebError(FossilLayerError, RuntimeError):
     """A page answered otherwise than a successful write does."""
 
 
+class LoginRefused(WebError):
+    """Fossil answered 401: it takes neither the login nor its password; asking again changes nothing."""
+
+
 @dataclass(frozen=True)
 class Page:
     status: int
@@ -140,8 +144,12 @@ class WebSession:
     def _log_in(self, password: str) -> None:
         page = self.post("/login", {"u": self.login, "p": password, "g": "/"})
         if page.status != 302 or not any(c.name.startswith("fossil-") for c in self._cookies):
-            raise WebError(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
-                           "Fossil took neither the login nor its password")
+            # 401 is Fossil's own answer to a login or password it does not take; anything else (a busy
+            # server's error page, a proxy's) may pass, and stays a WebError.
+            refused = LoginRefused if page.status == 401 else WebError
+            raise refused(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
+                          + ("Fossil took neither the login nor its password" if page.status == 401
+                             else "no session was opened"))
 
     def full_hash(self, prefix: str) -> str:
         """The full hash of artifact PREFIX, from its raw bytes on the server

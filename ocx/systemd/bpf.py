@@ -14,6 +14,7 @@ import os
 import platform
 import struct
 from dataclasses import dataclass, field
+
 from .errors import SystemdLayerError
 
 BPFFS = "/sys/fs/bpf"

@@ -9,14 +9,14 @@ that talks to systemd, so `ocx hook`'s start-up does not pay for it (D5).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dbus_next import BusType, Message, MessageType, Variant
 from dbus_next.aio import MessageBus
 from dbus_next.errors import AuthError
 
-from .units import Property
-from .errors import BusError, BusUnreadable
+from .errors import BusError, BusUnreadable, Property
 
 CALL_TIMEOUT_SECONDS = 25.0  # D-Bus's own default for a method call; a busy PID 1 answers well within it
 SYSTEMD = "org.freedesktop.systemd1"
@@ -68,13 +68,13 @@ class Bus:
 
     def __init__(self, bus: MessageBus):
         self._bus = bus
-        self._watchers: dict[str, list[Callable[[str, dict], None]]] = {}
+        self._watchers: dict[str, list[Callable[[str, dict[str, Any]], None]]] = {}
         self._matched: set[str] = set()
         bus.add_message_handler(self._on_message)
 
     @classmethod
     async def connect(cls, negotiate_unix_fd: bool = False,
-                      address: str | None = None) -> "Bus":
+                      address: str | None = None) -> Bus:
         kw = {"bus_address": address} if address else {"bus_type": BusType.SYSTEM}
         try:
             bus = await MessageBus(negotiate_unix_fd=negotiate_unix_fd, **kw).connect()
@@ -84,10 +84,11 @@ class Bus:
 
     @property
     def connected(self) -> bool:
-        return self._bus.connected
+        connected: bool = self._bus.connected  # dbus-next leaves the property unannotated
+        return connected
 
     def close(self) -> None:
-        self._bus.disconnect()
+        self._bus.disconnect()  # type: ignore[no-untyped-call]  # dbus-next leaves disconnect() unannotated
 
     async def call(self, member: str, signature: str = "", body: Sequence[Any] = (),
                    *, path: str = MANAGER_PATH, interface: str = MANAGER,
@@ -96,12 +97,15 @@ class Bus:
             reply = await asyncio.wait_for(self._bus.call(Message(
                 destination=destination, path=path, interface=interface, member=member,
                 signature=signature, body=list(body), unix_fds=list(unix_fds))), CALL_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # A fault that passes (C4): the caller tries again later.
             raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
+        # None only for a message flagged NO_REPLY_EXPECTED, which these are not.
+        assert reply is not None
         if reply.message_type == MessageType.ERROR:
             raise BusError(reply.error_name or "?", str(reply.body[0]) if reply.body else "")
-        return reply.body
+        body_read: list[Any] = reply.body
+        return body_read
 
     # --- Manager ------------------------------------------------------------
 
@@ -118,11 +122,13 @@ class Bus:
             if aux_fds:
                 raise BusError("ocx.NoUnixFd", f"{aux_name}: no file descriptors in an auxiliary unit")
             auxiliary.append([aux_name, aux_body])
+        job: str  # 'o'
         (job,) = await self.call("StartTransientUnit", "ssa(sv)a(sa(sv))",
                                  [name, mode, body, auxiliary], unix_fds=fds)
         return job
 
     async def stop_unit(self, name: str, mode: str = "replace") -> str:
+        job: str  # 'o'
         (job,) = await self.call("StopUnit", "ss", [name, mode])
         return job
 
@@ -131,6 +137,7 @@ class Bus:
 
     async def get_unit(self, name: str) -> str | None:
         """The unit's object path, or None when systemd has no such unit."""
+        path: str  # 'o'
         try:
             (path,) = await self.call("GetUnit", "s", [name])
         except BusError as e:
@@ -142,6 +149,7 @@ class Bus:
     async def list_units_by_patterns(self, patterns: Sequence[str], states: Sequence[str] = ()) -> list[list[Any]]:
         """The loaded units whose names match PATTERNS (shell globs): each
         (name, description, load, active, sub, following, path, job id, job type, job path)."""
+        units: list[list[Any]]  # 'a(ssssssouso)'
         (units,) = await self.call("ListUnitsByPatterns", "asas", [list(states), list(patterns)])
         return units
 
@@ -160,7 +168,8 @@ class Bus:
 
     async def get_all(self, path: str, interface: str) -> dict[str, Any]:
         (props,) = await self.call("GetAll", "s", [interface], path=path, interface=PROPS)
-        return plain(props)
+        values: dict[str, Any] = plain(props)  # 'a{sv}'
+        return values
 
     async def get(self, path: str, interface: str, prop: str) -> Any:
         (value,) = await self.call("Get", "ss", [interface, prop], path=path, interface=PROPS)
@@ -176,7 +185,7 @@ class Bus:
         self._matched.add(rule)
 
     async def watch_properties(self, path: str,
-                               callback: Callable[[str, dict], None]) -> Callable[[], None]:
+                               callback: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
         """Call `callback(interface, changed)` on each PropertiesChanged of
         the object at `path`; returns a function that stops watching."""
         self._watchers.setdefault(path, []).append(callback)
@@ -199,4 +208,5 @@ class Bus:
 
 
 async def wait_closed(bus: Bus, timeout: float) -> None:
-    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)
+    # dbus-next leaves wait_for_disconnect() unannotated.
+    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)  # type: ignore[no-untyped-call]

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..protocol.numerals import is_digits
+
+if TYPE_CHECKING:                      # imported where used: most readers of a cgroup need no sockets
+    import socket
 
 ROOT = "/sys/fs/cgroup"
 
@@ -132,7 +136,7 @@ def unit_of(pid: int) -> str | None:
     return name if name.endswith((".service", ".scope")) else None
 
 
-def peer(sock) -> tuple[int, int, str | None]:
+def peer(sock: socket.socket) -> tuple[int, int, str | None]:
     """(pid, uid, unit) of the process at the other end of the unix socket
     SOCK, from SO_PEERCRED: who connected, as the kernel says."""
     import socket

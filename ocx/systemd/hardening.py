@@ -19,8 +19,8 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import Property, UnitError
 
@@ -69,7 +69,7 @@ class Hardening:
     oom_score_adjust: int | None = None              # -1000..1000; a run may only raise its own
 
 
-def _address(label: str, text: str) -> list[list]:
+def _address(label: str, text: str) -> list[list[int | bytes]]:
     """One IPAddressAllow/Deny entry as (family, bytes, prefix) items; `any` is both families' /0."""
     if text == "any":
         return [[socket.AF_INET, bytes(4), 0], [socket.AF_INET6, bytes(16), 0]]

@@ -13,6 +13,7 @@ import re
 import socket
 import struct
 import sys
+
 from .errors import SystemdLayerError
 
 SOCKET = "/run/systemd/journal/socket"
@@ -61,7 +62,7 @@ def send(message: str, priority: int = 6, *, socket_path: str | None = None,
     f = _fields(message, priority, dict(fields))
     if socket_path is None:
         try:
-            import pystemd.journal as pj   # lazy: loads libsystemd
+            import pystemd.journal as pj  # lazy: loads libsystemd
         except ImportError:
             pj = None
         if pj is not None:
@@ -75,4 +76,4 @@ def send(message: str, priority: int = 6, *, socket_path: str | None = None,
 
 if __name__ == "__main__":   # python -m ocx.systemd.journal MESSAGE KEY=VALUE…
     kv = dict(a.split("=", 1) for a in sys.argv[2:])
-    print(send(sys.argv[1], **kv))
+    print(send(sys.argv[1], 6, **kv))  # info; the fields (KEY=VALUE) are the journal's, upper case

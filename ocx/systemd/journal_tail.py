@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
+
 from .errors import SystemdLayerError
 
 JOURNALCTL = "/usr/bin/journalctl"

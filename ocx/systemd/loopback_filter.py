@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from . import bpf
-from .bpf import B, FP, H, JEQ, JLT, JNE, W, Assembler
+from .bpf import FP, JEQ, JLT, JNE, Assembler, B, H, W
 
 TCP, UDP = 6, 17
 DNS_PORT = 53

@@ -11,12 +11,12 @@ until this connection closes, so its end can still be read.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import cgroup
-from .units import (SERVICE_IFACE, UNIT_IFACE, End, EndTracker, TransientService,
-                    properties, unit_path)
+from .units import SERVICE_IFACE, UNIT_IFACE, End, EndTracker, TransientService, properties, unit_path
 
 if TYPE_CHECKING:                      # bus imports dbus-next: keep it lazy
     from .bus import Bus
@@ -53,16 +53,16 @@ class ListedUnit:
 class Run:
     """A started (or starting) unit whose end is being watched."""
 
-    def __init__(self, systemd: "Systemd", name: str):
+    def __init__(self, systemd: Systemd, name: str):
         self.systemd = systemd
         self.name = name
         self.path = unit_path(name)
         self.tracker = EndTracker(name)
         self.job: str | None = None
-        self._done = asyncio.get_running_loop().create_future()
-        self._unwatch = None
+        self._done: asyncio.Future[End] = asyncio.get_running_loop().create_future()
+        self._unwatch: Callable[[], None] | None = None
 
-    def _on_change(self, interface: str, changed: dict) -> None:
+    def _on_change(self, interface: str, changed: dict[str, Any]) -> None:
         end = self.tracker.feed(interface, changed)
         if end is not None and not self._done.done():
             self._done.set_result(end)
@@ -89,20 +89,20 @@ class Run:
 class Systemd:
     """systemd's Manager over one system-bus connection."""
 
-    def __init__(self, bus: "Bus"):
+    def __init__(self, bus: Bus):
         self.bus = bus
         self._subscribed = False
 
     @classmethod
-    async def connect(cls, negotiate_unix_fd: bool = False) -> "Systemd":
+    async def connect(cls, negotiate_unix_fd: bool = False) -> Systemd:
         from .bus import Bus
 
         return cls(await Bus.connect(negotiate_unix_fd=negotiate_unix_fd))
 
-    async def __aenter__(self) -> "Systemd":
+    async def __aenter__(self) -> Systemd:
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -118,7 +118,7 @@ class Systemd:
         """Start it without watching; returns the job path."""
         return await self.bus.start_transient_unit(service.name, properties(service))
 
-    async def start_timer(self, timer: "TransientTimer", service: TransientService, replace: bool = False) -> str:
+    async def start_timer(self, timer: TransientTimer, service: TransientService, replace: bool = False) -> str:
         """Start TIMER with SERVICE made alongside, to be started when it fires. REPLACE: a
         timer of its name left by an earlier attempt (a node cut off before it started what
         the timer watches) is stopped and this one started in its place (D5)."""

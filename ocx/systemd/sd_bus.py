@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import ctypes
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from .errors import BusUnreadable
+from .errors import BusUnreadable as BusUnreadable  # what this module raises: its callers catch it from here
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 SYSTEMD = b"org.freedesktop.systemd1"
 MANAGER_PATH = b"/org/freedesktop/systemd1"
@@ -138,15 +142,15 @@ class SystemBus:
     def __init__(self) -> None:
         self.lib = _library()
         self.bus = _P()
-        self._handlers: list = []
+        self._handlers: list[CFuncPtr] = []  # what _HANDLER makes
         code = self.lib.sd_bus_open_system(ctypes.byref(self.bus))
         if code < 0:
             raise BusUnreadable(f"the system bus: {_errno_text(-code)}")
 
-    def __enter__(self) -> "SystemBus":
+    def __enter__(self) -> SystemBus:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

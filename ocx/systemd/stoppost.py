@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from ..files import write_atomically
@@ -46,8 +47,8 @@ def command(out: str, python: str | None = None) -> ExecCommand:
     return ExecCommand(argv=[py, "-I", "-m", "ocx.systemd.stoppost", out], privileged=True)
 
 
-def collect(env: dict[str, str] | None = None) -> StopReport:
-    env = os.environ if env is None else env
+def collect(given: Mapping[str, str] | None = None) -> StopReport:
+    env = os.environ if given is None else given
     cg = cgroup.unit_control_group()
     mem_cg = cgroup.own_control_group(controller="memory") or cg
     return StopReport(

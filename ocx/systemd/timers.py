@@ -9,10 +9,11 @@ systemd stops the timer, so nothing is left waiting for a run that is gone.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from .units import Property, UnitError, USEC
+from .errors import Property, UnitError
+from .units import USEC
 
 _NAME = re.compile(r"[A-Za-z0-9:_.\\-]+\.timer")  # whole names only: fullmatch
 

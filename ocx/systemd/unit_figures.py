@@ -9,8 +9,8 @@ sd_bus.BusUnreadable when systemd cannot be asked.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from . import cgroup
 from .sd_bus import SERVICE, UNIT, SystemBus
@@ -40,8 +40,8 @@ def read_units(patterns: Iterable[str], cgroup_root: str = cgroup.ROOT) -> list[
         asked = [(unit.name, UNIT, "ActiveEnterTimestamp", b"t") for unit in live]
         asked += [(unit.name, SERVICE, "ControlGroup", b"s") for unit in live]
         values = bus.properties(asked)
-    since = dict(zip((u.name for u in live), values[: len(live)]))
-    groups = dict(zip((u.name for u in live), values[len(live):]))
+    since = dict(zip((u.name for u in live), values[: len(live)], strict=True))
+    groups = dict(zip((u.name for u in live), values[len(live):], strict=True))
     figures = []
     for unit in listed:
         entered, group = since.get(unit.name), groups.get(unit.name)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .units import SERVICE_IFACE, UNIT_IFACE
+
+if TYPE_CHECKING:                      # bus imports dbus-next: keep it lazy
+    from .bus import Bus
 
 SETTLED = ("active", "failed", "inactive")
 
@@ -20,44 +24,47 @@ class Enabled:
     changes: tuple[tuple[str, str, str], ...]  # (type, file, destination) as systemd reports them
 
 
-async def reload(bus) -> None:
+async def reload(bus: Bus) -> None:
     """daemon-reload: systemd replies once the unit files are read again."""
     await bus.call("Reload")
 
 
-async def enable(bus, names: list[str]) -> Enabled:
+async def enable(bus: Bus, names: list[str]) -> Enabled:
     """EnableUnitFiles (not runtime, force): the [Install] symlinks; an
     instance of a template is linked to the template. Already enabled: no changes."""
     _carries, changes = await bus.call("EnableUnitFiles", "asbb", [list(names), False, True])
     return Enabled(tuple(tuple(change) for change in changes))
 
 
-async def unit_file_state(bus, name: str) -> str:
+async def unit_file_state(bus: Bus, name: str) -> str:
     """'enabled', 'disabled', 'static', … as `systemctl is-enabled` says."""
+    state: str
     (state,) = await bus.call("GetUnitFileState", "s", [name])
     return state
 
 
-async def active_state(bus, name: str) -> tuple[str, str]:
+async def active_state(bus: Bus, name: str) -> tuple[str, str]:
     """(ActiveState, SubState) of NAME, loading it if systemd has not."""
     (path,) = await bus.call("LoadUnit", "s", [name])
     unit = await bus.get_all(path, UNIT_IFACE)
-    return unit.get("ActiveState", "?"), unit.get("SubState", "?")
+    active: str = unit.get("ActiveState", "?")
+    sub: str = unit.get("SubState", "?")
+    return active, sub
 
 
-async def service_property(bus, name: str, prop: str):
+async def service_property(bus: Bus, name: str, prop: str) -> Any:
     (path,) = await bus.call("LoadUnit", "s", [name])
     return await bus.get(path, SERVICE_IFACE, prop)
 
 
-async def start(bus, name: str, *, restart: bool = False, timeout: float = 20.0) -> str:
+async def start(bus: Bus, name: str, *, restart: bool = False, timeout: float = 20.0) -> str:
     """StartUnit (or RestartUnit when its files changed), then wait until the
     unit is active; returns the ActiveState it settled in."""
     await bus.call("RestartUnit" if restart else "StartUnit", "ss", [name, "replace"])
     return await wait_settled(bus, name, timeout)
 
 
-async def wait_settled(bus, name: str, timeout: float) -> str:
+async def wait_settled(bus: Bus, name: str, timeout: float) -> str:
     """Until no job is pending on NAME and it is active, failed or inactive.
     A short poll while a job we queued runs; the node itself never polls (D26)."""
     (path,) = await bus.call("LoadUnit", "s", [name])
@@ -66,7 +73,7 @@ async def wait_settled(bus, name: str, timeout: float) -> str:
     seen = "?"
     while loop.time() < deadline:
         unit = await bus.get_all(path, UNIT_IFACE)
-        seen = unit.get("ActiveState", "?")
+        seen = str(unit.get("ActiveState", "?"))  # 's'
         job_id = (unit.get("Job") or [0])[0]
         if job_id == 0 and seen in SETTLED:
             return seen
@@ -74,7 +81,7 @@ async def wait_settled(bus, name: str, timeout: float) -> str:
     return seen
 
 
-async def queue_start(bus, name: str) -> None:
+async def queue_start(bus: Bus, name: str) -> None:
     """StartUnit without waiting for it: a oneshot such as a node's check
     (D6) is queued, and a start asked while one runs joins it."""
     await bus.call("StartUnit", "ss", [name, "replace"])

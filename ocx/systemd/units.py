@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from .errors import Property, UnitError
 
 if TYPE_CHECKING:
@@ -238,11 +240,11 @@ def properties(s: TransientService) -> list[Property]:
         props += exec_commands("ExecStartPre", s.exec_start_pre)
     if s.exec_stop_post:
         props += exec_commands("ExecStopPost", s.exec_stop_post)
-    for name, value in (("StandardInput", s.standard_input),
-                        ("StandardOutput", s.standard_output),
-                        ("StandardError", s.standard_error)):
-        if value is not None:
-            props += _std(name, value)
+    for name, stream in (("StandardInput", s.standard_input),
+                         ("StandardOutput", s.standard_output),
+                         ("StandardError", s.standard_error)):
+        if stream is not None:
+            props += _std(name, stream)
     if s.tty_path:
         props.append(("TTYPath", "s", s.tty_path))
     if s.kill_mode:
@@ -348,9 +350,9 @@ class EndTracker:
 
     def snapshot(self, state: str, service: Mapping[str, Any] | None = None) -> End:
         s = {**self.service, **(service or {})}
-        code = s.get("ExecMainCode")
+        code: int | None = s.get("ExecMainCode")  # 'i'
         return End(unit=self.unit, result=s.get("Result"),
-                   code=_CODES.get(code, None if code in (None, 0) else str(code)),
+                   code=None if code is None else _CODES.get(code, None if code == 0 else str(code)),
                    status=s.get("ExecMainStatus"), active_state=state)
 
 

@@ -50,7 +50,7 @@ class Caller:
     cookie: str | None = None  # the web page's viewer: the session Fossil passed the page (D30)
     shown_url: str | None = None  # the URL the caller reached the node by, when not base_url
     run_clone: Path | None = None  # a socket-served run's clone (its tool socket sets it)
-    server_link: "ServerLink | None" = None  # a node elsewhere's link to the server, when one is held
+    server_link: ServerLink | None = None  # a node elsewhere's link to the server, when one is held
     _web: WebSession | None = field(default=None, repr=False)
 
     @property
@@ -76,7 +76,7 @@ class Caller:
             except LookupError:
                 return frozenset()
 
-    def _elsewhere(self) -> "Elsewhere":
+    def _elsewhere(self) -> Elsewhere:
         """What only the server's node knows, asked over the link this caller holds, or its node's own (D37)."""
         from ..node.served import Elsewhere
 

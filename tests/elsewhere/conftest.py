@@ -33,7 +33,7 @@ class Site:
         """A node elsewhere registered by the admin; its node user's link."""
         login = f"ocx-node-{name}"
         password = self.link("admin").register(name, login, server_code or secrets.token_hex(20),
-                                               ["branch", "no_password", "own_thread"], password=True)
+                                               ["branch", "no_password", "own_thread"], password=True)["password"]
         self.served.passwords[login] = password
         return self.link(login)
 

@@ -81,3 +81,29 @@ def test_an_answer_handed_over_is_taken_once_fresh_and_only_where_the_pass_start
     hand_over(tmp_path, 7, answer)
     os.utime(tmp_path / "receipts-handed.json", (1, 1))  # stale: asked again
     assert take_handed(tmp_path, 7) is None
+
+
+def test_a_server_that_answers_and_refuses_the_node_is_not_asked_again(tmp_path):
+    """D38: while the server is reachable nothing repeats a request on a timer; a refusal (the node taken
+    off the list, its password replaced) ends the follower, saying so, instead of asking every 10 s."""
+    from ocx.node.elsewhere.link import ServerRefused
+
+    nothing = {"receipts": [], "last": 3}
+    refused = ServerRefused("caller", "ocx-node-f is not the node user of a registered node elsewhere")
+    said: list[str] = []
+    run, server, done = follower([nothing, refused, nothing, nothing], tmp_path)
+    run.log = said.append
+    assert run.run(steps=4) is refused
+    assert len(server.asked) == 2 and not any(step.startswith("sleep") for step in done)
+    assert "refuses this node: caller:" in said[-1] and "not asking again" in said[-1]
+
+
+def test_a_login_fossil_does_not_take_ends_the_follower_too(tmp_path):
+    from ocx.node.elsewhere.link import LoginNotTaken
+
+    refused = LoginNotTaken("login as ocx-node-f at http://server:8080 failed (HTTP 401)")
+    said: list[str] = []
+    run, server, done = follower([refused, {"receipts": [], "last": 1}], tmp_path)
+    run.log = said.append
+    assert run.run(steps=2) is refused and len(server.asked) == 1
+    assert "HTTP 401" in said[-1] and not any(step.startswith("sleep") for step in done)

@@ -344,3 +344,23 @@ def test_audit_on_a_node_elsewhere_learns_who_sent_the_checkin_from_the_server(s
     other = audit("erin")
     assert other.stopped is None, other
     assert any("sent by bob, not the caller's" in str(step) for step in other.log), other.log
+
+
+def test_a_run_user_s_letters_are_withdrawn_though_the_record_s_sender_was_demoted_mid_run(site):
+    """C5: taking back asks no one's current rights. Before, the page refused the withdrawal once the
+    sender no longer held admin, and the run user kept D19's letters with the password its run saw."""
+    from ocx.fossil import admin
+
+    code = secrets.token_hex(20)
+    node = site.register("demoted", code)
+    sender = f"ada-{secrets.token_hex(3)}"
+    site.served.passwords[sender] = admin.create_user(site.served.path, sender, "s", "", home=site.served.home)
+    record, user = site.record(code, by=sender)
+    node.grant(record)
+    admin.set_capabilities(site.served.path, sender, "i", home=site.served.home)  # demoted while it runs
+    assert node.withdraw(record) == user
+    with site.served.repository() as repository:
+        assert repository.user(user).capabilities == ""
+    with pytest.raises(ServerRefused) as again:  # giving still asks: a demoted sender's record gets nothing
+        node.grant(record)
+    assert again.value.field == "record"

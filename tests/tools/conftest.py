@@ -94,7 +94,12 @@ class PageService:
     def start(self) -> None:
         env = {**os.environ, "NOTIFY_SOCKET": self.notices.getsockname()}
         self.ready = False
-        self.process = subprocess.Popen([sys.executable, "-I", "-m", "ocx.entry.page_service", str(self.config_file),
+        # Isolated (-I), as on a node, yet the OCX under test: the one this test imported, not whichever
+        # checkout the shared virtualenv's path file names.
+        source = str(Path(ocx.__file__).resolve().parents[1])
+        start = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+                 "runpy.run_module('ocx.entry.page_service', run_name='__main__', alter_sys=True)")
+        self.process = subprocess.Popen([sys.executable, "-I", "-c", start, source, str(self.config_file),
                                          "--listen", str(self.socket_path)], env=env)
         self.wait(lambda: self.ready, "READY=1")
 

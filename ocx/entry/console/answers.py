@@ -23,7 +23,7 @@ def _is_hash(value: Any) -> bool:
     return isinstance(value, str) and len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
 
 
-def _headline(answer: dict, root: str) -> str:
+def _headline(answer: dict[str, Any], root: str) -> str:
     stopped = answer.get("stopped")
     if stopped:
         return (f'<p class="ocx-outcome-line ocx-bad">Stopped at <b>{esc(stopped.get("field", "?"))}</b>: '
@@ -41,7 +41,8 @@ def _headline(answer: dict, root: str) -> str:
 
 def _value(value: Any) -> str:
     if isinstance(value, dict):
-        return "<dl>" + "".join(f"<dt>{esc(k.replace('_', ' '))}</dt><dd>{_value(v)}</dd>" for k, v in value.items()) + "</dl>"
+        return "<dl>" + "".join(f"<dt>{esc(k.replace('_', ' '))}</dt><dd>{_value(v)}</dd>"
+                                for k, v in value.items()) + "</dl>"
     if isinstance(value, list):
         return ", ".join(_value(v) for v in value) if value else "none"
     if value is None:
@@ -49,7 +50,7 @@ def _value(value: Any) -> str:
     return f"<code>{esc(value)}</code>" if isinstance(value, str) else esc(json.dumps(value))
 
 
-def answer_view(answer: dict, root: str = "") -> str:
+def answer_view(answer: dict[str, Any], root: str = "") -> str:
     """ROOT: the repository's pages' prefix, for the link to what it wrote."""
     steps = "".join(
         f'<li class="ocx-step ocx-step-{esc(step.get("kind", ""))}"><span class="ocx-mark">'

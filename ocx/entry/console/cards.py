@@ -11,8 +11,9 @@ and shows the answer (answers.py). Every value is escaped (words.esc).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .answers import answer_view
 from .forms import TOKEN_FIELD, TOOL_FIELD, UNIT
@@ -114,12 +115,13 @@ def _field(tool: str, spec: dict[str, Any], given: Mapping[str, str], defaults: 
 
 
 def card(tool: dict[str, Any], capabilities: frozenset[str], action: str, token: str, defaults: Defaults,
-         given: Mapping[str, str] | None = None, answer: dict | None = None, root: str = "") -> str:
+         given: Mapping[str, str] | None = None, answer: dict[str, Any] | None = None, root: str = "") -> str:
     name, means = tool["name"], tool["capability"]["means"]
     may = allowed(tool, capabilities)
     wide = " ocx-wide" if _count(tool["fields"]) > WIDE_FIELDS else ""  # its fields side by side
     parts = [f'<div class="ocx-card{wide}" id="tool-{esc(name)}"><h3>{esc(name)} ',
-             f'<span class="ocx-needs {"ocx-held" if may else "ocx-missing"}" title="who may use it">{esc(means)}</span>'
+             f'<span class="ocx-needs {"ocx-held" if may else "ocx-missing"}" title="who may use it">'
+             f'{esc(means)}</span>'
              f'</h3><p class="ocx-summary">{esc(tool["summary"])}</p>']
     if may:
         fields = "".join(_field(name, spec, given or {}, defaults) for spec in tool["fields"])

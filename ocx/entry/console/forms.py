@@ -10,7 +10,8 @@ else is the tool's to check: a missing required field is its refusal.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ...protocol.errors import FieldError
 from ...protocol.numerals import whole_number

@@ -29,7 +29,8 @@ def make(view, form: Mapping[str, str]) -> dict:
     refused = refusal(view.env, view.node, form.get(TOKEN_FIELD, ""))
     if refused is not None:
         return {"refused": {"field": "caller", "why": refused}}
-    return make_join_token(view.env, view.env.get("FOSSIL_REPOSITORY", ""), {"name": form.get("name", "")})
+    return make_join_token(view.env, view.env.get("FOSSIL_REPOSITORY", ""), {"name": form.get("name", ""),
+                                                                            "replace": form.get("replace") == "1"})
 
 
 def section(view, token: str, answer: dict | None, given: str = "") -> str:
@@ -45,6 +46,8 @@ def section(view, token: str, answer: dict | None, given: str = "") -> str:
             f'<input type="hidden" name="{FORM_FIELD}" value="{JOIN_FORM}">'
             f'<input type="hidden" name="{TOKEN_FIELD}" value="{esc(token)}">'
             f'<label>Node name <input name="name" value="{esc(given)}" required></label> '
+            '<label><input type="checkbox" name="replace" value="1"> replace the node registered under this name '
+            "(its open records are answered lost)</label> "
             '<button class="ocx-primary">Make a join token</button></form>'
             '<p class="ocx-small">A join token lets one host join as that node once, within an hour, without '
             "an admin's login: <code>ocx node init --name NAME --server URL --token-file FILE</code> as root "

@@ -19,13 +19,14 @@ import json
 import re
 import secrets
 import urllib.parse
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...fossil.repository import Repository
 from ...protocol.errors import FieldError
-from ...reading.console import deliveries, needs_you, queue_of, branches
+from ...reading.console import branches, deliveries, needs_you, queue_of
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
 from ..web_viewer import Node, refusal, token
@@ -35,6 +36,9 @@ from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
 from .style import CSS
 from .view import View
 from .words import esc, plain, short
+
+if TYPE_CHECKING:                      # unit_figures is imported when a page shows units
+    from ...systemd.unit_figures import UnitFigures
 from ...protocol.numerals import is_digits
 
 HTML, JSON = "text/html; charset=utf-8", "application/json"
@@ -69,7 +73,7 @@ def _records(view: View) -> NodeRecords | None:
 
 # -- In work ----------------------------------------------------------------------------
 
-def _units(server_code: str):
+def _units(server_code: str) -> tuple[list[UnitFigures], str | None]:
     from ...systemd.unit_figures import read_units
 
     try:
@@ -132,7 +136,7 @@ def _since(view: View) -> datetime | None:
         return None
 
 
-def _defaults(view: View, tool: dict) -> Defaults:
+def _defaults(view: View, tool: dict[str, Any]) -> Defaults:
     facts = view.facts
     admins = sorted(view.admins - ({facts.node_user} if facts else set()))
     runner = next((f.get("default") for f in tool["fields"] if f["name"] == "runner"), None) or "RUNNER"
@@ -147,7 +151,7 @@ def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict[str
     name = form.get(TOOL_FIELD, "")
     spec = catalog.by_name(name)
 
-    def stopped(field: str, why: str) -> dict:
+    def stopped(field: str, why: str) -> dict[str, Any]:
         return {"tool": name, "dry_run": form.get("dry_run") == "true", "log": [], "result": None,
                 "stopped": {"field": field, "why": why}}
 
@@ -200,7 +204,8 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     open_count = sum(1 for r in seen.open if view.reads(r)) if seen is not None else 0
     parts.append('<nav class="ocx-nav"><a href="#needs-you">Needs you</a><a href="#in-work">In work</a>'
                  '<a href="#done">Done</a><a href="#queue">Queue</a><a href="#tools">Tools</a></nav>')
-    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>', needing))
+    parts.append(_section("needs-you", "Needs you", needs or '<p class="ocx-empty">Nothing needs you now.</p>',
+                          needing))
     parts.append(_section("in-work", "In work", f'<div id="ocx-work">{work}</div>', open_count))
     parts.append(_section("done", "Done", sections.done(answered, root)))
     parts.append(_section("queue", "Queue", _queue(view)))

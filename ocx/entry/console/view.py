@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
 
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository

@@ -11,6 +11,14 @@ pass's first read asks the server nothing more. When who holds admin or setup ch
 its pass ends a run whose user was given admin). Nothing here repeats a
 request on a fixed interval while the server answers.
 
+When the server answers and refuses this node (its node user taken off the
+list or replaced, its password changed: ServerRefused, LoginNotTaken), asking again would
+only repeat a request on a timer while the server is reachable, which D38
+rules out: the follower says so in the journal, naming the refusal, and
+ends with REFUSED, which its unit does not restart (RestartPreventExitStatus=);
+`ocx node init` run again, once an admin has registered the node again,
+starts it. The runs go on meanwhile (D39).
+
 When the server cannot be reached (the host cut off, the server down), the
 runs go on (D39) and the follower tries again after a growing pause, up to
 LOST_MOST seconds; once it reaches the server again, and at its own start,
@@ -32,9 +40,10 @@ from typing import Callable
 
 from ..config import NodeConfig, load
 from ..wake import poke
-from .link import ServerLink, hand_over, lost_mark
+from .link import LoginNotTaken, ServerLink, ServerRefused, hand_over, lost_mark
 
 WAIT = 60.0  # D38: the most the server holds a request
+REFUSED = 78  # EX_CONFIG: the server refuses this node; units/ocx-follow@.service restarts no such end
 LOST_FIRST, LOST_MOST = 1.0, 10.0  # pauses between tries while the server cannot be reached
 
 
@@ -98,15 +107,25 @@ class Follower:
             if answer.get("receipts") or admins_changed:
                 self.wake()
             return int(answer.get("last", since)), True
-        except Exception as error:  # cut off, the server down, refused: the runs go on (D39)
+        except (ServerRefused, LoginNotTaken):
+            raise  # reached and refused: run() ends, no pause and no retry (D38)
+        except Exception as error:  # cut off, the server down: the runs go on (D39)
             if reached:
                 self.log(f"server {self.config.url} lost: {type(error).__name__}: {error}")
             return since, False
 
-    def run(self, steps: int | None = None) -> None:
+    def run(self, steps: int | None = None) -> ServerRefused | LoginNotTaken | None:
+        """Until STEPS are done (for ever when None), or the server refuses this node: that refusal."""
         since, reached, pause = read_mark(self.config), False, LOST_FIRST
         while steps is None or steps > 0:
-            since, now_reached = self.step(since, reached)
+            try:
+                since, now_reached = self.step(since, reached)
+            except (ServerRefused, LoginNotTaken) as refused:
+                said = f"{refused.field}: {refused.why}" if isinstance(refused, ServerRefused) else str(refused)
+                self.log(f"server {self.config.url} refuses this node: {said}; not asking "
+                         f"again (D38): once an admin registers it again, `ocx node init --name {self.config.name} "
+                         f"--server {self.config.url}` here starts the follower")
+                return refused
             if now_reached:
                 pause = LOST_FIRST
             else:
@@ -114,6 +133,7 @@ class Follower:
                 pause = min(pause * 2, LOST_MOST)
             reached = now_reached
             steps = None if steps is None else steps - 1
+        return None
 
 
 def follow(name: str) -> None:
@@ -140,5 +160,7 @@ def follow(name: str) -> None:
         except OSError as error:  # the pass then asks the server itself
             log(f"receipts not handed over: {error}")
 
-    Follower(config, ServerLink.of_node(config), pull=Elsewhere(config).pull,
-             wake=wake, check=lambda: start_check(name), log=log, hand=hand).run()
+    refused = Follower(config, ServerLink.of_node(config), pull=Elsewhere(config).pull,
+                       wake=wake, check=lambda: start_check(name), log=log, hand=hand).run()
+    if refused is not None:
+        raise SystemExit(REFUSED)

@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...fossil.web import WebError, WebSession
+from ...fossil.web import LoginRefused, WebError, WebSession
 from ...protocol.errors import FieldError, OcxError  # errors.py alone: no pydantic for a run's preparation
 
 PAGE = "/ext/ocx"
@@ -30,6 +30,11 @@ class ServerRefused(FieldError):
 
 class Unreachable(OcxError, ConnectionError):
     """The server did not answer as OCX's page does: down, cut off (D39), or no OCX there."""
+
+
+class LoginNotTaken(Unreachable):
+    """The server answered, and Fossil takes neither the node user nor its password (401): the node
+    taken off the list or replaced. Its passes wait as for a cut; its follower stops asking (D38)."""
 
 
 @dataclass
@@ -86,6 +91,8 @@ class ServerLink:
     def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
         try:
             return self._ask(op, params, payload, timeout)
+        except LoginRefused as error:  # reached, and refused: no cut to wait out, no check to run (D38)
+            raise LoginNotTaken(str(error)) from error
         except WebError as error:
             if self.kept is not None:  # D38, D39: the follower runs the check once the server answers it again
                 lost_mark(self.kept.parent).touch()
@@ -151,11 +158,11 @@ class ServerLink:
         return str(self._call("withdraw", [], {"record": record}, None)["user"])
 
     def register(self, name: str, node_user: str, server_code: str | None, enforces: list[str], *,
-                 password: bool) -> str | None:
-        """As an admin: make or update node NAME's node user; its new password when asked."""
-        answer = self._call("register", [], {"name": name, "node_user": node_user, "server_code": server_code,
-                                             "enforces": enforces, "password": password}, None)
-        return answer.get("password")
+                 password: bool, replace: bool = False) -> dict:
+        """As an admin: make or update node NAME's node user; its new password when asked (`password`),
+        and with REPLACE, what the node registered under NAME before left (`replaced`, serving/leaving.py)."""
+        return self._call("register", [], {"name": name, "node_user": node_user, "server_code": server_code,
+                                           "enforces": enforces, "password": password, "replace": replace}, None)
 
     def name_code(self, server_code: str) -> dict:
         """As a node user registered with no server-code (a join): its clone's, once."""
@@ -166,6 +173,12 @@ def join(url: str, join_token: str, name: str, node_user: str, server_code: str 
          timeout: float = 30.0) -> str:
     """With a join token an admin made on the server's page, and no login (the page sees `nobody`):
     node NAME's node user made or given a new password, which is returned (web_joining.py)."""
+    return str(join_answer(url, join_token, name, node_user, server_code, enforces, timeout=timeout)["password"])
+
+
+def join_answer(url: str, join_token: str, name: str, node_user: str, server_code: str | None, enforces: list[str],
+                *, timeout: float = 30.0) -> dict:
+    """join's whole answer: the password, and what a node it replaced left (`replaced`)."""
     session = WebSession(url, "nobody", None, cookie="", timeout=timeout)
     token = str(session.page_json(PAGE + "?json").get("token", ""))  # D43: nobody's, for this one POST
     answer = session.page_json(f"{PAGE}?json&node=join", {"join_token": join_token, "name": name,
@@ -174,7 +187,7 @@ def join(url: str, join_token: str, name: str, node_user: str, server_code: str 
     refused = answer.get("refused")
     if isinstance(refused, dict):
         raise ServerRefused(str(refused.get("field", "")), str(refused.get("why", "")))
-    return str(answer["password"])
+    return answer
 
 
 def lost_mark(state_dir: Path) -> Path:
@@ -217,4 +230,4 @@ def session_file(state_dir: Path) -> Path:
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "lost_mark", "session_file", "take_handed"]
+__all__ = ["LoginNotTaken", "ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "join_answer", "lost_mark", "session_file", "take_handed"]

@@ -39,10 +39,9 @@ import signal
 import subprocess
 import sys
 
+from ..host_paths import KEEP_ENVIRONMENT as KEEP
 from ..inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
 from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
-
-from ..host_paths import KEEP_ENVIRONMENT as KEEP
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -116,11 +115,12 @@ class Feeder:
             self.pipe = self.source = master
             self.terminal = TerminalServer(terminal, self.selector)
         else:
-            piped = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if output else {}
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
-                                          close_fds=True, env=program_environment(), cwd=cwd, **piped)
+                                          stdout=subprocess.PIPE if output else None,
+                                          stderr=subprocess.STDOUT if output else None,
+                                          close_fds=True, env=program_environment(), cwd=cwd)
             self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
-            self.source = self.child.stdout.fileno() if output is not None else -1
+            self.source = self.child.stdout.fileno() if self.child.stdout is not None else -1
             if self.pipe >= 0:
                 os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)
@@ -141,6 +141,7 @@ class Feeder:
         if self.terminal is not None:
             self.terminal.output(chunk)
         else:
+            assert self.output is not None  # without a terminal, a source is the output's pipe
             self.output.take(chunk)
 
     def relay(self) -> bool:
@@ -225,9 +226,11 @@ class Feeder:
                 if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
+                    assert self.watch is not None  # registered only when there is one
                     drain(self.watch)
                     self.collect()
                 if isinstance(key.data, tuple):  # the terminal's socket: an attacher, or its keystrokes
+                    assert self.terminal is not None
                     keys = self.terminal.ready(key.data[1])
                     if not self.reader_gone:
                         self.pending += keys
@@ -249,7 +252,7 @@ def parse(args: list[str]) -> tuple[str, LastLine | None, str | None, str | None
                  " [--cwd DIRECTORY] -- PROGRAM [ARG...]")
     split = args.index("--")
     head, program = args[:split], args[split + 1 :]
-    options = dict(zip(head[1::2], head[2::2]))
+    options = dict(zip(head[1::2], head[2::2], strict=False))  # an option without its value is dropped
     output = LastLine(options["--last-line"]) if "--last-line" in options else None
     return head[0], output, options.get("--terminal"), options.get("--cwd"), program
 
@@ -267,7 +270,7 @@ class StopRelay:
         # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
         signal.signal(signal.SIGTERM, self._heard)
 
-    def _heard(self, *_) -> None:
+    def _heard(self, *_: object) -> None:
         self.asked = True
 
     def started(self, pid: int) -> None:

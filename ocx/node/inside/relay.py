@@ -34,8 +34,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from .feeder import _end_like as end_like
 from ...protocol.errors import OcxError
+from .feeder import _end_like as end_like
 
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 USAGE = ("usage: python -m ocx.node.inside.relay --line TEMPLATE -- PROGRAM [ARG...]\n"
@@ -75,7 +75,8 @@ def line_for(template: Any, delivery_line: bytes | str) -> bytes:
 
 
 def argv_for(template: list[str], delivery_line: bytes | str) -> list[str]:
-    return fill(template, delivery_fields(delivery_line))
+    argv: list[str] = fill(template, delivery_fields(delivery_line))  # fill keeps the shape: a list of str stays one
+    return argv
 
 
 def say(text: str) -> None:
@@ -85,6 +86,8 @@ def say(text: str) -> None:
 def relay_lines(template: Any, program: list[str], source: BinaryIO) -> int:
     """`--line`: the program's status once it ends (negative: its signal)."""
     child = subprocess.Popen(program, stdin=subprocess.PIPE, close_fds=True)
+    program_input = child.stdin
+    assert program_input is not None  # stdin=PIPE
 
     def pass_on() -> None:
         try:
@@ -92,12 +95,12 @@ def relay_lines(template: Any, program: list[str], source: BinaryIO) -> int:
                 if not line.strip():
                     continue
                 try:
-                    child.stdin.write(line_for(template, line))
+                    program_input.write(line_for(template, line))
                 except NotADelivery as error:
                     say(f"skipped a line that is {error}")
                     continue
-                child.stdin.flush()
-            child.stdin.close()  # our input ended: so does the program's
+                program_input.flush()
+            program_input.close()  # our input ended: so does the program's
         except (BrokenPipeError, ValueError):
             pass  # it closed its input, or ended; its end is what counts
 
@@ -112,7 +115,7 @@ class Runs:
 
     def __init__(self, first: list[str], later: list[str]):
         self.first, self.later = first, later
-        self.child: subprocess.Popen | None = None
+        self.child: subprocess.Popen[bytes] | None = None
         self.terminated = False
 
     def relay(self, source: BinaryIO) -> int:
@@ -143,7 +146,7 @@ class Runs:
             template = self.later
         return 0
 
-    def stopped(self, *_) -> None:
+    def stopped(self, *_: object) -> None:
         """SIGTERM: the relay ends as a program would. A running program got
         it too (systemd signals the whole unit): the relay ends when it does."""
         self.terminated = True

@@ -85,6 +85,7 @@ class Attached:
 
 
 def peer_uid(sock: socket.socket) -> int:
+    uid: int
     _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     return uid
 

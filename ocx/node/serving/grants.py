@@ -78,11 +78,14 @@ def one_at_a_time(repository_path: str | Path):
         yield
 
 
-def _check_record(repository: Repository, node: NodeEntry, record_hash: str) -> Placed:
+def _check_record(repository: Repository, node: NodeEntry, record_hash: str, *, giving: bool = True) -> Placed:
+    """RECORD_HASH as a record for NODE. GIVING (a grant): its sender holds admin or setup now (C1).
+    Taking back asks no one's current rights (C5): a sender demoted mid-run must not leave the run
+    user its letters."""
     placed = placed_record(repository, record_hash)
     if placed.record.node != node.server_code:
         raise FieldError("record", f"{record_hash[:12]} is for node {placed.record.node[:12]}, not {node.name}")
-    if not repository.holds_admin(placed.sender):
+    if giving and not repository.holds_admin(placed.sender):
         raise FieldError("record", f"{record_hash[:12]} was sent by {placed.sender}, who holds neither admin nor "
                                    "setup (C1)")
     return placed
@@ -118,6 +121,8 @@ def grant(repository_path: str, node: NodeEntry, record_hash: str, *, own_server
     code = node.server_code
     if code is None:  # registered, its clone not made yet: no record can name it
         raise FieldError("record", f"{record_hash[:12]}: node {node.name} has no server-code yet")
+    if not registry.holds_own_identity(node, own_server_code, own_node_user):  # D29: the server's runs are its own
+        raise FieldError("caller", f"node {node.name}'s registration names the server's own node (D29)")
     with one_at_a_time(repository_path):
         with Repository(repository_path) as repository:
             placed = _check_record(repository, node, record_hash)
@@ -140,10 +145,11 @@ def grant(repository_path: str, node: NodeEntry, record_hash: str, *, own_server
 
 def withdraw(repository_path: str, node: NodeEntry, record_hash: str, *, home: Path) -> str:
     """C4: RECORD_HASH's run user holds no letters of its own; its login.
-    Only a user working for NODE is touched."""
+    Only a user working for NODE is touched, and whoever sent the record
+    and whatever they hold now, it is (C5: all withdrawn)."""
     with one_at_a_time(repository_path):
         with Repository(repository_path) as repository:
-            login = _check_record(repository, node, record_hash).record.user
+            login = _check_record(repository, node, record_hash, giving=False).record.user
             try:
                 contact = repository.user(login).contact
             except UnknownUser:

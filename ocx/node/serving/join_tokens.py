@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...protocol.errors import FieldError
+from ...protocol.node_identity import NODE_NAME
 from . import registry
 
 TTL = 3600.0  # seconds a token is good for (see above)
 KEEP_USED = 86400.0  # a spent or expired token's file is kept this long past its expiry, to say "used"/"expired"
 PREFIX = "ocxjoin-"  # so a join token is told at a glance from a password or the page's D43 token
-_SHAPE = re.compile(r"ocxjoin-[A-Za-z0-9_-]{43}")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a node's name: its units' instance (config.py)
+_SHAPE = re.compile(r"ocxjoin-[A-Za-z0-9_-]{43}", re.ASCII)
+_NAME = NODE_NAME  # a node's name: its units' instance (config.py)
 
 
 class JoinRefused(FieldError):
@@ -65,8 +66,10 @@ def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
 
 
-def make(repository_path: str | Path, name: str, by: str, now: float | None = None) -> Made:
-    """A new token for node NAME, made by BY (an admin or setup viewer: the page checks)."""
+def make(repository_path: str | Path, name: str, by: str, now: float | None = None, *,
+         replace: bool = False) -> Made:
+    """A new token for node NAME, made by BY (an admin or setup viewer: the page checks). REPLACE:
+    the admin says the host may take NAME over from the node registered under it (registry.register)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise JoinRefused("name", f"{name!r} is not a node's name (letters, digits, '.', '_', '-'; "
                                   "at most 64, beginning with a letter or digit)")
@@ -76,7 +79,7 @@ def make(repository_path: str | Path, name: str, by: str, now: float | None = No
     directory.mkdir(mode=0o700, exist_ok=True)
     _forget_old(directory, now)
     token = PREFIX + secrets.token_urlsafe(32)
-    kept = {"name": name, "by": by, "made": now, "expires": now + TTL, "used": None}
+    kept = {"name": name, "by": by, "made": now, "expires": now + TTL, "used": None, "replace": bool(replace)}
     from ...files import write_atomically
 
     write_atomically(_path(repository_path, token), json.dumps(kept) + "\n", 0o600)
@@ -125,3 +128,11 @@ def spend(path: Path, now: float | None = None) -> None:
     kept["used"] = time.time() if now is None else now
     write_atomically(path, json.dumps(kept) + "\n", 0o600)
 
+
+
+def replaces(path: Path) -> bool:
+    """Whether the token kept at PATH was made to replace the node registered under its name."""
+    try:
+        return json.loads(path.read_text()).get("replace") is True
+    except (OSError, ValueError, AttributeError):
+        return False

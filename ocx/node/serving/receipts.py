@@ -23,6 +23,7 @@ import os
 import select
 import time
 
+from ...fossil import repository as fossil_repository
 from ...fossil.artifacts import Receipt
 from ...fossil.repository import Repository
 from ..inotify import IN_CLOSE_WRITE, IN_MODIFY, drain, watch
@@ -33,10 +34,20 @@ LIMIT = 500  # receipts in one answer; `more` says when there are others after t
 
 def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> dict:
     """What `receipts since SINCE` answers: settled receipts, oldest first."""
+    return _answer(repository, since, limit)[0]
+
+
+def _answer(repository: Repository, since: int, limit: int) -> tuple[dict, float | None]:
+    """receipts_answer's, and when the first receipt held back for its crosslink is taken as it is
+    (Unix seconds; None when none is held): a moment no write marks, so the wait must know it."""
     found = repository.receipts_since(since)
     listed: list[Receipt] = []
+    held_until = None
     for receipt in found:
-        if len(listed) >= limit or not repository.settled(receipt):
+        if len(listed) >= limit:
+            break
+        if not repository.settled(receipt):
+            held_until = receipt.time.timestamp() + fossil_repository.SETTLE_SECONDS
             break
         listed.append(receipt)
     senders: dict[str, str] = {}
@@ -50,7 +61,7 @@ def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> d
         "capabilities": senders,  # each sender's letters as Fossil gives them now (C1)
         "last": listed[-1].rcvid if listed else since,
         "more": len(listed) < len(found),
-    }
+    }, held_until
 
 
 def _capabilities(repository: Repository, login: str) -> frozenset[str]:
@@ -73,10 +84,15 @@ def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int 
         deadline = time.monotonic() + max(0.0, min(wait, WAIT_MOST))
         while True:
             with Repository(repository_path) as repository:
-                answer = receipts_answer(repository, since, limit)
+                answer, held_until = _answer(repository, since, limit)
             left = deadline - time.monotonic()
             if answer["receipts"] or left <= 0 or (admins is not None and answer["admins"] != admins):
                 return answer
+            # A receipt whose crosslink never comes (Fossil's server killed mid-post, a blob shaped as the form's
+            # one that Fossil will not crosslink) is taken as it is SETTLE_SECONDS after it came: no write marks
+            # that moment, so the wait ends there too, else what came after it waits for the hold's end (D38).
+            if held_until is not None:
+                left = min(left, max(0.0, held_until - time.time()) + 0.05)
             ready, _, _ = select.select([changes], [], [], left)
             if ready:
                 drain(changes)

@@ -13,7 +13,9 @@ import json
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ...fossil.program import FossilError
 from ...fossil.repository import Repository
@@ -34,9 +36,11 @@ print(f"demo CI: {len(checked)} files checked out, all readable")
 """
 WAIT_SECONDS = 180
 
+Found = TypeVar("Found")
+
 
 class Demonstration:
-    def __init__(self, config: NodeConfig, admin: str, password: str, say):
+    def __init__(self, config: NodeConfig, admin: str, password: str, say: Callable[[str], None]):
         self.config, self.admin, self.say = config, admin, say
         self.web = WebSession(config.url, admin, password)
         work = Path(tempfile.mkdtemp(prefix="ocx-demo-"))
@@ -45,7 +49,7 @@ class Demonstration:
         with Repository(config.repository) as repository:
             self.node = repository.server_code
 
-    def record(self, **fields) -> str:
+    def record(self, **fields: object) -> str:
         base = {"ocx": 1, "kind": "record", "node": self.node, "checkins": [], "hears": [self.admin],
                 "remote": False, "restrict": {}, "sandbox": {"network": True, "read_only": [], "read_write": []}}
         message = {**base, **fields}
@@ -62,7 +66,8 @@ class Demonstration:
         user = f"ci-demo-{secrets.token_hex(2)}"
         record = self.record(runner="command", command=["python3", "ci.py"], user=user, hears=[],
                              objective="The demo CI passes", checkins=[BRANCH], budget={"wall": "2m"})
-        self.say(f"  CI record       {record[:12]} on branch {BRANCH}, run as {user}: {self.config.url}/forumpost/{record[:12]}")
+        self.say(f"  CI record       {record[:12]} on branch {BRANCH}, run as {user}: "
+                 f"{self.config.url}/forumpost/{record[:12]}")
         self._wait(lambda: self._opened(record), "the node to open the CI record")
         self.clone.pull()
         try:  # a demo run before made the branch: go on from its tip
@@ -83,7 +88,8 @@ class Demonstration:
     def session(self) -> None:
         user = f"demo-{secrets.token_hex(2)}"
         record = self.record(runner=RUNNER, user=user, objective="Say what you were asked", budget={"wall": "2m"})
-        self.say(f"  session record  {record[:12]}, runner {RUNNER}, as {user}: {self.config.url}/forumpost/{record[:12]}")
+        self.say(f"  session record  {record[:12]}, runner {RUNNER}, as {user}: "
+                 f"{self.config.url}/forumpost/{record[:12]}")
         outcome, note = self._wait(lambda: self._response(record), "its response")
         unit = f"ocx-{self.node[:12]}-{record[:12]}.service"
         self.say(f"  response        {outcome}: {note}")
@@ -99,7 +105,7 @@ class Demonstration:
                     return change.value
         return None
 
-    def _response(self, record: str) -> tuple[str, str] | None:
+    def _response(self, record: str) -> tuple[str | None, str | None] | None:
         with Repository(self.config.repository) as repository:
             for post in repository.thread(record):
                 message = find_message(post.body)
@@ -108,7 +114,7 @@ class Demonstration:
                     return message.get("outcome"), message.get("note")
         return None
 
-    def _wait(self, check, what: str):
+    def _wait(self, check: Callable[[], Found | None], what: str) -> Found:
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:
             found = check()

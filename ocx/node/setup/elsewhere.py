@@ -31,7 +31,7 @@ from ...fossil.sync import CallerClone
 from ...protocol.admission import ENFORCED_RESTRICTIONS
 from .. import config as node_config
 from ..config import STATE_ROOT, NodeConfig
-from ..elsewhere.link import ServerLink, ServerRefused, Unreachable, WebError, join, session_file
+from ..elsewhere.link import ServerLink, ServerRefused, Unreachable, WebError, join_answer, session_file
 from ...files import write_atomically
 from . import unit_install
 from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd
@@ -47,6 +47,7 @@ class ElsewhereOptions:
     join_token: Callable[[], str] | None = None  # instead of an admin's login: a token an admin made on the page
     admin_login: str = "admin"
     node_user: str | None = None  # default ocx-node-NAME
+    replace: bool = False  # an admin's word: take NAME over from the node registered under it (D31)
     python: str = "/opt/ocx/venv/bin/python"
     units_dir: Path = unit_install.SOURCE_UNITS
 
@@ -72,13 +73,14 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
         raise InitError("PID 1 is not systemd here: a node runs its runs as systemd units (D1)")
     config = plan(options)
     report = InitReport(config)
+    config_existed = node_config.config_path(config.name).exists()  # saved early with its password: say "created"
     fresh = not config.state_dir.exists()
     home = config.state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     os.chown(config.state_dir, 0, 0)
     os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (docs/security.md, 'Class 5')
     try:
-        _register_and_clone(options, config, home, report)
+        _register_and_clone(options, config, home, report, config_existed)
     except (ServerRefused, Unreachable, WebError, InitError) as error:
         if fresh and not config.password_file.exists():  # refused before anything was registered: leave nothing
             shutil.rmtree(config.state_dir, ignore_errors=True)
@@ -104,7 +106,8 @@ def _registered(config: NodeConfig) -> dict | None:
         return None
 
 
-def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Path, report: InitReport) -> None:
+def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Path, report: InitReport,
+                        config_existed: bool = True) -> None:
     clone = Path(config.repository)
     code = _server_code(clone) if clone.exists() else None
     enforces = sorted(ENFORCED_RESTRICTIONS)  # D24: the same code holds the same restrictions
@@ -115,13 +118,15 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
         # The node user is new, its password lost, or its clone is not the registered one: an admin's
         # authority is needed, a login or a join token made on the server's page.
         if options.join_token is not None:
-            password: str | None = join(config.url, options.join_token(), config.name, config.node_user, code,
-                                        enforces)
+            answer = join_answer(config.url, options.join_token(), config.name, config.node_user, code, enforces)
             how = "with a join token"
         else:
             admin = ServerLink(config.url, options.admin_login, options.admin_password())
-            password = admin.register(config.name, config.node_user, code, enforces, password=known is None)
+            answer = admin.register(config.name, config.node_user, code, enforces, password=known is None,
+                                    replace=options.replace)
             how = f"by {options.admin_login}"
+        password: str | None = answer.get("password")
+        _say_replaced(answer.get("replaced"), report)
         registered = code
         if password is not None:
             node_config.save(config, password)
@@ -150,7 +155,19 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
     after = json.dumps(config.model_dump(), indent=2) + "\n"
     if before != after:
         node_config.save(config)
-    report.add(f"configuration {path}", before != after)
+    report.add(f"configuration {path}" + ("" if config_existed else ": created"), before != after or not config_existed)
+
+
+def _say_replaced(replaced: dict | None, report: InitReport) -> None:
+    """What the node this one replaced left (serving/leaving.py), said so an admin answers its records (D31)."""
+    if not replaced:
+        return
+    old = replaced["node"]
+    report.add(f"replaced node {old['name']} of server-code {old['server_code']}: "
+               f"{len(replaced['withdrawn'])} run users' letters withdrawn (C5)", True)
+    for record in replaced["open"]:
+        report.add(f"its record {record['record']} is open: an admin answers it lost once its wall has passed "
+                   f"(D31): ocx stop --record {record['record']} --lost", True)
 
 
 def _server_code(clone: Path) -> str:

@@ -24,11 +24,11 @@ from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ...fossil.program import run_fossil
 from ...fossil.repository import Repository
 from ...protocol.errors import OcxError
-from . import account as accounts
 from .. import config as node_config
-from . import unit_install
 from ..config import CONFIG_DIR, NodeConfig
 from ..host_paths import page_socket_path
+from . import account as accounts
+from . import unit_install
 from .unit_install import port_of
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),

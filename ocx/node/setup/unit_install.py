@@ -60,7 +60,7 @@ def templates(config: NodeConfig) -> tuple[str, ...]:
 def drop_ins(config: NodeConfig, home: str) -> dict[str, str]:
     """Unit name → the text of its drop-in."""
     name, account = config.name, config.server_account
-    head = "# Written by `ocx node init`; a rerun rewrites it from /etc/ocx/%s.json.\n" % name
+    head = f"# Written by `ocx node init`; a rerun rewrites it from /etc/ocx/{name}.json.\n"
     if config.elsewhere:  # no Fossil server's account here: only root pokes (a run's stop step, the follower)
         return {f"ocx-node@{name}.socket": head + "[Socket]\nSocketGroup=root\n"}
     return {
@@ -106,8 +106,8 @@ async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], cha
     """Reload if a file changed, enable ENABLE, start (or restart, when its file changed) START,
     and restart NODE's service if it is up and its file changed (it stays up, serve.py);
     returns (unit, state, changed)."""
-    from ...systemd.bus import Bus
     from ...systemd import unit_files
+    from ...systemd.bus import Bus
 
     done = []
     bus = await Bus.connect()
@@ -164,7 +164,8 @@ async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
     return await _enable_and_start(units, units, changed, timeout, name)
 
 
-def install_and_start(config: NodeConfig, home: str, source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list]:
+def install_and_start(config: NodeConfig, home: str,
+                      source: Path = SOURCE_UNITS) -> tuple[dict[str, bool], list[tuple[str, str, bool]]]:
     changed = install_files(config, home, source)
     if config.elsewhere:
         return changed, asyncio.run(activate_elsewhere(config, changed))

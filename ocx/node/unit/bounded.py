@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
 from ...protocol.errors import OcxError
 
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -67,13 +68,13 @@ def open_directory(path: str | Path, relative: str | Path | None = None, *, dir_
 
 
 @contextmanager
-def directory(path: str | Path, relative: str | Path | None = None, *, dir_fd: int | None = None):
+def directory(path: str | Path, relative: str | Path | None = None, *, dir_fd: int | None = None) -> Iterator[int]:
     with _closing(open_directory(path, relative, dir_fd=dir_fd)) as fd:
         yield fd
 
 
 @contextmanager
-def _closing(fd: int):
+def _closing(fd: int) -> Iterator[int]:
     try:
         yield fd
     finally:
@@ -153,7 +154,7 @@ def walk(top_fd: int, *, max_depth: int = OPEN_DIRECTORIES, max_entries: int = 1
     deeper than MAX_DEPTH directories, after at most MAX_ENTRIES names: what
     lies beyond is left unread. Its own stack, never Python's."""
     seen = 0
-    stack = [(os.dup(top_fd), (), iter(sorted(os.listdir(top_fd))))]
+    stack: list[tuple[int, tuple[str, ...], Iterator[str]]] = [(os.dup(top_fd), (), iter(sorted(os.listdir(top_fd))))]
     try:
         while stack:
             fd, where, names = stack[-1]
@@ -226,7 +227,7 @@ def _empty(top: int) -> None:
             os.unlink(name, dir_fd=top)
             continue
         # (directory fd, its name in the directory above, names left in it)
-        stack = [(os.open(name, DIRECTORY, dir_fd=top), name, None)]
+        stack: list[tuple[int, str, list[str] | None]] = [(os.open(name, DIRECTORY, dir_fd=top), name, None)]
         try:
             while stack:
                 fd, own, names = stack[-1]

@@ -24,11 +24,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...systemd.timers import TransientTimer
 from ...systemd.units import TransientService
-from ..marks import write_atomically
 from ..host_paths import STATE_ROOT
+from ..marks import write_atomically
+
+if TYPE_CHECKING:                      # the manager is imported when a round is armed
+    from ...systemd.manager import Systemd
 
 RUNNING = ("active", "activating", "reloading")
 SOONEST = 0.2  # seconds: a floor under the next wait, and the timer's accuracy
@@ -62,7 +66,7 @@ def watch_units(python: str, node: str, record: str, stem: str, seconds: float, 
     return timer, service
 
 
-async def arm(systemd, python: str, node: str, record: str, stem: str, seconds: float, rate: float,
+async def arm(systemd: Systemd, python: str, node: str, record: str, stem: str, seconds: float, rate: float,
               round_: int = 1, after: float | None = None) -> str:
     """Start round ROUND (the first: at the budget over the rate); returns the timer's name.
     The first round replaces one an attempt cut off before its run started left (D5)."""
@@ -72,7 +76,7 @@ async def arm(systemd, python: str, node: str, record: str, stem: str, seconds: 
     return timer.name
 
 
-def _mark(node: str, record: str, stem: str, body: dict) -> None:
+def _mark(node: str, record: str, stem: str, body: dict[str, float]) -> None:
     """A note beside the record's marks, not one of its states (states.py): no change of the table."""
     write_atomically(Path(STATE_ROOT) / node / "records" / record / f"cpu-{stem}.json", json.dumps(body))
 

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from ...systemd import stoppost
 from ...systemd.system_state import stopping
@@ -27,7 +28,7 @@ from ..states import Mark
 from ..wake import poke
 
 
-def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict:
+def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     record_dir = Path(STATE_ROOT) / node / "records" / record
     report = stoppost.collect(env)
     body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
