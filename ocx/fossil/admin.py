@@ -93,3 +93,15 @@ def set_random_password(repository: Path | str, login: str, *, home: Path | str)
 def set_setting(repository: Path | str, name: str, value: str, *, home: Path | str) -> None:
     """A repository setting, e.g. `backoffice-logfile` (fossil-facts.md)."""
     run_fossil(["settings", name, value, "-R", str(repository)], home=home)
+
+
+def shun(repository: Path | str, hashes: list[str], *, home: Path | str) -> None:
+    """Shun HASHES as Fossil's /shun page does (shun.c: a row of `shun`, the time `now()`): its
+    server then never sends them to a clone or a pull, and drops them pushed again. Fossil 2.21
+    has no command for it, so `fossil sql` writes that row and nothing else (D21's spirit: no
+    artifact, no derived table touched; the content goes at the next `fossil rebuild`)."""
+    if not hashes or not all(len(h) in (40, 64) and set(h) <= set("0123456789abcdef") for h in hashes):
+        raise ValueError(f"not full hashes: {hashes!r}")
+    rows = ", ".join(f"('{h}', now())" for h in hashes)
+    run_fossil(["sql", "-R", str(repository)], home=home,
+               input=f"INSERT OR IGNORE INTO shun(uuid, mtime) VALUES {rows};\n")

@@ -45,7 +45,8 @@ def make_template(path: Path, base_url: str, login: str, password: str, *, home:
         run_fossil(["settings", "autosync", "off", "-R", str(partial)], home=home, user=login)
     except FossilError as exc:
         partial.unlink(missing_ok=True)
-        raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+        raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
+                          cause=exc.cause) from None
     os.chmod(partial, 0o600)
     os.replace(partial, path)
 
@@ -60,7 +61,8 @@ def refresh_template(path: Path, base_url: str, login: str, password: str, *, ho
                                  remember=False, user=login)
     except FossilError as exc:
         partial.unlink(missing_ok=True)
-        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
+                          cause=exc.cause) from None
     os.replace(partial, path)
 
 
@@ -154,7 +156,8 @@ def make_own(path: Path, base_url: str, login: str, *, home: Path, autosync: str
     try:
         made = run_fossil(["sql", "-R", str(path)], home=home, input=script, user=login)
     except FossilError as exc:
-        raise FossilError(exc.args_run, exc.returncode, shown(exc.stdout), shown(exc.stderr)) from None
+        raise FossilError(exc.args_run, exc.returncode, shown(exc.stdout), shown(exc.stderr),
+                          cause=exc.cause) from None
     if made.stdout.split()[-1:] != ["1"]:
         raise FossilError(["sql", "-R", str(path)], 0, shown(made.stdout),
                           "the copy's own login was not made the run user's")
@@ -179,7 +182,8 @@ def pull_as(clone: CallerClone, base_url: str, password: str) -> None:
         run_fossil_with_password(["pull", login_url(base_url, clone.login), "-R", str(clone.path)], password,
                                  home=clone.home, remember=False, user=clone.login)
     except FossilError as exc:
-        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+        raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
+                          cause=exc.cause) from None
 
 
 def remember_password(clone: CallerClone, base_url: str, password: str) -> None:
@@ -189,4 +193,5 @@ def remember_password(clone: CallerClone, base_url: str, password: str) -> None:
         run_fossil_with_password(["remote", login_url(base_url, clone.login), "-R", str(clone.path)], password,
                                  home=clone.home, remember=True, user=clone.login)
     except FossilError as exc:
-        raise FossilError(["remote", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+        raise FossilError(["remote", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
+                          cause=exc.cause) from None

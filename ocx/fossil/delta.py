@@ -36,9 +36,12 @@ def checksum(data: bytes) -> int:
     return sum(struct.unpack(f">{len(padded) // 4}I", padded)) & 0xFFFFFFFF
 
 
-def apply_delta(source: bytes, delta: bytes) -> bytes:
-    """The target that DELTA makes from SOURCE; DeltaError if it cannot."""
+def apply_delta(source: bytes, delta: bytes, limit: int | None = None) -> bytes:
+    """The target that DELTA makes from SOURCE; DeltaError if it cannot, or if
+    it states a target larger than LIMIT (nothing is built then)."""
     size, pos = _read_integer(delta, 0)
+    if limit is not None and size > limit:
+        raise DeltaError(f"the delta states {size} bytes, past the bound of {limit}")
     if delta[pos : pos + 1] != b"\n":
         raise DeltaError("size not followed by a newline")
     pos += 1

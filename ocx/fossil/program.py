@@ -15,32 +15,119 @@ host can read another's command line in /proc. Fossil 2.21 asks for it only
 when its standard input is a terminal, so `run_fossil_with_password` gives
 it a pseudo-terminal this process alone holds, waits for Fossil's own prompt
 and types the password there.
+
+A process may ask that every `fossil` it starts be confined first
+(`confine_children`): the node's service moves each child into a scope of
+its own with a `MemoryMax` (ocx/systemd/scopes.py), since what a child pulls
+or checks out was sent by runs (D41). The child is then started as
+`/bin/sh -c HOLD fossil ARGS`: the shell stops itself (SIGSTOP, which no
+one but root or its own user may undo) and execs `fossil` (same pid) only
+once it was confined and continued, so nothing of its work is ever charged
+to the service; refused, it is killed stopped, and no `fossil` ran.
 """
 from __future__ import annotations
 
+import enum
+import errno
 import os
+import re
 import pty
 import selectors
+import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from ..protocol.errors import OcxError
 from .errors import FossilLayerError
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FOSSIL = "fossil"
 
 
-class FossilError(FossilLayerError, RuntimeError):
-    """`fossil` exited non-zero (or could not start): says what and why."""
+class Cause(enum.Enum):
+    """Why `fossil` failed, as far as its run tells: what fossil/faults.py
+    decides by (C4: the node's own faults pass). OTHER: nothing tells."""
 
-    def __init__(self, args: Sequence[str], returncode: int, stdout: str, stderr: str):
+    UNREACHABLE = "no connection to the server"
+    CUT_OFF = "the server's answer missing or cut short"
+    TIMED_OUT = "timed out"
+    SERVER_ERROR = "the server answered HTTP 5xx"
+    BUSY = "a repository file busy (SQLITE_BUSY)"
+    UNOPENABLE = "a file that would not open"
+    FULL = "no space left"
+    NO_SUCH_USER = "the login named is not in the repository"
+    OTHER = "nothing typed"
+
+
+# Fossil 2.21 exits 1 for every failure (fossil_fatal, printf.c) and names no
+# errno, no SQLite code, and the HTTP status only inside its line "server
+# says: NNN reason" (http.c): its words are all it tells. So they are read
+# here, once, and turned into a Cause; nothing else reads Fossil's words to
+# judge a failure. The first match names the Cause. Rows marked "passed on"
+# are not in Fossil's own source: texts of the OS, OpenSSL or zlib it prints.
+_FOSSIL_SAYS: tuple[tuple[str, Cause], ...] = (
+    # user.c: "no such user: LOGIN". First: a login a record names may hold a later row's word ("busy").
+    ("no such user: ", Cause.NO_SUCH_USER),
+    ("cannot connect", Cause.UNREACHABLE),        # http_socket.c, http_ssl.c: "cannot connect to host"
+    ("connection refused", Cause.UNREACHABLE),    # passed on: ECONNREFUSED's text
+    ("connection reset", Cause.UNREACHABLE),      # passed on: ECONNRESET's
+    ("connection closed", Cause.UNREACHABLE),     # passed on: OpenSSL's, for a peer that closed
+    ("broken pipe", Cause.UNREACHABLE),           # passed on: EPIPE's, the server gone mid-request
+    ("database is locked", Cause.BUSY),           # db.c's "Database error: " + sqlite3_errstr(SQLITE_BUSY)
+    ("busy", Cause.BUSY),                         # SQLITE_BUSY named (db.c); passed on: EBUSY, ETXTBSY
+    ("timed out", Cause.TIMED_OUT),               # passed on: ETIMEDOUT's; subprocess's own timeout
+    ("unable to open", Cause.UNOPENABLE),         # sqlite3_errstr(SQLITE_CANTOPEN); blob.c, file.c
+    ("no space", Cause.FULL),                     # passed on: ENOSPC's
+    ("did not reply", Cause.CUT_OFF),             # http.c: "server did not reply"
+    ("truncated", Cause.CUT_OFF),                 # http.c: "response truncated: got N bytes of M"
+    ("unexpected end", Cause.CUT_OFF),            # passed on: zlib's, a compressed answer cut short
+    (" 502 ", Cause.SERVER_ERROR),                # a proxy's status inside a page Fossil passes on
+    (" 503 ", Cause.SERVER_ERROR),                # ("server sends error: ...", http.c)
+)
+# http.c prints a status other than 200 and the redirects as "server says: " and the status line's rest.
+_STATUS_SAID = re.compile(r"server says: ([0-9]{3})\b", re.ASCII)
+
+# A start that failed names its errno: these are the ones of a server or a
+# file not there for it now (the same as the words above read in their texts).
+_ERRNO_CAUSES = {errno.ECONNREFUSED: Cause.UNREACHABLE, errno.ECONNRESET: Cause.UNREACHABLE,
+                 errno.EPIPE: Cause.UNREACHABLE, errno.EBUSY: Cause.BUSY, errno.ETXTBSY: Cause.BUSY,
+                 errno.ETIMEDOUT: Cause.TIMED_OUT, errno.ENOSPC: Cause.FULL}
+
+
+def said(stdout: str, stderr: str) -> tuple[Cause, int | None]:
+    """What Fossil's output tells of why it failed: the Cause, and the HTTP
+    status it names (None when it names none)."""
+    text = f"{stderr} {stdout}".lower()
+    status = _STATUS_SAID.search(text)
+    http_status = int(status.group(1)) if status else None
+    if http_status is not None and 500 <= http_status <= 599:
+        return Cause.SERVER_ERROR, http_status
+    return next((cause for words, cause in _FOSSIL_SAYS if words in text), Cause.OTHER), http_status
+
+
+def not_started(error: OSError | subprocess.TimeoutExpired) -> Cause:
+    """Why `fossil` did not start or finish, from the error's type and errno."""
+    if isinstance(error, subprocess.TimeoutExpired):
+        return Cause.TIMED_OUT
+    return _ERRNO_CAUSES.get(error.errno or 0, Cause.OTHER)
+
+
+class FossilError(FossilLayerError, RuntimeError):
+    """`fossil` exited non-zero (or could not start): says what and why.
+    `cause`: why, typed (said() of its output unless given); `http_status`:
+    the server's status when Fossil names one."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stdout: str, stderr: str, *,
+                 cause: Cause | None = None):
         self.args_run = list(args)
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
+        told, self.http_status = said(stdout, stderr)
+        self.cause = cause if cause is not None else told
         shown = " ".join(self.args_run[:3])
         why = (stderr or stdout).strip() or "no output"
         super().__init__(f"fossil {shown} ... exited {returncode}: {why}")
@@ -51,6 +138,44 @@ class FossilResult:
     returncode: int
     stdout: str
     stderr: str
+
+
+# What a confined child runs first: stop until continued, then become `fossil` (same pid).
+_HOLD = 'kill -STOP $$ && exec "$0" "$@"'
+_confine: Callable[[int], None] | None = None
+
+
+def confine_children(confine: Callable[[int], None] | None) -> None:
+    """Every `fossil` this process starts from now on is given to CONFINE (its pid) before it runs
+    (module doc); CONFINE raises to refuse, and the child is killed unrun. None: started as is."""
+    global _confine
+    _confine = confine
+
+
+def _start(command: list[str], **options) -> subprocess.Popen:
+    """`fossil` started, confined first when this process asked for it (module doc)."""
+    confine = _confine
+    if confine is None:
+        return subprocess.Popen(command, **options)
+    process = subprocess.Popen(["/bin/sh", "-c", _HOLD, *command], **options)
+    try:
+        # Until it stopped itself (or ended); WNOWAIT leaves its end for Popen to collect.
+        held = os.waitid(os.P_PID, process.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+        if held is None or held.si_code != os.CLD_STOPPED:
+            raise FossilError(command[1:], -1, "", "the shell that holds `fossil` ended before it stopped")
+        confine(process.pid)
+        os.kill(process.pid, signal.SIGCONT)
+    except (OcxError, OSError) as error:  # the bus's or systemd's refusal (its layer's error): `fossil` never ran
+        process.kill()
+        process.wait()
+        if isinstance(error, FossilError):
+            raise
+        raise FossilError(command[1:], -1, "", f"not confined: {error}") from error
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return process
 
 
 def fossil_environment(home: Path | str, user: str | None = None) -> dict[str, str]:
@@ -76,22 +201,23 @@ def run_fossil(
     Path(home).mkdir(parents=True, exist_ok=True)
     command = [FOSSIL, *map(str, args)]
     try:
-        done = subprocess.run(
-            command,
-            cwd=str(cwd) if cwd is not None else str(home),
-            env=fossil_environment(home, user),
-            input=input if input is not None else "",
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            start_new_session=True,  # no tty: prompts read stdin (module doc)
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", start_new_session=True)  # no tty: prompts read stdin (module doc)
+    except FossilLayerError as exc:  # the confinement refused: nothing ran
         raise FossilError(command[1:], -1, "", str(exc)) from exc
-    if check and done.returncode != 0:
-        raise FossilError(command[1:], done.returncode, done.stdout, done.stderr)
-    return FossilResult(done.returncode, done.stdout, done.stderr)
+    except OSError as exc:
+        raise FossilError(command[1:], -1, "", str(exc), cause=not_started(exc)) from exc
+    with process:
+        try:
+            stdout, stderr = process.communicate(input if input is not None else "", timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            process.kill()
+            process.communicate()
+            raise FossilError(command[1:], -1, "", str(exc), cause=not_started(exc)) from exc
+    if check and process.returncode != 0:
+        raise FossilError(command[1:], process.returncode, stdout, stderr)
+    return FossilResult(process.returncode, stdout, stderr)
 
 
 # Fossil 2.21's prompts (url.c): the password on standard error, the question
@@ -119,12 +245,12 @@ def run_fossil_with_password(
     command = [FOSSIL, *map(str, args)]
     master, slave = pty.openpty()
     try:
-        process = subprocess.Popen(command, cwd=str(cwd) if cwd is not None else str(home),
-                                   env=fossil_environment(home, user), stdin=slave, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
+        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+                         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except (OSError, FossilLayerError) as exc:  # FossilLayerError: the confinement refused, nothing ran
         os.close(master)
-        raise FossilError(command[1:], -1, "", str(exc)) from exc
+        raise FossilError(command[1:], -1, "", str(exc),
+                          cause=not_started(exc) if isinstance(exc, OSError) else None) from exc
     finally:
         os.close(slave)
     try:

@@ -16,21 +16,21 @@ from collections.abc import Iterable
 from ocx.fossil.errors import RepositoryError, WrongKind
 from ocx.fossil.manifest import parse
 from ocx.fossil.artifacts import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
-from ocx.fossil.storage import hash_matches
-from ocx.fossil.tag_reads import artifact_bytes
+from ocx.fossil.storage import MAX_ARTIFACT_BYTES, TooLarge, hash_matches
+from ocx.fossil.tag_reads import BOUNDED_CONTENT, artifact_bytes
 from ocx.fossil.times import card_date, julian_to_datetime
 COMMENT_FIELDS = ("icomment", "comment")  # web form's, and the CLI's `+comment`
 
 
 # One row per post: its bytes, its thread, its place in it, and its receipt (F2).
 _POST_ROWS = (
-    "SELECT b.uuid, b.rid, b.content, d.srcid, rb.uuid, ib.uuid, pb.uuid, fp.fmtime,"
+    f"SELECT b.uuid, b.rid, {BOUNDED_CONTENT}, b.size, d.srcid, rb.uuid, ib.uuid, pb.uuid, fp.fmtime,"
     " fp.fpid IN (SELECT rid FROM private), u.login, r.ipaddr, r.mtime, r.rcvid"
     " FROM forumpost fp JOIN blob b ON b.rid=fp.fpid LEFT JOIN delta d ON d.rid=b.rid"
     " LEFT JOIN blob rb ON rb.rid=fp.froot LEFT JOIN blob ib ON ib.rid=fp.firt LEFT JOIN blob pb ON pb.rid=fp.fprev"
     " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid")
 _CHANGE_ROWS = (
-    "SELECT b.uuid, b.rid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid"
+    f"SELECT b.uuid, b.rid, {BOUNDED_CONTENT}, b.size, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid"
     " FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid LEFT JOIN delta d ON d.rid=b.rid"
     " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid")
 _CHECKIN_ROWS = (
@@ -117,9 +117,12 @@ class WorkReads:
     def _posts(self, where: str, params: tuple, order: str = "fp.fpid",
                mentioning: tuple[bytes, ...] | None = None) -> list[Post]:
         posts = []
-        for hash_, rid, stored, source, root, in_reply_to, edit_of, fmtime, private, *sent in self._rows(
+        for hash_, rid, stored, size, source, root, in_reply_to, edit_of, fmtime, private, *sent in self._rows(
                 f"{_POST_ROWS} WHERE {where} ORDER BY {order}", params):
-            data = artifact_bytes(self._db, rid, stored, source)
+            try:
+                data = artifact_bytes(self._db, rid, stored, source, size)
+            except TooLarge:
+                continue  # past the bound root reads (storage.py): no message, and never read
             if mentioning is not None and not any(wanted in data for wanted in mentioning):
                 continue
             card = parse(_verified(hash_, data))
@@ -129,8 +132,8 @@ class WorkReads:
                 body=card.wiki or "", mimetype=card.text("N"), time=julian_to_datetime(fmtime)))
         return posts
 
-    def _checked(self, hash_: str, rid: int, stored: bytes | None, source: int | None) -> bytes:
-        return _verified(hash_, artifact_bytes(self._db, rid, stored, source))
+    def _checked(self, hash_: str, rid: int, stored: bytes | None, source: int | None, size: int) -> bytes:
+        return _verified(hash_, artifact_bytes(self._db, rid, stored, source, size))
 
     # -- tickets (D12) ----------------------------------------------------------
 
@@ -157,9 +160,10 @@ class WorkReads:
         return found[0]
 
     def _ticket_changes(self, where: str, params: tuple, order: str = "c.tkt_rid") -> list[TicketChange]:
-        return [self._ticket_change(hash_, parse(self._checked(hash_, rid, stored, source)), _sender(*sent))
-                for hash_, rid, stored, source, *sent in self._rows(
-                    f"{_CHANGE_ROWS} WHERE {where} ORDER BY {order}", params)]
+        return [self._ticket_change(hash_, parse(self._checked(hash_, rid, stored, source, size)), _sender(*sent))
+                for hash_, rid, stored, size, source, *sent in self._rows(
+                    f"{_CHANGE_ROWS} WHERE {where} ORDER BY {order}", params)
+                if size <= MAX_ARTIFACT_BYTES]  # past the bound root reads (storage.py): never read
 
     @staticmethod
     def _ticket_change(hash_: str, card, sender: Sender) -> TicketChange:
@@ -246,7 +250,10 @@ class WorkReads:
             " ORDER BY x.mtime DESC, x.rid DESC",
             ("wiki-" + name,),
         ):
-            card = self.parsed(hash_)
+            try:
+                card = self.parsed(hash_)
+            except TooLarge:
+                continue  # past the bound root reads (storage.py): never read
             versions.append(
                 WikiVersion(
                     hash=hash_,

@@ -22,13 +22,16 @@ from ocx.fossil.manifest import Artifact, ManifestError, is_form_post, parse
 from ocx.fossil.reads import WorkReads
 from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
 from ocx.fossil.tag_reads import TagReads
-from ocx.fossil.storage import content, hash_matches
+from ocx.fossil.storage import MAX_ARTIFACT_BYTES, StorageError, content, hash_matches, size_of
 from ocx.fossil.times import julian_to_datetime
 
 BUSY_TIMEOUT_SECONDS = 10.0
 _HEX = frozenset("0123456789abcdef")
 MIN_PREFIX = 10  # D11
 SETTLE_SECONDS = 60.0  # past this, an artifact without its event row is taken as it is
+# The largest post awaiting_crosslink reads: Fossil 2.21's forum form sets no limit of its own, and a
+# record's post is a few KiB; a post past this is taken as it is (as after SETTLE_SECONDS).
+FORM_POST_BYTES = 1024 * 1024
 
 
 def roll_back_hot_journal(path: Path, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
@@ -153,9 +156,14 @@ class Repository(WorkReads, TagReads):
                 f"SELECT uuid FROM blob WHERE uuid IN ({marks}) AND size>=0", tuple(batch)))
         return held
 
-    def artifact(self, hash_: str) -> bytes:
-        """The bytes of the artifact with this full hash, checked against it."""
-        data = content(self._db, self._rid(hash_))
+    def size(self, hash_: str) -> int:
+        """The artifact's size whole (`blob.size`), its content unread."""
+        return size_of(self._db, self._rid(hash_))
+
+    def artifact(self, hash_: str, limit: int = MAX_ARTIFACT_BYTES) -> bytes:
+        """The bytes of the artifact with this full hash, checked against it;
+        storage.TooLarge, nothing read, past LIMIT."""
+        data = content(self._db, self._rid(hash_), limit)
         if not hash_matches(hash_, data):
             raise RepositoryError(f"{hash_}: stored content does not match its hash")
         return data
@@ -173,12 +181,16 @@ class Repository(WorkReads, TagReads):
         rows, so a reader that took it as a plain file would pass it over for good.
         Only a post shaped as that form writes it (manifest.is_form_post): sync, the
         tickets' form and check-ins crosslink in the blob's own transaction, so any
-        other blob without its event row never gets one (a run's pushed `D`+`Z`)."""
+        other blob without its event row never gets one (a run's pushed `D`+`Z`).
+        Its size comes first: a blob larger than FORM_POST_BYTES is no post the form
+        wrote, and is never read (a run's 200 MB of zeros is 200 KB stored)."""
         if self.event_type(hash_) is not None:
             return False
         try:
-            artifact = parse(self.artifact(hash_))
-        except (ManifestError, UnicodeDecodeError, RepositoryError):
+            if self.size(hash_) > FORM_POST_BYTES:
+                return False
+            artifact = parse(self.artifact(hash_, FORM_POST_BYTES))
+        except (ManifestError, UnicodeDecodeError, RepositoryError, StorageError):
             return False  # a file's content, or nothing readable: never crosslinked
         return is_form_post(artifact)
 
@@ -233,10 +245,21 @@ class Repository(WorkReads, TagReads):
 
     def public_stored(self, after: int, upto: int) -> list[str]:
         """The artifacts received after AFTER up to UPTO that a clone gets:
-        with content, not private (one scan)."""
+        with content, not private, not shunned (one scan)."""
         return [row[0] for row in self._rows(
-            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)",
-            (after, upto))]
+            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)"
+            " AND uuid NOT IN (SELECT uuid FROM shun)", (after, upto))]
+
+    def larger_than(self, limit: int, after: int, upto: int) -> list[tuple[str, int, str | None, str]]:
+        """(hash, size, sender, the sender's contact) of each artifact received after AFTER up to
+        UPTO larger than LIMIT bytes whole and not shunned: `blob.size` only, no content (one scan)."""
+        return [(hash_, size, login, info or "") for hash_, size, login, info in self._rows(
+            "SELECT b.uuid, b.size, u.login, u.info FROM blob b LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
+            " LEFT JOIN user u ON u.uid=r.uid WHERE b.rcvid>? AND b.rcvid<=? AND b.size>?"
+            " AND b.uuid NOT IN (SELECT uuid FROM shun)", (after, upto, limit))]
+
+    def shunned(self, hash_: str) -> bool:
+        return self._one("SELECT 1 FROM shun WHERE uuid=?", (hash_,)) is not None
 
     def receipts_since(self, rcvid: int, *, kinds: tuple[str, ...] | None = None,
                        untyped_after: float | None = None) -> list[Receipt]:

@@ -29,7 +29,9 @@ from ocx.fossil.delta import DeltaError, apply_delta
 from ocx.fossil.storage import hash_matches
 from .errors import FossilLayerError
 
-MAX_ARTIFACT_BYTES = 128 * 1024 * 1024  # one artifact, stored or rebuilt
+# One artifact, stored or rebuilt: the cap on what a run user may send (D41); the
+# server's node shuns larger ones sent past this tool (node/service/oversized.py).
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 MAX_BLOBS = 2_000_000  # rows of `blob` looked at
 MAX_CHAIN = 2_000  # deltas applied to rebuild one artifact
 MAX_SECONDS = 60.0  # all the reading of one push

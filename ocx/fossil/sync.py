@@ -70,7 +70,8 @@ class CallerClone:
             run_fossil_with_password(["clone", login_url(base_url, login), str(path)], password, home=home,
                                      remember=save_password, user=login)
         except FossilError as exc:
-            raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***")) from None
+            raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
+                              cause=exc.cause) from None
         clone = cls(path, login, home)
         clone._fossil("settings", "autosync", autosync)
         return clone

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.manifest import ManifestError, parse
 from ocx.fossil.artifacts import Sender, TagChange
-from ocx.fossil.storage import StorageError, content, decompress, hash_matches
+from ocx.fossil.storage import MAX_ARTIFACT_BYTES, StorageError, TooLarge, content, decompress, hash_matches
 from ocx.fossil.times import card_date, julian_to_datetime
 
 SYMBOLIC = "sym-"
@@ -49,8 +49,16 @@ _OPS = {0: "-", 1: "+", 2: "*"}  # tagxref.tagtype
 _BATCH = 500  # SQLite's variable limit is far above; keeps statements short
 
 
-def artifact_bytes(connection, rid: int, stored: bytes | None, source: int | None) -> bytes:
-    """A blob's bytes from a row already read: whole, or through its delta chain."""
+# A row's content, read only when `blob.size` is within the bound (storage.py): a run's large blob
+# never even comes into memory compressed.
+BOUNDED_CONTENT = f"CASE WHEN b.size BETWEEN 0 AND {MAX_ARTIFACT_BYTES} THEN b.content END"
+
+
+def artifact_bytes(connection, rid: int, stored: bytes | None, source: int | None, size: int) -> bytes:
+    """A blob's bytes from a row already read (its BOUNDED_CONTENT and `blob.size`): whole, or
+    through its delta chain; TooLarge past the bound."""
+    if size > MAX_ARTIFACT_BYTES:
+        raise TooLarge(f"blob {rid} is {size} bytes, past the bound of {MAX_ARTIFACT_BYTES}")
     if stored is not None and source is None:
         return decompress(stored)
     return content(connection, rid)
@@ -113,14 +121,15 @@ class TagReads:
     def _changes_of(self, rid: int, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
         """The T cards of `g` artifact RID on HISTORIES' check-ins, of WANTED names, in card order."""
         row = self._one(
-            "SELECT b.uuid, b.content, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid, r.uid FROM blob b"
+            f"SELECT b.uuid, {BOUNDED_CONTENT}, b.size, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid, r.uid"
+            " FROM blob b"
             " LEFT JOIN delta d ON d.rid=b.rid LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
             " LEFT JOIN user u ON u.uid=r.uid WHERE b.rid=?", (rid,))
         if row is None:
             return []
-        hash_, stored, source, login, ipaddr, mtime, rcvid, uid = row
+        hash_, stored, size, source, login, ipaddr, mtime, rcvid, uid = row
         try:
-            data = artifact_bytes(self._db, rid, stored, source)
+            data = artifact_bytes(self._db, rid, stored, source, size)
             if not hash_matches(hash_, data):
                 return []  # damaged: Fossil would not have crosslinked it either
             card = parse(data)

@@ -38,10 +38,21 @@ _ARTIFACT_LINK = re.compile(r"/artifact/([0-9a-f]{10,64})")
 # avoidance, no busy wait), having written nothing: seen under a burst of
 # posts while runs set their users up. The same form is taken a moment later.
 LOCKED_DELAYS = (0.2, 0.4, 0.8, 1.6, 2.0, 2.0)  # seconds, 7 s in all
+# Fossil names no SQLite code in a page or a sync's error card, only
+# sqlite3_errstr(SQLITE_BUSY) after "Database error: " (db.c): its only sign.
+LOCKED_SAYS = "database is locked"
 
 
 class WebError(FossilLayerError, RuntimeError):
-    """A page answered otherwise than a successful write does."""
+    """A page answered otherwise than a successful write does. Typed for
+    fossil/faults.py: `status`, the page's HTTP status when one answered;
+    `locked`, Fossil's sync answered its database locked (SQLITE_BUSY); a
+    connection that failed is its __cause__ (an OSError, with its errno)."""
+
+    def __init__(self, message: str, *, status: int | None = None, locked: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.locked = locked
 
 
 class LoginRefused(WebError):
@@ -67,7 +78,7 @@ class _KeepRedirects(urllib.request.HTTPRedirectHandler):
 
 def locked(page: Page) -> bool:
     """Fossil's 400 for a write that met another writer's lock (nothing written)."""
-    return page.status == 400 and b"database is locked" in page.body
+    return page.status == 400 and LOCKED_SAYS.encode() in page.body
 
 
 class WebSession:
@@ -116,7 +127,8 @@ class WebSession:
     def _form(self, page: Page, action: str, what: str) -> Form:
         form = form_posting_to(page.text, action) if page.status == 200 else None
         if form is None:
-            raise WebError(f"{what}: no {action} form for {self.login} (HTTP {page.status}); missing capability?")
+            raise WebError(f"{what}: no {action} form for {self.login} (HTTP {page.status}); missing capability?",
+                           status=page.status)
         return form
 
     def _submit(self, form: Form, values: dict[str, str], what: str, *, chosen_only: bool = False) -> str:
@@ -130,7 +142,8 @@ class WebSession:
                 break
             time.sleep(delay)
         if page.status != 302 or not page.location:
-            raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})")
+            raise WebError(f"{what}: {self.login}'s submission was not accepted (HTTP {page.status})",
+                           status=page.status)
         return page.location
 
     def cookie(self) -> str | None:
@@ -149,7 +162,7 @@ class WebSession:
             refused = LoginRefused if page.status == 401 else WebError
             raise refused(f"login as {self.login} at {self.base_url} failed (HTTP {page.status}): "
                           + ("Fossil took neither the login nor its password" if page.status == 401
-                             else "no session was opened"))
+                             else "no session was opened"), status=page.status)
 
     def full_hash(self, prefix: str) -> str:
         """The full hash of artifact PREFIX, from its raw bytes on the server
@@ -157,7 +170,7 @@ class WebSession:
         the repository file."""
         page = self.get(f"/raw/{prefix}")
         if page.status != 200:
-            raise WebError(f"/raw/{prefix}: HTTP {page.status}")
+            raise WebError(f"/raw/{prefix}: HTTP {page.status}", status=page.status)
         for digest in (hashlib.sha3_256(page.body).hexdigest(), hashlib.sha1(page.body).hexdigest()):
             if digest.startswith(prefix):
                 return digest
@@ -176,13 +189,13 @@ class WebSession:
             answer = None
         if page.status != 200 or not isinstance(answer, dict):
             raise WebError(f"{self.base_url}{path} answered HTTP {page.status} without OCX's JSON: is OCX's page "
-                           "installed there (ocx node init)?")
+                           "installed there (ocx node init)?", status=page.status)
         return answer
 
     def raw(self, hash_: str) -> bytes:
         page = self.get(f"/raw/{hash_}")
         if page.status != 200:
-            raise WebError(f"/raw/{hash_}: HTTP {page.status}")
+            raise WebError(f"/raw/{hash_}: HTTP {page.status}", status=page.status)
         return page.body
 
     # -- artifacts by sync, in this session (D21, D30) ------------------------
@@ -202,7 +215,8 @@ class WebSession:
         errors = [unescape(line[6:]) for line in page.text.splitlines() if line.startswith("error ")]
         if page.status != 200 or errors:
             raise WebError(f"push by {self.login}: the server refused it (HTTP {page.status}"
-                           f"{': ' + '; '.join(errors) if errors else ''})")
+                           f"{': ' + '; '.join(errors) if errors else ''})", status=page.status,
+                           locked=any(LOCKED_SAYS in error.lower() for error in errors))
 
     def push_tag(self, checkin: str, name: str, value: str | None, project_code: str) -> str:
         """Add tag NAME = VALUE on CHECKIN (a full hash) as this login, by sync
@@ -276,7 +290,7 @@ class WebSession:
     def _ticket_artifacts(self, ticket: str) -> list[str]:
         page = self.get(f"/tkthistory/{ticket}")
         if page.status != 200:
-            raise WebError(f"/tkthistory/{ticket}: HTTP {page.status} (needs `r`)")
+            raise WebError(f"/tkthistory/{ticket}: HTTP {page.status} (needs `r`)", status=page.status)
         return list(dict.fromkeys(_ARTIFACT_LINK.findall(page.text)))
 
 

@@ -6,7 +6,7 @@ answered `refused` for one: the step is tried again within the record's
 wall (states.Failure), and only then is the record answered `lost`.
 `refused` stays for what the node cannot hold. Anything else that fails
 the same way states.MAX_ATTEMPTS times is taken as the record's own.
-Each layer says which of its own errors pass (fossil/faults.py, systemd/bus.py).
+Each layer says which of its own errors pass, by their types (fossil/faults.py, systemd/errors.py).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EAGAIN
 def is_node_fault(error: BaseException | None) -> bool:
     """Whether ERROR (or what caused it) is a fault of the node's own that may pass."""
     from ..fossil import faults as fossil_faults
+    from ..systemd import errors as systemd_faults  # its errors only: dbus-next stays unloaded
 
     seen = set()
     while error is not None and id(error) not in seen:
@@ -32,10 +33,8 @@ def is_node_fault(error: BaseException | None) -> bool:
         if isinstance(error, OSError) and error.errno in _DISK_ERRNOS:
             return True
         said = fossil_faults.passes(error)
-        if said is None and type(error).__name__ == "BusError":  # the bus module loads only where D-Bus is used
-            from ..systemd.bus import passes as bus_passes
-
-            said = bus_passes(error)
+        if said is None:
+            said = systemd_faults.passes(error)
         if said is not None:
             return said
         error = error.__cause__ or error.__context__

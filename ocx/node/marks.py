@@ -39,6 +39,17 @@ def one_look() -> Iterator[None]:
         _LOOK.reset(token)
 
 
+def look_again() -> None:
+    """Within a look, forget every listing, so what is read next is the files as they are now. The node
+    asks for it each time it has read systemd's units: a stop step writes its `ended` mark before
+    systemd calls its unit ended, so marks listed after the units never miss the end of a unit seen
+    gone (marks listed before them did: the pass's second tending answered a run that ended meanwhile
+    `lost`, or wrote its end a second time, StateError "a run ended cannot take 'ended'")."""
+    look = _LOOK.get()
+    if look is not None:
+        look.clear()
+
+
 def file_name(mark: Mark, stem: str | None = None) -> str:
     return f"{mark.value}-{stem}.json" if stem else f"{mark.value}.json"
 

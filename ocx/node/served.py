@@ -91,11 +91,21 @@ class Here:
     def admins(self, repository: Repository) -> frozenset[str]:
         return repository.admins()
 
+    def letters_now(self, repository: Repository, logins: list[str]) -> tuple[dict[str, str | None], frozenset[str]]:
+        """LOGINS' own letters (None: no such login) and who holds admin or setup, from one read of the
+        user table: the node asks it on each pass for every open record's run user (D24)."""
+        from ..fossil import capabilities
+
+        rows = {u.login: u.capabilities for u in repository.users()}
+        admins = frozenset(login for login in rows
+                           if capabilities.holds_admin(capabilities.effective_capabilities(login, rows)))
+        return {login: rows.get(login) for login in logins}, admins
+
     def withdraw(self, record_hash: str, login: str) -> None:
         """A user that does not exist (its run was stopped before its preparation made it) or holds
         nothing already is done: read first, so an answer writes no more than it must."""
         from ..fossil import admin
-        from ..fossil.program import FossilError
+        from ..fossil.program import Cause, FossilError
 
         with Repository(self.config.repository) as repository:
             try:
@@ -106,7 +116,7 @@ class Here:
         try:
             admin.withdraw_capabilities(self.config.repository, login, home=self.config.state_dir / "home")
         except FossilError as error:
-            if "no such user" not in f"{error.stderr} {error.stdout}".lower():
+            if error.cause is not Cause.NO_SUCH_USER:
                 raise
 
 
@@ -223,6 +233,12 @@ class Elsewhere:
 
     def admins(self, repository: Repository) -> frozenset[str]:
         return frozenset(self.link().users([])["admins"])
+
+    def letters_now(self, repository: Repository, logins: list[str]) -> tuple[dict[str, str | None], frozenset[str]]:
+        """As Here's, from the server's node in one answer (D37)."""
+        answer = self.link().users(sorted(set(logins)))
+        found = answer["users"]
+        return {login: (found.get(login) or {}).get("letters") for login in logins}, frozenset(answer["admins"])
 
     def withdraw(self, record_hash: str, login: str) -> None:
         self.link().withdraw(record_hash)

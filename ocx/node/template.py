@@ -147,6 +147,7 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
     None; -1: only made if missing). A pull that fails leaves the one there,
     which a run can still use: its own clone pulls what it lacks."""
     from ..fossil.repository import Repository  # not on a preparation's way (unit/prepare.py)
+    from .oversized import refuse_oversized
 
     path = template_path(config)
     if needed == -1 and path.exists():
@@ -154,9 +155,12 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
     pulled_at = time.time()  # when: for people reading runs.json
     with Repository(config.repository) as repository:
         newest = repository.max_rcvid()
-    wanted = newest if needed is None else min(needed, newest)
-    if path.exists() and held(path) >= wanted:
-        return path
+        wanted = newest if needed is None else min(needed, newest)
+        if path.exists() and held(path) >= wanted:
+            return path
+        # What run users sent past the cap, shunned before this pull carries it (oversized.py). A node
+        # elsewhere's clone names no sender but its own user: nothing there, the server's node shuns.
+        refuse_oversized(config, repository, max(held(path), 0), newest, log or _unlogged)
     began, existed, before = time.monotonic(), path.exists(), held(path)
     home = config.state_dir / "home"
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -177,6 +181,10 @@ def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
         log(f"runs' clone {'pulled' if existed else 'made'} through receipt {newest} "
             f"in {time.monotonic() - began:.3f} s", priority=7)
     return path
+
+
+def _unlogged(text: str, **_fields) -> None:
+    """Where a caller gave no log: the node's own passes and starts always give one."""
 
 
 def _check_pulled(config: "NodeConfig", path: Path, after: int, upto: int) -> None:

@@ -25,18 +25,6 @@ MANAGER = "org.freedesktop.systemd1.Manager"
 PROPS = "org.freedesktop.DBus.Properties"
 
 
-# D-Bus errors that pass by themselves: systemd busy or restarting, the bus going away (C4).
-_PASSING = ("NoReply", "Timeout", "TimedOut", "Disconnected", "ServiceUnknown", "NameHasNoOwner",
-            "LimitsExceeded", "ocx.Timeout")
-
-
-def passes(error: BaseException) -> bool | None:
-    """True or False for an error of this layer; None for any other."""
-    if isinstance(error, BusError):
-        return any(word in error.name for word in _PASSING)
-    return None
-
-
 def plain(value: Any) -> Any:
     """Variants (nested too) unwrapped to plain Python values."""
     if isinstance(value, Variant):

@@ -13,7 +13,7 @@ Property = tuple[str, str, Any]
 
 class SystemdLayerError(OcxError):
     """systemd, D-Bus, the journal or the kernel (bpf) refused or could not be asked;
-    each class below says which. Whether one passes by itself: bus.passes (C4)."""
+    each class below says which. Whether one passes by itself: passes() below (C4)."""
 
 
 class UnitError(SystemdLayerError, ValueError):
@@ -33,3 +33,20 @@ class BusError(SystemdLayerError):
         super().__init__(f"{name}: {text}")
         self.name = name
         self.text = text
+
+
+# D-Bus errors that pass by themselves, by their names: systemd busy or
+# restarting, the bus going away, or OCX's own wait for a reply ended (C4).
+PASSING_NAMES = frozenset({
+    "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
+    "org.freedesktop.DBus.Error.TimedOut", "org.freedesktop.DBus.Error.Disconnected",
+    "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+    "org.freedesktop.DBus.Error.LimitsExceeded", "ocx.Timeout",
+})
+
+
+def passes(error: BaseException) -> bool | None:
+    """True or False for an error of this layer; None for any other."""
+    if isinstance(error, BusError):
+        return error.name in PASSING_NAMES
+    return None

@@ -42,8 +42,9 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("ocx/node/service/look_back.py", "look_back"): (
         3, "reading again for a record opened late, one artifact and one action at a time, as intake.handle: "
            "any failure keeps the record's receipt on the retry list (D18; docs/node.md, 'Faults')"),
-    ("ocx/node/service/intake.py", "hold_enforcement"): (
-        1, "the enforcement check of one record stops no other's (D24)"),
+    ("ocx/node/service/enforcement.py", "hold_enforcement"): (
+        3, "the enforcement check of one record (its marks, its run) stops no other's, and the one read of "
+           "the run users' letters failing (the server's node cut off, D39) stops the pass of none (D24)"),
     ("ocx/node/unit/prepare.py", "main"): (
         1, "a run's preparation, run once by systemd: any failure is kept for the node to answer (UNPREPARED)"),
     ("ocx/node/unit/meanwhile.py", "Meanwhile._run"): (

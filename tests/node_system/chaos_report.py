@@ -112,8 +112,8 @@ def journal_since(since: float, unit: str) -> list[str]:
                           capture_output=True, text=True).stdout.splitlines()
 
 
-def tracebacks(node) -> list[str]:
-    """The first and last line of each traceback the node's service or its check logged, in every boot."""
+def node_messages(node) -> list[str]:
+    """Every line the node's service or its check logged, in every boot."""
     out = subprocess.run(["journalctl", "-u", f"ocx-node@{node.name}.service", "-u",
                           f"ocx-check@{node.name}.service", "-o", "json", "--no-pager"],
                          capture_output=True, text=True).stdout
@@ -123,6 +123,18 @@ def tracebacks(node) -> list[str]:
         if isinstance(message, list):  # the journal gives bytes as a list of numbers
             message = bytes(message).decode(errors="replace")
         messages.extend(part for part in message.splitlines() if part.strip())
+    return messages
+
+
+def state_errors(node) -> list[str]:
+    """Each line naming a change the states table refused (states.StateError): a bug of the node's own,
+    never a fault or a run's doing, whichever step caught and logged it."""
+    return [text for text in node_messages(node) if "StateError" in text]
+
+
+def tracebacks(node) -> list[str]:
+    """The first and last line of each traceback the node's service or its check logged, in every boot."""
+    messages = node_messages(node)
     found, within = [], None  # a traceback is one entry (logged) or one entry a line (a crash's stderr)
     for text in messages:
         if "Traceback (most recent call last)" in text:
@@ -216,6 +228,6 @@ def report(node, state: dict, starts_now: int) -> dict:
         "node_starts": state.get("starts_before", 0) + starts_now, "stopped_at_settle": stopped_now,
         "check": {prop: systemctl("show", f"ocx-check@{node.name}.service", "-p", prop, "--value").strip()
                   for prop in ("Result", "ActiveState")},
-        "tracebacks": tracebacks(node),
+        "tracebacks": tracebacks(node), "state_errors": state_errors(node),
         "quiet_starts": quiet_starts(node),
     }

@@ -13,6 +13,8 @@ OCX. It reads its first delivery (D13) and acts on its objective, calling
   between check-ins on BRANCH; push (refused whole). Then its clone
   replaced by a link to the run STEM's clone (another run's); push. Then by
   a FIFO; push.
+- `bulk BRANCH MIB`: commit a file of MIB MiB of zeros on BRANCH (a thousandth of it on the wire)
+  and push it with Fossil, as itself with the password its clone keeps; print `bulk HASH`.
 - `stall URL PROJECT_CODE`: send by sync, as itself with the password its
   home holds, a blob of a `D` and a `Z` card, which Fossil stores and never
   crosslinks; print `stalled HASH`.
@@ -101,6 +103,15 @@ def stall(url: str, project_code: str) -> None:
     print(f"stalled {hashlib.sha3_256(blob).hexdigest()}", flush=True)
 
 
+def bulk(branch: str, mib: str) -> None:
+    with open(os.path.join(CHECKOUT, "zeros.bin"), "wb") as out:
+        out.truncate(int(mib) * 1024 * 1024)
+    fossil("add", "zeros.bin")
+    out = fossil("commit", "-m", "zeros by the run", "--no-warnings", "--branch", branch)
+    fossil("push")  # whatever autosync did: the clone's own URL and kept password
+    print(f"bulk {out.split('New_Version: ')[1].split()[0]}", flush=True)
+
+
 def main() -> None:
     first = json.loads(sys.stdin.readline())
     print("delivery " + json.dumps(first), flush=True)
@@ -111,6 +122,8 @@ def main() -> None:
             push()
     elif words[:1] == ["hostile"]:
         hostile(*words[1:5])
+    elif words[:1] == ["bulk"]:
+        bulk(*words[1:3])
     elif words[:1] == ["stall"]:
         stall(*words[1:3])
     for line in sys.stdin:  # until stopped

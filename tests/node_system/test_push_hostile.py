@@ -5,15 +5,18 @@ hand-made forum post in another thread, a check-in on trunk hidden between
 check-ins on its branch, another run's clone through a link, and a FIFO.
 The node's repository shows none of it, the good check-in lands as the run
 user, and the node answers both records after. In the systemd container."""
+import hashlib
 import json
 import secrets
 
 import pytest
 
+from ocx.fossil.repository import Repository
 from ocx.node.run_layout import unit_stem
 from ocx.protocol import Outcome
+from ocx.systemd import cgroup
 
-from .harness import PYTHON, journal, wait_for
+from .harness import PYTHON, journal, systemctl, wait_for
 
 pytestmark = pytest.mark.systemd
 
@@ -117,3 +120,68 @@ def test_a_blob_fossil_never_crosslinks_holds_back_no_later_record(node):
         assert served.event_type(blob) is None  # stored, and never crosslinked
     waits = [line for line in journal(f"ocx-node@{node.name}.service").splitlines() if blob in line]
     assert waits == [], waits
+
+
+def node_memory(node) -> tuple[str, int, int]:
+    """The node service's main pid, and its cgroup's memory now and at most since reset (v1 here:
+    `memory.usage_in_bytes`, `memory.max_usage_in_bytes`; its fossil children's scopes are not in it)."""
+    shown = dict(line.split("=", 1) for line in systemctl(
+        "show", f"ocx-node@{node.name}.service", "-p", "MainPID", "-p", "ControlGroup").splitlines() if "=" in line)
+    usage = cgroup.usage(shown["ControlGroup"])
+    return shown["MainPID"], usage.memory or 0, usage.memory_peak or 0
+
+
+def pushed_zeros(node, mib: int) -> tuple[str, str, int]:
+    """A run commits and pushes MIB MiB of zeros on a branch of its own, then a next record starts and
+    both are answered; (the check-in, the file's hash, the node service's memory at most meanwhile)."""
+    page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
+    node.barrier()  # the node's service up, idle
+    pid, _, _ = node_memory(node)
+    group = dict(line.split("=", 1) for line in systemctl(
+        "show", f"ocx-node@{node.name}.service", "-p", "ControlGroup").splitlines() if "=" in line)["ControlGroup"]
+    with open(f"/sys/fs/cgroup/memory{group}/memory.max_usage_in_bytes", "w") as reset:
+        reset.write("0")
+    branch = f"bulk-{secrets.token_hex(3)}"
+    bulk = node.post(node.record(runner=RUNNER, objective=f"bulk {branch} {mib}", budget={"wall": "10m"}))
+    (checkin,) = waited(node, bulk, "bulk ", timeout=300)
+    later = node.post(node.record(runner=RUNNER, objective=f"hold later-{secrets.token_hex(3)}",
+                                  budget={"wall": "10m"}))
+    waited(node, later, "held ")  # the next record started, from a runs' clone pulled past the push
+    for record in (bulk, later):
+        node.stop(record)
+        assert node.response(record, timeout=90).outcome is Outcome.stopped
+    after_pid, now, peak = node_memory(node)
+    pulls = [line for line in journal(f"ocx-node@{node.name}.service").splitlines() if "runs' clone pulled" in line]
+    print(f"{mib} MiB pushed; node service: {now / 2**20:.1f} MiB now, {peak / 2**20:.1f} MiB at most; {pulls[-1:]}")
+    assert after_pid == pid  # the same process throughout: its peak is this push's
+    with node.repository() as served:
+        assert served.checkin(checkin).branch == branch
+    return checkin, hashlib.sha3_256(bytes(mib * 1024 * 1024)).hexdigest(), peak
+
+
+def test_a_small_push_of_a_large_file_neither_grows_the_node_nor_stalls_it(node):
+    """D41: a run pushes 200 MiB of zeros (200 KB on the wire). Before, the node's service
+    grew from 34 to 435 MiB while its fossil child pulled it into the runs' clone, which took 10.8 s.
+    Now the node shuns it on receipt (oversized.py) and the pull never carries it: the node's cgroup
+    stays small, and the next record starts and is answered."""
+    checkin, blob, peak = pushed_zeros(node, 200)
+    assert peak < 150 * 2**20, peak
+    assert systemctl("show", f"ocx-node@{node.name}.service", "-p", "MemoryMax").strip() == f"MemoryMax={2**30}"
+    with node.repository() as served:
+        assert served.shunned(blob)
+    logged = journal(f"ocx-node@{node.name}.service")
+    assert f"shunned {blob}" in logged, logged[-3000:]
+    with Repository(node.config.state_dir / "runs.fossil") as runs_clone:
+        assert runs_clone.holding([checkin, blob]) == {checkin}  # pulled past it, never holding it
+
+
+def test_a_file_under_the_cap_is_pulled_by_a_fossil_outside_the_nodes_cgroup(node):
+    """60 MiB of zeros, under the cap: not shunned, and pulled into the runs' clone by a `fossil` that
+    takes over 100 MiB doing it, in a scope of its own (serve.py): none of it is the node's."""
+    checkin, blob, peak = pushed_zeros(node, 60)
+    assert peak < 80 * 2**20, peak
+    with node.repository() as served:
+        assert not served.shunned(blob)
+    with Repository(node.config.state_dir / "runs.fossil") as runs_clone:
+        assert runs_clone.holding([checkin, blob]) == {checkin, blob}

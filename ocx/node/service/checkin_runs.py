@@ -39,7 +39,7 @@ from ..record_dirs import RecordDir
 from ..states import Mark, RecordState, RunState, ending
 from ..unit import bounded
 from .context import NodeContext
-from .run_end import end_facts, end_from_systemd, ended_before_this_boot
+from .run_end import end_facts, end_from_systemd, ended_before_this_boot, letters_found
 from .outcome import decide_outcome
 from .start_stop import egress_filter, start_unit
 from .run_units import LAST_LINE, command_service, prepared_in_unit
@@ -104,6 +104,10 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
         run = record_dir.run_state(stem)
         if run is RunState.JUDGED:
             continue
+        found = letters_found(record_dir, stem)
+        if found is not None:  # refused (D40) or unenforced (D24): no later check-in runs (unit/letters.py)
+            tending.letters_changed(record_dir, state, found)
+            return
         if run in (RunState.ENDED, RunState.JUDGING):
             if run is RunState.ENDED and cut_off(record_dir.marked(Mark.ENDED, stem) or {}, record_dir):
                 # D18: a host shutdown ended it, unjudged: it runs again once the host is back, before any later one.
@@ -196,6 +200,10 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         service = command_service(context, opened, record_dir, checkin, egress_filter(context, opened), pull, ahead,
                                   wait_for)
         await start_unit(context, tending.systemd, record_dir, opened, service, checkin=checkin, pull=pull)
+        found = letters_found(record_dir, stem)
+        if found is not None:  # the node's own preparation (D34) found them: no unit will poke it
+            tending.letters_changed(record_dir, record_dir.state, found)
+            return
     except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (C4)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
@@ -309,5 +317,4 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
             tending.failed(record_dir, "stop", error, time.time(), 0)
     if running:
         return  # answered once its end is recorded (its stop step pokes the node)
-    stop = record_dir.marked(Mark.STOP) or {}
-    tending.decide(record_dir, Outcome.stopped, f"stopped by {stop.get('by')} (stop {stop.get('stop')})")
+    tending.decide(record_dir, *tending.ended_unstarted(record_dir, "its check-in run was ended, no later one runs"))

@@ -28,9 +28,9 @@ from ...protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, 
 from ...protocol.deliveries import record_delivery
 from ...protocol.messages import Outcome
 from ..cut import cut_here
+from ..oversized import refuse_oversized
 from ..faults import describe, is_node_fault
-from ..run_layout import unit_name
-from ..record_dirs import THREAD, TICKET, RecordDir, acting_records, node_lock, record_dirs
+from ..record_dirs import THREAD, TICKET, RecordDir, node_lock, record_dirs
 from .. import marks
 from ..states import Failure, Mark, RecordState, acting, record_state
 from .admit import admission
@@ -42,7 +42,7 @@ from .pass_mark import read_mark, write_mark
 from .look_back import look_back, opened_by
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
-from .socket_served import served_by_socket, socket_accepts, tool_socket_path, tools_lost
+from .enforcement import hold_enforcement
 
 __all__ = ["PassReport", "run_pass"]
 
@@ -104,6 +104,8 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
     while True:  # read again before stopping (D26)
         # Only what can be a message or a delivery (arrivals.py); a receipt of nothing else is passed by.
         newest = repository.max_rcvid()
+        # What run users sent past the cap, shunned before any pull can carry it (oversized.py).
+        refuse_oversized(context.config, repository, mark, newest, context.log)
         receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
                                                          - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
@@ -300,38 +302,6 @@ def _target(came: Arrival, action: Action) -> Target | None:
 def _record_target(came: Arrival, action: Admit | Refuse) -> Target:
     wall = action.record.budget.wall_seconds if isinstance(action, Admit) else 0
     return Target(action.record_hash, _place_kind(came), came.place or "", came.received, wall)
-
-
-async def hold_enforcement(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
-    """D24: a run whose user was given admin or setup can write past every
-    restriction, and a socket-served run whose tool socket is gone cannot
-    write at all as promised: end it, and answer `unenforced`."""
-    admins = None
-    for record_dir in acting_records(context.config):
-        try:
-            opened, _ = record_dir.load()
-            if opened.record.is_command or record_dir.state is not RecordState.OPEN:
-                continue
-            # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
-            admins = context.served.admins(repository) if admins is None else admins
-            admin = opened.record.user in admins
-            if not admin and not (served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))):
-                continue
-            name = unit_name(context.server_code, opened.hash)
-            state = await systemd.state(name)
-            # Ended: its own end is its answer. A socket is judged only once the program runs.
-            live = ("active", "activating", "reloading") if admin else ("active", "reloading")
-            if state is None or state.active_state not in live:
-                continue
-            why = (f"run user {opened.record.user} was given admin or setup" if admin
-                   else await tools_lost(context.config.name, systemd, record_dir))
-            if why is None:
-                continue
-            record_dir.mark(Mark.UNENFORCED, {"why": why})  # tend.py ends the run, then answers
-            report.actions.append("unenforced")
-            context.log(f"unenforced: {why}", record=opened.hash, priority=4)
-        except Exception as error:  # one record's trouble stops no other; the next pass looks again
-            context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
 
 
 def _place_kind(came: Arrival) -> str:

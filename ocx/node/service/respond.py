@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass
 from ...fossil.repository import Repository
 from ...protocol.messages import Outcome, Response
 from ...protocol.render import one_line, render_response
+from .. import marks
 from ..cut import cut_here
 from ..record_dirs import THREAD, RecordDir, open_records
 from ..states import Mark
+from ..unit.letters import gave_letters
 from .context import NodeContext
 
 
@@ -75,13 +77,22 @@ def answer(context: NodeContext, record_dir: RecordDir) -> str | None:
             written = web.ticket_change(target.place, body)  # D12: appended to its ticket
         context.log(f"answered {outcome.value}: {note}", record=target.hash)
         cut_here(context.config.name, "responded", target.hash)
-    if target.user is not None:
+    if target.user is not None and gave_letters_to(record_dir) and not decided.get("untouched"):
         withdraw(context, record_dir, target.user, target.hash)
         cut_here(context.config.name, "withdrawn", target.hash)
     record_dir.mark(Mark.ANSWERED, {"outcome": existing.outcome if existing else outcome.value,  # served.Answer: text
                                     "response": written, "at": time.time()})
     shutil.rmtree(record_dir.inbox, ignore_errors=True)  # D13: no delivery kept for a closed record
     return written
+
+
+def gave_letters_to(record_dir: RecordDir) -> bool:
+    """Whether the record gave its run user letters, the only ones C5 takes away: its preparation's
+    note (unit/letters.py), or a run prepared (a record prepared before that note was kept). A login
+    that gained letters from someone else before the record's run began keeps them (D40)."""
+    if gave_letters(record_dir.path):
+        return True
+    return any(Mark.PREPARED in run for run in marks.present(record_dir.path)[1].values())
 
 
 def withdraw(context: NodeContext, record_dir: RecordDir | None, user: str, record_hash: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from .. import marks
 from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import runner_homes
@@ -51,6 +52,15 @@ def unprepared(record_dir: RecordDir, stem: str) -> str | None:
     return failed.get("why", "unknown") if failed else "its preparation did not finish"
 
 
+def letters_found(record_dir: RecordDir, stem: str) -> dict | None:
+    """What the run's preparation found of its user's letters that ends the record (unit/letters.py):
+    {"refused_user": note} (D40) or {"unenforced": why} (D24); None otherwise."""
+    if Mark.UNPREPARED not in marks.present(record_dir.path)[1].get(stem, frozenset()):
+        return None
+    told = record_dir.marked(Mark.UNPREPARED, stem) or {}
+    return {key: told[key] for key in ("refused_user", "unenforced") if key in told} or None
+
+
 def ended_before_this_boot(ended: dict) -> bool:
     return before_this_boot(ended.get("at"))
 
@@ -63,7 +73,12 @@ def before_this_boot(at: float | None) -> bool:
 
 
 async def end_from_systemd(systemd, record_dir: RecordDir, stem: str) -> dict | None:
-    """The end of a unit whose stop step kept nothing, as systemd still holds it; kept as its `ended` mark."""
+    """The end of a unit whose stop step kept nothing, as systemd still holds it; kept as its `ended` mark.
+    An end already kept (its stop step's, written since the pass looked) is the end: a step done is
+    never done again."""
+    kept = record_dir.marked(Mark.ENDED, stem)  # the file itself, not the pass's look
+    if kept is not None:
+        return kept
     properties = await systemd.service_properties(stem + ".service")
     if not properties:
         return None

@@ -50,6 +50,11 @@ from .start_stop import spare_bounds
 from .intake import PassReport, run_pass
 
 SD_LISTEN_FDS_START = 3
+# Every `fossil` the service starts (the pull into the runs' clone, a home made ahead, a user
+# change) runs in a scope of its own with these bounds (systemd/scopes.py): what it handles was
+# sent by runs, and a pull of 200 MB of zeros takes 400 MB. Far above a pull of real history.
+FOSSIL_MEMORY_MAX = 512 * 1024 * 1024
+FOSSIL_TASKS_MAX = 16
 IDLE_SECONDS = 5.0  # after a burst, this long without events: the runs' clone is brought up to date
 FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
 CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
@@ -152,10 +157,14 @@ async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassRe
 
 async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     """Passes, each when something asks for one; how many before a clean exit, or None when it could not start."""
+    from ...fossil.program import confine_children
     from ...systemd.manager import Systemd
+    from ...systemd.scopes import confiner
 
     listener = listening_socket()
     try:
+        confine_children(confiner(f"ocx-node-{name}-fossil", memory_max=FOSSIL_MEMORY_MAX,
+                                  tasks_max=FOSSIL_TASKS_MAX))
         context = NodeContext.load(node_config.load(name))
         changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()

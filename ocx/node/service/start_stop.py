@@ -22,6 +22,8 @@ from ..run_layout import RunHome, unit_name, unit_stem
 from ..record_dirs import RecordDir
 from ..states import Mark
 from ..unit import cpu_watch
+from ..faults import describe
+from ..unit.letters import LettersFound
 from ..unit.prepare import prepare_run
 from .. import spare, template
 from ..config import NodeConfig
@@ -62,7 +64,13 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
     record_dir.mark(Mark.STARTING, {"unit": service.name, "at": time.time()}, stem)
     cut_here(context.config.name, "starting", opened.hash)
     if not prepared_in_unit(opened):  # D34: the node prepares it, before the start
-        prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep, pull=pull))
+        try:
+            prepare_run(preparation(context.config, record_dir, opened, stem, checkin, homes=homes, keep=keep,
+                                    pull=pull))
+        except LettersFound as found:  # kept as the unit's preparation keeps it: the tending answers (letters.py)
+            record_dir.mark(Mark.UNPREPARED, {"at": time.time(), "why": describe(found), "fault": False,
+                                              **found.mark()}, stem)
+            return
     await watch_cpu(context, systemd, opened, stem)
     cut_here(context.config.name, "watched", opened.hash)  # its timer waits: asked again, it is replaced
     started = await systemd.start_once(service)

@@ -40,7 +40,7 @@ from ..record_dirs import RecordDir, record_dirs
 from ..states import Failure, Mark, RecordState, RunState, ending
 from .admit import runner_page
 from .context import NodeContext
-from .run_end import before_this_boot, end_facts, end_from_systemd, return_homes
+from .run_end import before_this_boot, end_facts, end_from_systemd, letters_found, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
 from .start_stop import start_session, stop_session
@@ -150,6 +150,7 @@ class Tending:
 
     # -- every record ------------------------------------------------------
     async def all(self) -> None:
+        marks.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
         every = record_dirs(self.context.config)
         self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
         self.waiting_to_start = 0
@@ -182,8 +183,8 @@ class Tending:
                 await self.session(record_dir, opened, state)
 
     # -- answering ---------------------------------------------------------
-    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str) -> None:
-        decide_answer(self.context, record_dir, outcome, note)
+    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str, **extra) -> None:
+        decide_answer(self.context, record_dir, outcome, note, **extra)
         cut_here(self.context.config.name, "answering", record_dir.hash)
         self.report.actions.append(f"decided-{outcome.value}")
         self.answer(record_dir)
@@ -208,6 +209,11 @@ class Tending:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
+        found = letters_found(record_dir, stem)
+        if found is not None:  # its unit, if any, fails by itself: its preparation did
+            if not self.units.live(name):
+                self.letters_changed(record_dir, state, found)
+            return
         if run is RunState.ENDED:
             await self.answer_end(record_dir, opened, state, stem)
             return
@@ -241,13 +247,24 @@ class Tending:
             record_dir.reset(stem)  # it never reached systemd: asked again (D5)
         await self.start(record_dir, opened)
 
-    def ended_unstarted(self, record_dir: RecordDir) -> tuple[Outcome, str]:
+    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict) -> None:
+        """A preparation found its run user's letters changed (unit/letters.py), and gave none: refused
+        naming `user`, the login left as it is (D40); or `unenforced` (D24)."""
+        if "refused_user" in found:
+            self.decide(record_dir, Outcome.refused, found["refused_user"], untouched=True)
+            return
+        if state is RecordState.OPEN:
+            record_dir.mark(Mark.UNENFORCED, {"why": found["unenforced"]})
+            self.context.log(f"unenforced: {found['unenforced']}", record=record_dir.hash, priority=4)
+        self.decide(record_dir, *self.ended_unstarted(record_dir, "its run was not started"))
+
+    def ended_unstarted(self, record_dir: RecordDir, ended: str = "the run was ended") -> tuple[Outcome, str]:
         """A stop (or a lost restriction) for a run that has no unit: nothing runs that could answer it."""
         stop = record_dir.marked(Mark.STOP)
         if stop is not None:
             return Outcome.stopped, f"stopped by {stop.get('by')} (stop {stop.get('stop')})"
         unenforced = record_dir.marked(Mark.UNENFORCED) or {}
-        return Outcome.unenforced, f"{unenforced.get('why', 'a restriction no longer held')}; the run was ended"
+        return Outcome.unenforced, f"{unenforced.get('why', 'a restriction no longer held')}; {ended}"
 
     async def start(self, record_dir: RecordDir, opened) -> None:
         if self.waiting(record_dir, "start"):
@@ -263,6 +280,10 @@ class Tending:
             if page is None:
                 raise Inadmissible("runner", f"{opened.record.runner!r} is no longer offered on this node (D14)")
             await start_session(self.context, self.systemd, record_dir, opened, page)
+            found = letters_found(record_dir, unit_stem(self.context.server_code, opened.hash))
+            if found is not None:  # the node's own preparation (D34) found them: no unit will poke it
+                self.letters_changed(record_dir, record_dir.state, found)
+                return
         except Inadmissible as refusal:
             self.decide(record_dir, Outcome.refused, str(refusal))
         except Exception as error:  # a session's start, counted: tried again, then answered (C4)

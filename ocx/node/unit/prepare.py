@@ -34,9 +34,8 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...fossil import admin
 from ...fossil.copies import copy_bytes, lacking, make_own, pull_as
-from ...fossil.errors import FOSSIL_FAILURES, UnknownUser
+from ...fossil.errors import FOSSIL_FAILURES
 from ...fossil.sync import CallerClone
 from .. import marks
 from ..faults import describe, is_node_fault
@@ -46,14 +45,11 @@ from ..spare import CHECKOUT, CLONE
 from ..template import held, held_within
 from ..wake import poke
 from . import bounded, runner_homes
+from .letters import LettersFound
+from .run_user import RUN_USER_CAPABILITIES, ensure_run_user, granted_run_user  # noqa: F401  (grants.py and tests read the letters here)
 from .meanwhile import Meanwhile, Steps
 from .turns import take_turn, turns_of
 
-# D19: clone (g), check in and push (i, which brings o), read tickets (r),
-# read the forum (2), post to it (3) unmoderated (4). Nothing else of its own:
-# no admin, setup, password change, nor u/v's inherited letters. Every login
-# still holds `nobody`'s letters, as Fossil gives them to anyone.
-RUN_USER_CAPABILITIES = "gior234"
 # D22: after its first sync Fossil keeps only the sync secret in the
 # clone (seen on 2.21), and the web forms the tools write through need the
 # password itself: a run that may hold its password holds it here too, 0600.
@@ -103,44 +99,6 @@ class Preparation:
         args += [a for home in self.runner_homes for a in ("--runner-home", home)]
         args += [a for index, name in self.keep for a in ("--keep", f"{index}:{name}")]
         return args + (["--checkin", self.checkin] if self.checkin else [])
-
-
-def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path) -> str:
-    """The run user with exactly D19's letters and a new random password, made if new (C5),
-    and remembered to work for this node (D37: admission checked that it works for no other)."""
-    from ...fossil.repository import Repository  # here, in its own thread, beside the home's making
-    from ..serving.ownership import contact_naming, works_for_text
-
-    with Repository(repository_file) as repository:
-        node = repository.server_code
-        try:
-            contact = repository.user(login).contact
-            exists = True
-        except UnknownUser:
-            contact, exists = "", False
-    if not exists:
-        return admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
-                                 home=fossil_home)
-    admin.set_capabilities(repository_file, login, RUN_USER_CAPABILITIES, home=fossil_home)
-    if works_for_text(contact) is None:
-        admin.set_contact(repository_file, login, contact_naming(contact, node), home=fossil_home)
-    return admin.set_random_password(repository_file, login, home=fossil_home)
-
-
-def granted_run_user(step: "Preparation") -> str:
-    """A node elsewhere's run user, given its letters and a new password by the server's node (D37):
-    the password comes back in the answer only, read here, kept nowhere but the run's clone."""
-    from ..elsewhere.link import ServerLink
-
-    from ..elsewhere.link import session_file
-
-    password = Path(str(step.server_password_file)).read_text().strip()
-    # The node's session, kept in its state (the record's directory is STATE/records/HASH): no new login.
-    link = ServerLink(step.url, str(step.server_login), password, kept=session_file(step.marks.parent.parent))
-    login, secret = link.grant(step.marks.name)
-    if login != step.user:
-        raise RuntimeError(f"the server's node granted {login}, not {step.user}")
-    return secret
 
 
 def _give(root: Path, uid: int, gid: int) -> None:
@@ -308,8 +266,10 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
 
     def make_user() -> str:
         # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
-        secret = (granted_run_user(step) if step.server_login
-                  else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home))
+        secret = (granted_run_user(step.url, step.server_login, str(step.server_password_file), step.user,
+                                   step.marks) if step.server_login
+                  else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home,
+                                       record_dir=step.marks))
         user_ready.append(time.time())
         print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
               f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
@@ -320,6 +280,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
         make_home(step, lambda: str(user.result()), steps)
     finally:
         user.join()  # never left running; a failure of the home's is the one told
+    user.result()  # a no_password run never waited for the password: what the user's making raised, raised
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
     print(f"prepare: done in {steps.total() * 1000:.0f} ms" + (f"; {cpu_spent()}" if own_process else ""), flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
@@ -383,8 +344,9 @@ def main(argv: list[str]) -> int:
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
         prepare_run(step, turn_at, own_process=True)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
+        found = failure.mark() if isinstance(failure, LettersFound) else {}  # refused or unenforced, not judged
         marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
-                                                  "fault": is_node_fault(failure)}, step.stem)
+                                                  "fault": is_node_fault(failure), **found}, step.stem)
         print(f"ocx prepare: {failure}", file=sys.stderr)
         return 1
     finally:  # the node starts the next session waiting for a start (tend.py, STARTS_AT_ONCE)

@@ -32,7 +32,9 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
     record_dir = Path(STATE_ROOT) / node / "records" / record
     report = stoppost.collect(env)
     body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
-    if record_dir.is_dir():  # else its record was answered and its directory removed (cleanup.py)
+    # No directory: its record was answered and removed (cleanup.py). An end kept already (the node's,
+    # from systemd's record, or a start given up on) is the end: a step done is not done again.
+    if record_dir.is_dir() and marks.read(record_dir, Mark.ENDED, stem) is None:
         marks.write(record_dir, Mark.ENDED, body, stem)
     return body
 
