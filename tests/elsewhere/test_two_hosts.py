@@ -246,7 +246,7 @@ def test_a_no_password_run_on_the_build_host_cannot_audit_its_own_checkin(hosts)
     `audit` asks the server who sent the check-in (D37), so the run's own is refused (D25) even with
     another's name in its U card, no verdict is written, and the record is still answered."""
     made = record_for(hosts, runner="toolagent", objective="own-audit noscan", hears=["admin"],
-                      restrict={"no_password": True, "branch": "fixes"})
+                      restrict={"no_password": True, "branch": "own-audit"})  # a branch no other test makes
     record, user = made["record"], made["user"]
     unit = unit_of(hosts.codes["build_code"], record)
 
@@ -258,7 +258,7 @@ def test_a_no_password_run_on_the_build_host_cannot_audit_its_own_checkin(hosts)
     audited = wait_until(lambda: said("audit"), 180, "the run's audit of its own check-in")
     pushed = said("push")
     assert pushed["stopped"] is None and pushed["result"], pushed
-    assert on(hosts.server, "checkin-sender", pushed["result"]) == {"sender": user, "branch": "fixes", "user": "admin"}
+    assert on(hosts.server, "checkin-sender", pushed["result"]) == {"sender": user, "branch": "own-audit", "user": "admin"}
     assert audited["stopped"] is not None and audited["stopped"]["field"] == "checkin", audited
     assert f"{user} sent check-in" in audited["stopped"]["why"] and audited["result"] is None, audited
     assert not [t for t in on(hosts.server, "tags", pushed["result"])["tags"] if t[0] == "audited"]

@@ -161,7 +161,7 @@ def pushed_zeros(node, mib: int) -> tuple[str, str, int]:
 
 
 def test_a_small_push_of_a_large_file_neither_grows_the_node_nor_stalls_it(node):
-    """D41: a run pushes 200 MiB of zeros (200 KB on the wire). Before, the node's service
+    """D41, docs/security.md, 'Class 9': a run pushes 200 MiB of zeros (200 KB on the wire). Before, the node's service
     grew from 34 to 435 MiB while its fossil child pulled it into the runs' clone, which took 10.8 s.
     Now the node shuns it on receipt (oversized.py) and the pull never carries it: the node's cgroup
     stays small, and the next record starts and is answered."""

@@ -5,7 +5,7 @@ the SDK's own client) from inside its sandbox, printing each answer as
 
 Objectives: `review HASH` (audit HASH, then answer every post it hears),
 `fix` (commit on branch fixes and push; then on trunk and push again),
-`own-audit` (commit on branch fixes with another's name in its U card,
+`own-audit` (commit on branch own-audit with another's name in its U card,
 push, then audit that check-in of its own, which D25 refuses); each
 then scans what it can read for passwords (report_scan), unless its
 objective ends with `noscan` (a long walk that a test of other things
@@ -107,7 +107,7 @@ async def main():
                 await call(session, "push", {})
                 scan()
             elif objective.split()[:1] == ["own-audit"]:
-                commit("own.txt", "fixes", user="admin")  # any U card: the server knows who sent it
+                commit("own.txt", "own-audit", user="admin")  # any U card: the server knows who sent it
                 pushed = await call(session, "push", {})
                 await call(session, "audit", {"checkin": pushed["result"], "verdict": "pass",
                                               "reason": "mine is fine", "against": "own.txt"})
