@@ -46,7 +46,8 @@ def section(view, token: str, answer: dict | None, given: str = "") -> str:
             f'<input type="hidden" name="{FORM_FIELD}" value="{JOIN_FORM}">'
             f'<input type="hidden" name="{TOKEN_FIELD}" value="{esc(token)}">'
             f'<label>Node name <input name="name" value="{esc(given)}" required></label> '
-            '<label><input type="checkbox" name="replace" value="1"> replace the node registered under this name '
+            '<label class="ocx-check"><input type="checkbox" name="replace" value="1"> '
+            "replace the node registered under this name "
             "(its open records are answered lost)</label> "
             '<button class="ocx-primary">Make a join token</button></form>'
             '<p class="ocx-small">A join token lets one host join as that node once, within an hour, without '

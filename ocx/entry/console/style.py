@@ -72,6 +72,7 @@ CSS = """
 .ocx-field input,.ocx-field textarea,.ocx-field select{box-sizing:border-box;width:100%;max-width:100%;font:inherit}
 .ocx-amount{display:flex;gap:.3em}.ocx-amount input{flex:1 1 6em}.ocx-amount select{flex:0 0 auto;width:auto}
 .ocx-help{display:block;margin-top:.1em}
+.ocx-check{display:block;white-space:normal;overflow-wrap:anywhere;margin:.3em 0}
 .ocx-default{font-family:monospace;overflow-wrap:anywhere}
 .ocx-object{border:1px solid var(--ocx-line);border-radius:.4em;margin:.5em 0;padding:.2em .6em .4em}
 .ocx-required{color:var(--ocx-bad);text-decoration:none;font-weight:700}
