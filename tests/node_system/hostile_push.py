@@ -18,6 +18,9 @@ OCX. It reads its first delivery (D13) and acts on its objective, calling
 - `stall URL PROJECT_CODE`: send by sync, as itself with the password its
   home holds, a blob of a `D` and a `Z` card, which Fossil stores and never
   crosslinks; print `stalled HASH`.
+- `stall-digits URL PROJECT_CODE`: the same, but the blob is a new thread
+  shaped exactly as Fossil's forum form writes one, dated in Arabic-Indic
+  digits (which Python's `strptime` reads and Fossil never crosslinks).
 """
 import hashlib
 import json
@@ -91,10 +94,17 @@ def hostile(branch: str, thread: str, victim: str, stem: str) -> None:
     print("done", flush=True)
 
 
-def stall(url: str, project_code: str) -> None:
+def stall(url: str, project_code: str, digits: bool = False) -> None:
     from ocx.fossil.web import WebSession  # what any run may write by hand: it is the protocol's own
 
-    body = f"D {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.000')}\n".encode()
+    stamp = datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.000')
+    if digits:  # the year in Arabic-Indic digits (U+0660..U+0669): strptime's %Y takes them, Fossil does not
+        stamp = stamp[:4].translate({ord("0") + n: 0x660 + n for n in range(10)}) + stamp[4:]
+        text = "A post no form wrote."
+        body = (f"D {stamp}\nH Hello\nN text/x-markdown\nU {os.environ['USER']}\n"
+                f"W {len(text.encode())}\n{text}\n").encode()
+    else:
+        body = f"D {stamp}\n".encode()
     blob = body + b"Z " + hashlib.md5(body).hexdigest().encode() + b"\n"
     with open(os.path.join(HOME, ".ocx-password")) as kept:
         password = kept.read().strip()
@@ -126,6 +136,8 @@ def main() -> None:
         bulk(*words[1:3])
     elif words[:1] == ["stall"]:
         stall(*words[1:3])
+    elif words[:1] == ["stall-digits"]:
+        stall(*words[1:3], digits=True)
     for line in sys.stdin:  # until stopped
         print("delivery " + line.strip(), flush=True)
 

@@ -98,16 +98,19 @@ def test_a_run_without_network_that_holds_its_password_pushes_through_its_socket
     assert node.response(record, timeout=90).outcome is Outcome.stopped
 
 
-def test_a_blob_fossil_never_crosslinks_holds_back_no_later_record(node):
-    """A run that holds its password sends, by sync, a blob of a `D` and a `Z` card: Fossil stores it and
-    never crosslinks it. The node once took it for a post still being crosslinked and held every later
-    receipt for SETTLE_SECONDS (a minute). Now only a post shaped as Fossil's form writes one is held
+@pytest.mark.parametrize("how", ["stall", "stall-digits"])
+def test_a_blob_fossil_never_crosslinks_holds_back_no_later_record(node, how):
+    """A run that holds its password sends, by sync, a blob Fossil stores and never crosslinks: a `D`
+    and a `Z` card, or (`stall-digits`) a new thread shaped exactly as the forum form writes one but
+    dated in Arabic-Indic digits, which `strptime` reads and Fossil does not (D41: digits are 0-9).
+    The node once took each for a post still being crosslinked and held every later receipt for
+    SETTLE_SECONDS (a minute). Now only a post shaped and dated as Fossil's form writes one is held
     (manifest.is_form_post): a record sent after it starts, and the node never waited on the blob."""
     page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
     node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
     with node.repository() as served:
         project_code = served.project_code
-    staller = node.post(node.record(runner=RUNNER, objective=f"stall {node.config.url} {project_code}",
+    staller = node.post(node.record(runner=RUNNER, objective=f"{how} {node.config.url} {project_code}",
                                     budget={"wall": "10m"}))
     (blob,) = waited(node, staller, "stalled ")
     later = node.post(node.record(runner=RUNNER, objective=f"hold later-{secrets.token_hex(3)}",
