@@ -1,4 +1,5 @@
-"""The chaos benchmark (issue 13): `python bench/chaos.py [RECORDS] [SEED]` from the repository's root.
+"""The chaos benchmark (C4; docs/node.md, 'Faults'): `python bench/chaos.py [RECORDS] [SEED]` from the
+repository's root.
 
 It starts the systemd test container, sets up a node, and posts RECORDS
 records of every kind through the web while the node's service is

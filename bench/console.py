@@ -1,4 +1,5 @@
-"""The console's benchmark (issue 17): `python bench/console.py [RECORDS] [LOOKS]` from the repository's root.
+"""The console's benchmark (docs/console.md, 'Fast'): `python bench/console.py [RECORDS] [LOOKS]` from the
+repository's root.
 
 It starts the systemd test container (as the tests do), copies
 ../shared/data/click.fossil into it (the file itself is never written),

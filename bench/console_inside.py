@@ -95,7 +95,7 @@ def main(copy: str, records: str = "100", looks: str = "20") -> None:
         print(f"the repository: {repository.max_rcvid()} receipts; the page is {node.url}/ext/ocx")
     program = node.config.extroot / "ocx"
     door = program.read_text()
-    # Before: the ext program as main installed it until issue 17's page service (a process per request).
+    # Before: the ext program as main installed it until the page service, ocx-page@ (a process per request).
     program.write_text(f"#!/bin/sh\nexec {node.config.python} -m ocx.page.web /etc/ocx/{NAME}.json\n")
     try:
         looks_at(node, viewer, sent, looks_, "before: the page, a process per request")

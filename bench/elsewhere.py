@@ -1,4 +1,4 @@
-"""The benchmark of a node elsewhere (issue 16, D38): `python bench/elsewhere.py [RECORDS] [busy]`.
+"""The benchmark of a node elsewhere (D36, D38): `python bench/elsewhere.py [RECORDS] [busy]`.
 
 It starts two systemd containers on one Docker network, as
 tests/elsewhere does (the server host with the server's node and its

@@ -1,9 +1,9 @@
 """The node benchmark's figures, noted as its parts print them, and printed last as one table
-beside what they were before issue 15 and what the issues ask (docs/node.md, "Measured").
+beside what they were before the work on speed and its targets (docs/node.md, "Measured").
 
-"Before" is what issue 15 measured on this repository with main's code before
-it (and, where it measured nothing there, issue 3's and 4's figures on an
-empty repository, which say so). Nothing here measures: bench/inside_real.py does.
+"Before" is what was measured on this repository with main's code of 2026-12-03,
+before that work (and, where nothing was measured there, the first node's figures on
+an empty repository, which say so). Nothing here measures: bench/inside_real.py does.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ Each reader is defined once, here, as an argparse parser (`parsers`):
 the whole command line lists and forwards to it (`register`). Not Typer:
 Typer 0.29 imports pydantic and rich and builds a pydantic adapter for
 every option, about 200 ms of a reader's start-up, more than its reading
-(issue 15).
+(docs/node.md, 'The readers').
 """
 from __future__ import annotations
 
@@ -130,8 +130,8 @@ def _fail(command: str, why: str, code: int = 1) -> NoReturn:
 def where(command: str, repository: str | None, at_node: str | None) -> tuple[str, str]:
     """(the repository file, its node's user: D20's usual one when no node is
     configured for it). The configuration is read as its file holds it: a
-    reader's start-up is part of what it costs (issue 15)."""
-    from ..node.host_paths import DEFAULT_NODE_USER, configured_nodes, plain_config, node_of
+    reader's start-up is part of what it costs (docs/node.md, 'The readers')."""
+    from ..node.host_paths import DEFAULT_NODE_USER, configured_nodes, node_of, plain_config
 
     try:
         if at_node:

@@ -2,7 +2,7 @@
 
 `ocx hook` is started by Fossil for every batch of receipts, and `ocx node
 serve` by systemd on a quiet node when a record arrives: their start-up is
-part of what a person waits for (D5, issue 15), so neither imports Typer or
+part of what a person waits for (D5; docs/node.md, 'The readers'), so neither imports Typer or
 the tools' models. Nor do the readers (`verdicts`, `queue`, `activity`):
 they are defined with argparse (cli/cli_reading.py); everything else is
 the whole command line.

@@ -1,4 +1,5 @@
-"""A clone the node keeps current, and each run's own copy of it (D16, C5, C6; issue 15).
+"""A clone the node keeps current, and each run's own copy of it (D16, C5, C6; docs/node.md,
+'The run's clone is a copy').
 
 A clone over HTTP costs Fossil's client a rebuild of every artifact it
 receives: 1.88 s of CPU for click.fossil's 3,335 check-ins, 48 s for a burst

@@ -10,7 +10,7 @@ from ..protocol.errors import OcxError
 class FossilLayerError(OcxError):
     """What the Fossil layer raises: a read of the repository, `fossil` itself,
     its web pages, a stored artifact that does not decode, a run's clone.
-    Whether one passes by itself: fossil/faults.py (issue 13)."""
+    Whether one passes by itself: fossil/faults.py (C4)."""
 
 
 class RepositoryUnreadable(FossilLayerError):

@@ -1,6 +1,6 @@
 """Who, where and when of many artifacts at once, without their bodies.
 
-The console (issue 17) asks, on every request, which posts of many threads
+The console (docs/console.md) asks, on every request, which posts of many threads
 have no reply, how many deliveries each open record has had and which
 check-ins wait on a branch: one query each from Fossil's own tables
 (forumpost, tagxref, blob, rcvfrom), with the sender as rcvfrom names it

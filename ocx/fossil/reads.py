@@ -7,7 +7,7 @@ Fossil's own derived tables (forumpost, ticketchng, tagxref, event, plink),
 read with one query per kind; text and claims from the cards of the posts and
 changes asked for, which are short. A check-in's manifest is never decoded:
 Fossil stores old ones as long delta chains, and its tables hold all a
-reader needs (issue 15).
+reader needs (docs/node.md, 'On a real repository, the first change').
 """
 from __future__ import annotations
 

@@ -275,7 +275,7 @@ class Repository(WorkReads, TagReads):
         return self._receipts(rcvid, None, kinds, untyped_after)
 
     def receipt(self, rcvid: int) -> Receipt | None:
-        """Receipt RCVID, read again (a node's retry of one it could not handle, issue 13)."""
+        """Receipt RCVID, read again (a node's retry of one it could not handle, C4)."""
         found = self._receipts(rcvid - 1, rcvid)
         return found[0] if found else None
 

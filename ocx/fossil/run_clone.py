@@ -29,7 +29,7 @@ from ocx.fossil.delta import DeltaError, apply_delta
 from ocx.fossil.storage import hash_matches
 from .errors import FossilLayerError
 
-# One artifact, stored or rebuilt: the cap on what a run user may send (issue 31, hole 3); the
+# One artifact, stored or rebuilt: the cap on what a run user may send (D41; docs/security.md, 'Class 9'); the
 # server's node shuns larger ones sent past this tool (node/oversized.py).
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 MAX_BLOBS = 2_000_000  # rows of `blob` looked at

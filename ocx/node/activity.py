@@ -11,7 +11,7 @@ moderation are never messages (D9, D28).
 
 The message models (pydantic) are imported only once a post or change
 holds a message for this node: most of `ocx activity`'s start-up was
-importing them, and asyncio (issue 15); tests/reading/test_activity_imports.py.
+importing them, and asyncio (docs/node.md, 'The readers'); tests/reading/test_activity_imports.py.
 """
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def unit_patterns(server_code: str, record: str) -> list[str]:
 def add_units(activity: Activity) -> Activity:
     """Each open record's units as systemd holds them now, through libsystemd's
     sd-bus as the page reads units (ocx/systemd/sd_bus.py): one
-    ListUnitsByPatterns a record, without asyncio and dbus-next (issue 15).
+    ListUnitsByPatterns a record, without asyncio and dbus-next (docs/node.md, 'The readers').
     Where systemd cannot be asked (no system bus here), `activity.systemd` says why."""
     from ..systemd.errors import BusError, BusUnreadable
     from ..systemd.sd_bus import SystemBus

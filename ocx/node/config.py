@@ -30,8 +30,8 @@ class NodeConfig(BaseModel):
     node_user: str = host_paths.DEFAULT_NODE_USER  # D20
     server_account: str = "fossil"  # the Unix account the Fossil server runs as (D27)
     cpu_quota: float = 1.0  # D17: the node's own per-run CPU rate, in CPUs
-    # Issue 15: runs' homes the idle node keeps made ahead (node/spare.py), each a copy of the
-    # repository and a checkout: so many records at once start without making their own.
+    # Runs' homes the idle node keeps made ahead (node/spare.py; docs/node.md, 'Runs' homes made ahead'),
+    # each a copy of the repository and a checkout: so many records at once start without making their own.
     spare_homes: int = Field(default=4, ge=0)
     python: str = "/opt/ocx/venv/bin/python"  # runs OCX's steps inside units
     # D36: a node elsewhere works from a clone (`repository`) of the one served at `url`,

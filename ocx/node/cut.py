@@ -1,4 +1,5 @@
-"""Named points where the node's service can be cut off on purpose (issue 13: every step can be cut anywhere).
+"""Named points where the node's service can be cut off on purpose (C4, D6: every step can be cut
+anywhere and found again).
 
 An operator (or a test) writes `POINT RECORD` into /run/ocx-cut/NAME, as
 root; the next time node NAME passes POINT for that record (or for any,

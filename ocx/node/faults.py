@@ -1,4 +1,4 @@
-"""Whose fault a failure is: the node's own, or the record's (issue 13, C4).
+"""Whose fault a failure is: the node's own, or the record's (C4; docs/node.md, 'Faults').
 
 The node's own faults pass: its Fossil server down or restarting, a busy
 repository, a D-Bus call that timed out, a full disk. A record is never
@@ -26,7 +26,7 @@ def is_node_fault(error: BaseException | None) -> bool:
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         # asyncio.TimeoutError is TimeoutError (3.11); urllib's errors are looked for only where urllib
-        # was loaded: a run's privileged steps import neither (issue 15, their start is waited for).
+        # was loaded: a run's privileged steps import neither (their start is waited for: docs/node.md, 'Measured').
         web = sys.modules.get("urllib.error")
         if isinstance(error, (ConnectionError, TimeoutError, EOFError)) or (web and isinstance(error, web.URLError)):
             return True

@@ -27,7 +27,7 @@ def node_socket_path(node: str) -> str:
 
 
 def page_socket_path(node: str) -> str:
-    """The web page service's socket (units/ocx-page@.socket): its door hands requests here (issue 17)."""
+    """The web page service's socket (units/ocx-page@.socket): its door hands requests here (D30)."""
     return f"{RUNTIME_ROOT}/{node}/page.sock"
 
 

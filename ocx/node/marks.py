@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from ..files import write_atomically  # one way to write a file whole (issue 18 item 4)
+from ..files import write_atomically  # one way to write a file whole (docs/architecture.md)
 from .states import (RECORD_MARKS, RESET, RUN_MARKS, Failure, Mark, RecordState, RunState, after_record,
                      after_run, record_state, run_state)
 
@@ -28,7 +28,7 @@ _LOOK: ContextVar[dict[str, Present] | None] = ContextVar("ocx_marks_look", defa
 
 @contextmanager
 def one_look() -> Iterator[None]:
-    """Within it, each directory's marks are listed once (issue 15: a pass of the node listed each
+    """Within it, each directory's marks are listed once (docs/node.md, 'Measured': a pass of the node listed each
     record's directory five times, a quarter of its CPU in a burst). What this process writes is seen
     at once; what another writes meanwhile (a preparation, a stop step) is seen by the next look,
     as it would be had it come a moment later: each of them pokes the node when it is written."""

@@ -1,4 +1,4 @@
-"""A size cap on what run users send (issue 31, hole 3; D41): the server's node shuns, before any
+"""A size cap on what run users send (D41; docs/security.md, 'Class 9'): the server's node shuns, before any
 pull can carry it, every artifact larger than RUN_ARTIFACT_BYTES that a run user sent.
 
 A run holds Fossil's `i`, which admits any artifact of any size; 200 MB of zeros is 200 KB on the

@@ -60,7 +60,7 @@ class RecordDir:
         os.chmod(self.path / "inbox", 0o755)
         if first is not None:
             self.deliver(first)
-        # issue 5 (tools): the run's tool socket appears here (ocx/tool_service/tool_socket.py); the unit binds it.
+        # D22: the run's tool socket appears here (ocx/tool_service/tool_socket.py); the unit binds it.
         self.tools.mkdir(exist_ok=True)
         os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,
@@ -149,7 +149,8 @@ def open_state(record: RecordDir) -> RecordState | None:
 
 
 def _open_with_states(config: NodeConfig) -> list[tuple[RecordDir, RecordState]]:
-    """Each open record with its state: a pass and each admission read them all (issue 15: a burst of records)."""
+    """Each open record with its state: a pass and each admission read them all (a burst of
+    records: docs/node.md, 'Measured')."""
     return [(record, state) for record in record_dirs(config) if (state := open_state(record)) is not None]
 
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..protocol.hashes import short
-from .host_paths import RUNS_STATE_DIRECTORY  # not .config: it imports pydantic (issue 15)
+from .host_paths import RUNS_STATE_DIRECTORY  # not .config: it imports pydantic (docs/node.md, 'The readers')
 
-TOOLS_INSIDE = "/run/ocx-tools"  # issue 5: where a run sees its tool socket's directory (D22, D34)
+TOOLS_INSIDE = "/run/ocx-tools"  # where a run sees its tool socket's directory (D22, D34)
 
-# issue 5 (D22): after its first sync Fossil keeps only the sync secret in the
+# D22: after its first sync Fossil keeps only the sync secret in the
 # clone (seen on 2.21), and the web forms the tools write through need the
 # password itself: a run that may hold its password holds it here too, 0600.
 PASSWORD_FILE = ".ocx-password"

@@ -54,7 +54,7 @@ class Here:
         return ready, letters, len(ready) < len(found)
 
     def receipt(self, repository: Repository, rcvid: int) -> tuple[Receipt | None, dict[str, frozenset[str]]]:
-        """Receipt RCVID read again (a retry, issue 13), and its sender's letters."""
+        """Receipt RCVID read again (a retry, C4), and its sender's letters."""
         found = repository.receipt(rcvid)
         letters = {found.sender: _capabilities(repository, found.sender)} if found and found.sender else {}
         return found, letters
@@ -159,7 +159,7 @@ class Elsewhere:
         return ready, letters, len(ready) < len(found) or bool(answer.get("more"))
 
     def receipt(self, repository: Repository, rcvid: int) -> tuple[Receipt | None, dict[str, frozenset[str]]]:
-        """The server's receipt RCVID read again (a retry, issue 13), once the clone holds it; else None."""
+        """The server's receipt RCVID read again (a retry, C4), once the clone holds it; else None."""
         answer = self.link().receipts(rcvid - 1)
         found = [r for r in self._listed(answer) if r.rcvid == rcvid][:1]
         if found and not self._held(repository, found):

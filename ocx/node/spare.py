@@ -1,4 +1,5 @@
-"""Runs' homes made ahead: copies of the runs' clone with their checkouts, kept for the next runs (issue 15).
+"""Runs' homes made ahead: copies of the runs' clone with their checkouts, kept for the next runs
+(docs/node.md, 'Runs' homes made ahead').
 
 Most of a session's preparation was Fossil's checkout: making a check-in's
 files costs the kernel 60 to 300 ms on the machines we measure (more while

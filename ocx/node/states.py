@@ -1,4 +1,4 @@
-"""A record's life on its node, in one table (issue 18; in the spirit of h11's _state.py).
+"""A record's life on its node, in one table (docs/node.md, 'A record's life'; in the spirit of h11's _state.py).
 
 Pure: no I/O, standard library only (the stop step and the preparation use
 it too). A record's state on the node is the set of marks in its directory
@@ -23,7 +23,7 @@ that systemd took the start. A change the table does not allow raises
 StateError: it would be a bug, never a run's doing.
 
 Every step that fails is counted in the record's failures; `gives_up`
-says when to stop trying and answer instead (issue 13).
+says when to stop trying and answer instead (C4; docs/node.md, 'Faults').
 """
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def ending(state: RecordState) -> bool:
     return state in (S.STOPPING, S.UNENFORCED)
 
 
-# -- failures: tried again within a bound, then answered (issue 13) ----------
+# -- failures: tried again within a bound, then answered (C4) ---------------
 
 MAX_ATTEMPTS = 3  # a failure not the node's own fault: the same step failing this often will not pass
 FAULT_GRACE_SECONDS = 60.0  # a fault of the node's own is waited out at least this long
@@ -174,7 +174,7 @@ class Failure:
     last: float = 0.0  # when it last failed
 
     def deadline(self, received: float, wall_seconds: float) -> float:
-        """C4's `lost` and issue 13: a fault is waited out within the record's
+        """C4's `lost`: a fault of the node's own is waited out within the record's
         wall, and at least FAULT_GRACE_SECONDS after it first came."""
         return max(received + wall_seconds, self.first + FAULT_GRACE_SECONDS)
 

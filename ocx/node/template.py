@@ -1,4 +1,5 @@
-"""The node's clone for runs: made over HTTP as the node user, pulled when the node goes idle (issue 15).
+"""The node's clone for runs: made over HTTP as the node user, pulled when the node goes idle
+(docs/node.md, 'The run's clone is a copy').
 
 Each run's preparation copies it (fossil/copies.py) instead of cloning over
 HTTP. `ocx node init` makes it, while nobody else clones: Fossil's server

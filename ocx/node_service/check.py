@@ -7,7 +7,7 @@ but whose unit is gone, and whose end no stop step recorded (or recorded
 as a shutdown), is answered `lost`; one never started is started now;
 `command` records simply go on. Then it reads whatever arrived while the
 node was down. A record it could not finish is left to the node's
-service, which it pokes: the check itself succeeds (issue 13: a failing
+service, which it pokes: the check itself succeeds (D6: a failing
 boot check left the records a restart cut off unanswered).
 """
 from __future__ import annotations

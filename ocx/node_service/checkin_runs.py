@@ -82,7 +82,7 @@ def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord,
         return None  # a shutdown or a stop: the check-in was not judged
     outcome, note = decided
     # The run's own file, shaped as it likes (a link to a secret, a FIFO, a
-    # huge or many-line file): read only as D41 allows, one clean line (hole 2).
+    # huge or many-line file): read only as D41 allows, one clean line (docs/security.md, 'Class 2').
     last = bounded.read_last_line(home.on_host / LAST_LINE)
     if outcome is Outcome.budget:
         return Judgement.failed, f"budget: {note}"
@@ -176,7 +176,8 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
     if tending.waiting(record_dir, step):
         return
     # The runs' clone must hold the check-in, one pull for a whole push of them (template.py). A run
-    # prepared in its unit starts first and its preparation waits for the pull (issue 15: the unit's
+    # prepared in its unit starts first and its preparation waits for the pull (docs/node.md,
+    # 'A check-in run starts before its pull': the unit's
     # start and the preparation's own start take as long); the node prepares one without network
     # itself (D34), so it pulls first.
     pull, wait_for = False, None
@@ -203,7 +204,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
         if found is not None:  # the node's own preparation (D34) found them: no unit will poke it
             tending.letters_changed(record_dir, record_dir.state, found)
             return
-    except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (issue 13)
+    except Exception as error:  # a run's start, counted: tried again, then judged `fail: not run` (C4)
         failure = tending.failed(record_dir, step, error, time.time(), opened.record.budget.wall_seconds)
         if failure.gives_up(time.time(), failure.first, opened.record.budget.wall_seconds):
             # judged `fail: not run`, and the queue goes on
@@ -312,7 +313,7 @@ async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
         try:
             await tending.systemd.stop(unit.name)
             tending.context.log(f"stopping {unit.name}", record=opened.hash)
-        except Exception as error:  # a run's stop, counted and tried again (issue 13)
+        except Exception as error:  # a run's stop, counted and tried again (C4)
             tending.failed(record_dir, "stop", error, time.time(), 0)
     if running:
         return  # answered once its end is recorded (its stop step pokes the node)

@@ -1,4 +1,4 @@
-"""Finished workspaces removed (D2, issue 12 item 4): disk does not grow with every run.
+"""Finished workspaces removed (D2): disk does not grow with every run.
 
 Once a record is answered (and each of its check-in runs judged), nothing
 of it is needed on the node: whether it was answered is read from the

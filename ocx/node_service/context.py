@@ -57,7 +57,7 @@ class NodeContext:
         self.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
         clone = CallerClone.create(path, self.config.url, self.config.node_user, self.config.node_password(),
                                    home=self.fossil_home)
-        os.chmod(path, 0o600)  # its sync secret is the node user's login to Fossil (issue 11, hole 6)
+        os.chmod(path, 0o600)  # its sync secret is the node user's login to Fossil (docs/security.md, 'Class 5')
         return clone
 
     def log(self, message: str, *, record: str | None = None, priority: int = 6) -> None:

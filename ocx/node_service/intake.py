@@ -9,7 +9,7 @@ writes marks (states.py); starting, stopping and answering are the next
 step of each record, which tend.py takes on every pass, so a node cut off
 anywhere finds it again.
 
-Each artifact is handled on its own (issue 13): one that fails is logged
+Each artifact is handled on its own (C4; docs/node.md, 'Faults'): one that fails is logged
 with its record, and its receipt kept in the mark to be read again on the
 next passes, within a bound (states.Failure); the mark moves past it, so
 no receipt is read for ever, and none is skipped while it may still pass.
@@ -46,15 +46,16 @@ from .enforcement import hold_enforcement
 
 __all__ = ["PassReport", "run_pass"]
 
-# Issue 15: a pass that admitted records (or queued check-ins) reads receipts this long, then its tending
-# starts them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit.
+# A pass that admitted records (or queued check-ins) reads receipts this long, then its tending starts
+# them; the next pass goes on at once (serve.py). A burst of 100 took one pass of 3 s to admit
+# (docs/node.md, 'Measured').
 RECEIPTS_SECONDS, TO_START = 0.25, ("Admit", "RunCheckin")
 
 
 def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) -> NodeFacts:
     """SEEN: each record's own marks as this pass read them, but for the records an action wrote since
     (PassReading.changed): refreshed here, so a burst's pass lists each record's directory once, not
-    once for each arrival, which grew with the records open (issue 15)."""
+    once for each arrival, which grew with the records open (docs/node.md, 'Measured')."""
     seen = {} if seen is None else seen
     found = record_dirs(context.config)
     now = {r.hash: seen[r.hash] if r.hash in seen else marks.present(r.path)[0] for r in found}

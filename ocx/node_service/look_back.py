@@ -1,4 +1,4 @@
-"""A record opened late hears what came after its receipt (issue 12 item 5, D2, D18).
+"""A record opened late hears what came after its receipt (D2, D18; docs/node.md, 'Faults').
 
 A record whose receipt failed for a while (intake's retry list: its
 server's node did not answer, say) opens when a later pass reads that

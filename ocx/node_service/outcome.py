@@ -64,7 +64,7 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     oom = facts.result == "oom-kill" or (facts.oom_killed and facts.code in ("killed", "dumped"))
     if oom and budget.memory is not None:
         return Outcome.budget, f"memory {budget.memory} reached"
-    if oom:  # no limit of the record's was reached: the host ran out (issue 11, hole 10)
+    if oom:  # no limit of the record's was reached: the host ran out (C4; docs/security.md, 'Class 8')
         return Outcome.exited, f"killed by {_signal(facts.status or 'KILL')} (out of memory on the host) {after}"
     if facts.cpu_budget_hit:
         return Outcome.budget, f"cpu {format_seconds(budget.cpu or 0)} reached"

@@ -31,14 +31,15 @@ INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D1
 PREPARE_TIMEOUT_SECONDS = 600  # a clone of a large repository; RuntimeMaxSec counts only after it
 # The stop step runs in the run's own cgroup, inside ocx.slice: when runs fill the slice it gets
 # little CPU and PID 1 is slow to answer it; past this systemd kills it and the end goes unrecorded
-# (seen at 30 s with fifty runs eating memory, issue 12). It also bounds SIGTERM before SIGKILL.
+# (seen at 30 s with fifty runs eating memory; docs/security.md, 'The node and the server, protected
+# from runs'). It also bounds SIGTERM before SIGKILL.
 STOP_TIMEOUT_SECONDS = 90
 LAST_LINE = ".ocx-last-line"  # in a check-in run's home: its program's last line of output
 
 
 # A unit that failed stays in systemd's memory, with its Result and exit status, until the node
 # has answered its record (cleanup.py resets it): systemd's own record of the end, should the
-# stop step have kept none (node_service/run_end.py, issue 13). One that ended well is collected at once.
+# stop step have kept none (node_service/run_end.py, D4, D6). One that ended well is collected at once.
 KEPT_WHEN_FAILED = "inactive"
 
 
@@ -124,9 +125,9 @@ class Confinement(TypedDict):
 
 def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_dir: RecordDir,
                 egress_filter: str | None) -> Confinement:
-    """One run's user, budget and sandbox as unit properties (D16, D17, D34, issue 12), the same
-    for both kinds of run. No WorkingDirectory: systemd runs the `+` steps in it too, as root
-    (D41); the feeder enters the home."""
+    """One run's user, budget and sandbox as unit properties (D16, D17, D34; docs/security.md,
+    'The unit's sandbox'), the same for both kinds of run. No WorkingDirectory: systemd runs the `+`
+    steps in it too, as root (D41); the feeder enters the home."""
     budget, sandbox = opened.record.budget, opened.record.sandbox
     return Confinement(
         slice=SLICE,
@@ -181,7 +182,7 @@ def session_service(config: NodeConfig, server_code: str, opened: OpenRecord, pa
                     # the preparation's own namespace, which systemd sets up first.
                     *[BindPath(str(copy_path(home.on_host, i)), h, ignore_missing=True)
                       for i, h in enumerate(page.homes)],
-                    # issue 5 (tools): only this unit reaches its tool socket (C6 no_password, D34)
+                    # only this unit reaches its tool socket (C6 no_password, D34)
                     *([BindPath(str(record_dir.tools), TOOLS_INSIDE)]
                       if record.restrict.no_password or not record.sandbox.network else [])],
         exec_start_pre=[prepare_step(config, preparation(config, record_dir, opened, home.stem, homes=page.homes,

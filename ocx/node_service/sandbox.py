@@ -1,4 +1,4 @@
-"""The kernel-facing sandbox every run's unit gets, beyond D16's files (issue 12).
+"""The kernel-facing sandbox every run's unit gets, beyond D16's files (docs/security.md, 'The unit's sandbox').
 
 One description for sessions and `command` runs alike; docs/security.md
 ("The unit's sandbox") gives each setting's reason and what was left off

@@ -5,7 +5,7 @@
 systemd starts it when Fossil's hook or a run's stop step connects to the
 node's socket, or when the repository file changes (ocx-node@NAME.path,
 through ocx-wake@NAME). Once started it stays up, so a record on a quiet
-node pays no Python start (issue 15, issue 16 item 4): after its passes it
+node pays no Python start (D38; docs/node.md, 'The node's service up'): after its passes it
 waits on its socket and on the repository file's inotify, with no timeout
 (D26: nothing polls on a timer). A poke runs a pass; a change of the file
 runs one only when the repository was written (`PRAGMA data_version`):
@@ -18,7 +18,7 @@ which: `pass N`, `waiting`, `settling` or `idle`.
 
 While it is up it has the directory `awake` (host_paths.awake_path, its
 RuntimeDirectory=, made by systemd before its process starts), so
-ocx-wake@NAME starts no process for each read of the repository (issue 12:
+ocx-wake@NAME starts no process for each read of the repository (D26:
 the trigger coalesced). A pass that fails as a whole is tried again a few
 times (FAILED_PASSES), then the service exits cleanly: the next event
 starts it (never a restart loop; killed, systemd restarts it,

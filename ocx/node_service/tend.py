@@ -1,4 +1,4 @@
-"""Every record this node holds, from its marks to its next step, on each pass (issue 13).
+"""Every record this node holds, from its marks to its next step, on each pass (C4; docs/node.md, 'Faults').
 
 A pass remembers nothing: it reads each record's marks (states.py) and
 what systemd holds of its units now, and does what comes next. A node
@@ -47,7 +47,8 @@ from .start_stop import start_session, stop_session
 from .run_units import prepared_in_unit
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
-# Issue 15: at most this many runs' units prepare at once, as many as preparations take turns
+# docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units
+# prepare at once, as many as preparations take turns
 # (turns.py); a session beyond them starts, in the order its record came, when one is done (its
 # preparation pokes the node). A burst of 100 all started at once shared the cores among 100 Python
 # starts and sandboxes' set-ups, and each run's program waited for nearly all of them.
@@ -221,7 +222,7 @@ class Tending:
             if ending(state) and unit is not None and unit.active_state != "deactivating" and unit.job != "stop":
                 try:
                     await stop_session(self.context, self.systemd, record_dir, opened)
-                except Exception as error:  # a session's stop, counted and tried again (issue 13)
+                except Exception as error:  # a session's stop, counted and tried again (C4)
                     self.failed(record_dir, "stop", error, opened.received, opened.record.budget.wall_seconds)
             return
         if run is not RunState.NONE and self.units.held(name) is not None:
@@ -285,7 +286,7 @@ class Tending:
                 return
         except Inadmissible as refusal:
             self.decide(record_dir, Outcome.refused, str(refusal))
-        except Exception as error:  # a session's start, counted: tried again, then answered (C4, issue 13)
+        except Exception as error:  # a session's start, counted: tried again, then answered (C4)
             failure = self.failed(record_dir, "start", error, opened.received, opened.record.budget.wall_seconds)
             if failure.gives_up(time.time(), opened.received, opened.record.budget.wall_seconds):
                 # C4: `refused` for what it cannot hold; its own fault outlasting the record's wall is `lost`.

@@ -1,4 +1,4 @@
-"""Join tokens: a host joins as a node elsewhere without an admin's login (issue 16, item 1; D36).
+"""Join tokens: a host joins as a node elsewhere without an admin's login (D36).
 
 An admin or setup viewer makes one on the server's page for one node name
 (a POST carrying D43's token, web_nodes.py); `ocx node init --name NAME

@@ -4,8 +4,8 @@
     exec PYTHON -I -S .../ocx/page/page_door.py /etc/ocx/NAME.json /run/ocx/NAME/page.sock
 
 Fossil starts an ext program for every request, and a Python program that
-imports the page costs most of the page's time in its start alone (issue
-17). This script starts in a few milliseconds: standard library only, run
+imports the page costs most of the page's time in its start alone
+(docs/console.md, 'Fast'). This script starts in a few milliseconds: standard library only, run
 as a file with `-I -S` (no site, no environment, no package imported). It
 hands the request as Fossil gave it (its environment, working directory and
 body) to the node's page service (ocx-page@NAME, page_service.py), which has

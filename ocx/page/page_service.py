@@ -3,8 +3,8 @@
     python -I -m ocx.page.page_service /etc/ocx/NAME.json [--listen PATH]
 
 Fossil starts its ext program for every request; the page's Python start
-and imports were most of what a look at the page cost (issue 17,
-docs/console.md). This service imports the page once, then answers each
+and imports were most of what a look at the page cost (docs/console.md,
+'Fast'). This service imports the page once, then answers each
 request that the door (page_door.py, the ext program) hands it over its
 socket, which systemd holds (ocx-page@NAME.socket, 0600, the Fossil
 server's account's: no run and no other local user can connect and claim

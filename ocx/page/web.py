@@ -1,4 +1,4 @@
-"""The node's web page (D30): the console and its tools (issue 17), and the
+"""The node's web page (D30): the console and its tools (docs/console.md), and the
 node's door for `ocx TOOL` and `ocx mcp` called from any host.
 
 An ext program of the node's Fossil server (in its --extroot). Fossil

@@ -1,4 +1,4 @@
-"""The page's door for a host joining as a node elsewhere with a join token (issue 16, item 1; D36).
+"""The page's door for a host joining as a node elsewhere with a join token (D36).
 
 Three changes, each a POST with the viewer's D43 token (web_nodes.py has
 checked it): an admin or setup viewer makes a join token for one node name

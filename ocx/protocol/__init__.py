@@ -3,7 +3,7 @@
 Its names are loaded when first used (PEP 562): the message models build
 pydantic schemas when imported, which costs the node's service, the hook,
 a run's preparation and the readers their start-up even when they only
-find a message's fence or read a verdict (issue 15).
+find a message's fence or read a verdict (docs/node.md, 'The readers').
 """
 from importlib import import_module
 from typing import TYPE_CHECKING, Any

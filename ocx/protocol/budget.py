@@ -13,7 +13,8 @@ _WALL = re.compile(r"([0-9]+)([smhd])", re.ASCII)  # fullmatch: the whole value 
 _MEMORY = re.compile(r"([0-9]+)([KMG]?)", re.ASCII)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _BYTES = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}  # D10: powers of 1024
-# What a form offers after a number (issue 17): each suffix the grammar takes, named, the likeliest first.
+# What a form offers after a number (docs/console.md, 'The tools'): each suffix the grammar takes, named,
+# the likeliest first.
 WALL_UNITS = {"m": "minutes", "h": "hours", "d": "days", "s": "seconds"}
 MEMORY_UNITS = {"M": "MiB", "G": "GiB", "K": "KiB", "": "bytes"}
 # systemd keeps times in microseconds and sizes in bytes as uint64; anything

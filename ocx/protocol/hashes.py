@@ -2,7 +2,7 @@
 
 Every pattern of OCX is matched against the whole value (`fullmatch`): a
 `$` would also accept a trailing newline, and `"adm\n"` is another Fossil
-login than `adm` that displays as it (issue 11, hole 9)."""
+login than `adm` that displays as it (docs/security.md, 'Class 7')."""
 from __future__ import annotations
 
 import re

@@ -5,7 +5,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (issue 15)
+if TYPE_CHECKING:  # only annotations: a verdict's reader (is_control) starts without pydantic (docs/node.md)
     from pydantic import BaseModel
 
     from .messages import Response
@@ -26,7 +26,7 @@ _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # is_control's char
 
 def has_control(text: str) -> bool:
     """Whether any character of TEXT is_control: one regex search, for a
-    reader that checks every verdict of a queue (issue 15)."""
+    reader that checks every verdict of a queue (docs/verdicts.md, 'Cost')."""
     return _CONTROLS.search(text) is not None
 
 
@@ -34,7 +34,7 @@ def one_line(text: str, limit: int = NOTE_CHARACTERS) -> str:
     """TEXT as one line of plain text: every control character a space, runs of
     spaces one, at most LIMIT characters. A note (C4) that echoes what a
     record or a run said (a path, a program's output) so never puts a line,
-    let alone a fence, before the response's own block (issue 11, hole 9)."""
+    let alone a fence, before the response's own block (docs/security.md, 'Class 7')."""
     cleaned = " ".join("".join(" " if is_control(c) else c for c in text).split())
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 

@@ -1,4 +1,4 @@
-"""What the console shows a viewer, read from the repository alone (issue 17).
+"""What the console shows a viewer, read from the repository alone (D30; docs/console.md).
 
     with Repository(path) as repository:
         seen = node_records(repository, server_code, node_user)   # console_messages.py
@@ -19,7 +19,7 @@ from ..fossil.repository import Repository
 from ..protocol.finder import find_message
 from .console_messages import THREAD, AnswerSeen, NodeRecords, RecordSeen
 
-NOTABLE = ("refused", "budget", "lost", "unenforced")  # ends that need the sender's eye (issue 17)
+NOTABLE = ("refused", "budget", "lost", "unenforced")  # ends that need the sender's eye (docs/console.md, 'Needs you')
 OWN_RECORDS = 30  # the viewer's newest records whose threads are read for questions
 NEWEST = 20  # check-ins shown per branch
 
@@ -81,7 +81,7 @@ def _question(repository: Repository, post: heads.ThreadPost, record: RecordSeen
 
 
 def needs_you(repository: Repository, seen: NodeRecords, viewer: str, since: datetime | None = None) -> NeedsYou:
-    """Issue 17's "Needs you": unanswered posts in the threads of the viewer's
+    """The console's "Needs you" (docs/console.md): unanswered posts in the threads of the viewer's
     records, check-ins given to the viewer's open records that no counted
     verdict judges yet, and the viewer's records answered refused, budget,
     lost or unenforced since SINCE or the newest such answer the viewer

@@ -1,4 +1,4 @@
-"""A node's records and their answers as the console reads them (issue 17).
+"""A node's records and their answers as the console reads them (docs/console.md).
 
 The same rules `ocx activity` reads by (ocx/node/activity.py): a
 record is this node's when it is for its server-code and its sender holds
@@ -163,7 +163,7 @@ class NodeRecords:
 
 def _by(read, senders: frozenset[str]) -> list:
     """READ's artifacts that SENDERS sent: through its own filter where the
-    readers have one (issue 15), else all of them, filtered here."""
+    readers have one (docs/verdicts.md, 'Cost'), else all of them, filtered here."""
     if "senders" in inspect.signature(read).parameters:
         return read(senders)
     return [artifact for artifact in read() if artifact.sender.login in senders]

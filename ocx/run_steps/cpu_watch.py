@@ -1,4 +1,4 @@
-"""D17's `cpu` budget, held from outside the run (issue 12).
+"""D17's `cpu` budget, held from outside the run (docs/security.md, 'Budgets held from outside the run').
 
     python -I -m ocx.run_steps.cpu_watch NODE RECORD STEM SECONDS RATE ROUND
 

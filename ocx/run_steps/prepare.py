@@ -218,13 +218,14 @@ def _own(step: Preparation, root: Path, password: Callable[[], str], steps: Step
          checkout: Path | None = None, meanwhile: str = "") -> CallerClone:
     """The copy made the run user's (make_own), with its password kept in the same Fossil run, once
     the run user is made (prepare_run makes it meanwhile): waited for, rather than kept afterwards
-    in a second Fossil run at its prompt, which cost a burst more CPU than the wait (issue 15).
+    in a second Fossil run at its prompt, which cost a burst more CPU than the wait
+    (docs/node.md, 'Preparations take turns').
     A `no_password` run's clone keeps none (C6)."""
     secret = password() if step.keep_password else None
     clone = make_own(root / CLONE, step.url, step.user, home=root, checkout=checkout, password=secret,
                      autosync="on" if step.keep_password and step.network else "off")
     steps.done(f"made {step.user}'s" + (", its password kept in it" if secret else "") + meanwhile)
-    if secret is not None:  # issue 5, see PASSWORD_FILE
+    if secret is not None:  # D22, see PASSWORD_FILE
         with os.fdopen(os.open(root / PASSWORD_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
             out.write(secret + "\n")
         steps.done("its password in its file")
@@ -245,7 +246,7 @@ def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
 
 def cpu_spent() -> str:
     """The CPU this preparation used so far, its Python start included, and its Fossil runs':
-    what a burst of records shares out (docs/node.md, issue 15)."""
+    what a burst of records shares out (docs/node.md, 'Measured')."""
     own, fossil = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     python_ms, fossil_ms = ((u.ru_utime + u.ru_stime) * 1000 for u in (own, fossil))
     return f"CPU {python_ms + fossil_ms:.0f} ms (Python {python_ms:.0f}, Fossil {fossil_ms:.0f})"

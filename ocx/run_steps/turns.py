@@ -1,4 +1,4 @@
-"""Preparations take turns: at most two a core at once (issue 15).
+"""Preparations take turns: at most two a core at once (docs/node.md, 'Preparations take turns').
 
 A burst of records starts a unit for each, and each unit's preparation wants
 ~250 ms of CPU on click.fossil. Run all at once, the kernel shares the cores

@@ -1,4 +1,4 @@
-"""The demonstration `ocx demo` runs on its node, end to end (issue #6's main job).
+"""The demonstration `ocx demo` runs on its node, end to end (docs/operating.md, 'The demo').
 
 As the demo's admin, through Fossil's own web forms and a clone of its own:
 a runner page `sandbox/demo`, a CI record on branch `demo`, a check-in

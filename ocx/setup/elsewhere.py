@@ -78,7 +78,7 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
     home = config.state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
     os.chown(config.state_dir, 0, 0)
-    os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (issue 11, hole 6)
+    os.chmod(config.state_dir, 0o700)  # its clone and records are root's alone (docs/security.md, 'Class 5')
     try:
         _register_and_clone(options, config, home, report, config_existed)
     except (ServerRefused, Unreachable, WebError, InitError) as error:

@@ -195,7 +195,7 @@ def _repository(options: InitOptions, config: NodeConfig, server: accounts.Accou
 
 
 def _private_state(config: NodeConfig, report: InitReport) -> None:
-    """The node's state is root's alone (issue 11, hole 6): its clone holds the
+    """The node's state is root's alone (docs/security.md, 'Class 5'): its clone holds the
     node user's sync secret, which Fossil takes as that login; the records
     hold the runs' tool sockets, which only each run reaches, by its bind."""
     info = config.state_dir.stat()

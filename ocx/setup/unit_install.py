@@ -22,8 +22,8 @@ SOURCE_UNITS = Path(__file__).resolve().parents[2] / "units"
 SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
              "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
-             "ocx-tools@.service",  # issue 5: no_password runs' tool sockets (D22)
-             "ocx-page@.socket", "ocx-page@.service")  # issue 17: the web page, kept up
+             "ocx-tools@.service",  # no_password runs' tool sockets (D22)
+             "ocx-page@.socket", "ocx-page@.service")  # the web page, kept up (D30)
 # D36: a node elsewhere serves no repository (no Fossil server, hook or path
 # unit) and has a follower instead (D38).
 ELSEWHERE_TEMPLATES = ("ocx.slice", "ocx-node@.socket", "ocx-node@.service", "ocx-check@.service",
@@ -137,8 +137,8 @@ async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float 
     name = config.name
     server, sock, path, check = (f"ocx-fossil@{name}.service", f"ocx-node@{name}.socket",
                                  f"ocx-node@{name}.path", f"ocx-check@{name}.service")
-    tools = f"ocx-tools@{name}.service"  # issue 5 (D22)
-    page = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")  # issue 17: started now, so the first look is quick
+    tools = f"ocx-tools@{name}.service"  # D22
+    page = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")  # D30: started now, so the first look is quick
     return await _enable_and_start((server, sock, path, check, tools, *page), (server, sock, path, tools, *page),
                                    changed, timeout, name)
 

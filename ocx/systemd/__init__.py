@@ -9,7 +9,7 @@ reads a unit's cgroup (docs/architecture.md, docs/systemd.md).
 - journal:  lines with OCX's fields to the journal
 - journal_tail: the last lines a unit printed, read back (journalctl)
 - sd_bus:   many units' properties at once over libsystemd's sd-bus (ctypes),
-            read-only, for the page's console (issue 17)
+            read-only, for the page's console (D30)
 - unit_figures: each running unit's state, start, CPU, memory and processes
 
 Nothing is imported here, so `import ocx.systemd.units` stays light (D5).

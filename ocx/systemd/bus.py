@@ -86,7 +86,7 @@ class Bus:
                 destination=destination, path=path, interface=interface, member=member,
                 signature=signature, body=list(body), unix_fds=list(unix_fds))), CALL_TIMEOUT_SECONDS)
         except TimeoutError:
-            # A fault that passes (issue 13): the caller tries again later.
+            # A fault that passes (C4): the caller tries again later.
             raise BusError("ocx.Timeout", f"{member}: no reply within {CALL_TIMEOUT_SECONDS:.0f} s") from None
         # None only for a message flagged NO_REPLY_EXPECTED, which these are not.
         assert reply is not None

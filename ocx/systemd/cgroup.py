@@ -149,8 +149,8 @@ def peer(sock: socket.socket) -> tuple[int, int, str | None]:
 
 @dataclass(frozen=True)
 class Usage:
-    """What a running unit's cgroup holds now and held at most (issue 17's
-    bars): None where this host's cgroups do not keep it (memory.peak is
+    """What a running unit's cgroup holds now and held at most (the console's
+    bars, docs/console.md 'In work'): None where this host's cgroups do not keep it (memory.peak is
     cgroup v2 from Linux 5.19; pids.peak is v1's, or v2 from 6.1)."""
 
     memory: int | None = None  # bytes

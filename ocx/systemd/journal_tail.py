@@ -2,7 +2,7 @@
 place `journalctl` runs; journal.py writes, this reads).
 
 What a run's program prints goes to the journal of its unit (D32); the
-console shows an admin its last lines (issue 17). `journalctl` reads as
+console shows an admin its last lines (docs/console.md, 'In work'). `journalctl` reads as
 whoever runs it: the Fossil server's account reads the system journal by
 its group `systemd-journal` (units/ocx-fossil@.service).
 """

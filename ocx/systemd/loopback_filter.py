@@ -1,4 +1,4 @@
-"""What a run with network may reach on this host: its egress program (issue 12).
+"""What a run with network may reach on this host: its egress program (docs/security.md, 'The loopback filter').
 
 A run with `network: true` shares the host's network namespace, so every
 service listening on the host (on 127.0.0.1, on ::1, or on any address of
@@ -13,7 +13,7 @@ a packet leaving on the loopback device it allows only
   itself on this host (systemd-resolved's 127.0.0.53, say), and the ports
   root listens on at such a resolver's own address (Docker's 127.0.0.11,
   reached through a DNAT rule the hook sees after: a host in a container,
-  as a build host of issue 16 may be),
+  as a build host may be, D36),
 - TCP or UDP to a socket of the run's own unit (the kernel's socket lookup
   for the packet, and that socket's cgroup compared with the sender's): a
   test suite's own server on localhost still works,
@@ -285,7 +285,7 @@ def ensure(node: str, url: str, *, read: Callable[[str], list[Allowance]] = allo
     Within FRESH_SECONDS of the last READ of the host's resolvers and sockets
     (`allowances`), by CLOCK, the same pin serves while it is there: reading
     /proc/net's socket tables was the node's largest cost of a session's start
-    in a burst (issue 15: 15 % of its CPU, a hundred sessions at once)."""
+    in a burst (docs/node.md, 'Measured': 15 % of its CPU, a hundred sessions at once)."""
     recent = _ENSURED.get((node, url))
     if recent is not None and clock() - recent[0] < FRESH_SECONDS and bpf.pinned(recent[1]):
         return recent[1]

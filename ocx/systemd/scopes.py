@@ -1,4 +1,4 @@
-"""A child process of the node moved into a scope of its own, bounded (issue 31's hole 3; D41).
+"""A child process of the node moved into a scope of its own, bounded (D41; docs/security.md, 'Class 9').
 
 A `fossil` the node's service starts on a run's behalf (the pull into the
 runs' clone above all) handles bytes a run sent: 200 MB of zeros is 200 KB

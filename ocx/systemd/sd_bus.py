@@ -1,7 +1,7 @@
 """Reading units' properties from systemd with libsystemd's own sd-bus, many at once.
 
 The console (ocx/page/console) shows every open record's unit on each
-request and must answer in 200 ms (issue 17): dbus-next and pystemd each
+request and must answer in 200 ms (docs/console.md, 'Fast'): dbus-next and pystemd each
 cost 60 to 100 ms to import before the first call, and one round trip per
 property per unit adds a millisecond each on a busy host. Here libsystemd
 is opened with ctypes (a few ms), ListUnitsByPatterns gives every unit's

@@ -1,5 +1,5 @@
 """What each running unit has spent: its state and start from systemd, its
-CPU time, memory and processes from its cgroup (issue 17's bars, D17).
+CPU time, memory and processes from its cgroup (the console's bars, D17).
 
     figures = read_units(["ocx-0123456789ab-*.service"])
 

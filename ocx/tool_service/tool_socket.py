@@ -15,7 +15,7 @@ reaches it, and every other run has it hidden (D16). Each connection is
 checked besides (SO_PEERCRED): a process of the record's own unit(s), or
 root; anyone else is closed on before a byte is read. What a run sends is
 bounded: REQUEST_BYTES in READ_SECONDS, and CONNECTIONS at once per run
-(issue 11, hole 6). `python -m ocx.tool_service.tool_socket NAME` serves a node's
+(docs/security.md, 'Class 5'). `python -m ocx.tool_service.tool_socket NAME` serves a node's
 runs (units/ocx-tools@.service); it watches the records directory with
 inotify, so a new run's socket appears without a timer (D26).
 """

@@ -2,7 +2,7 @@
 repository as its user, then the node woken (C6, D22, D34).
 
 Decided on the node's side from the artifacts themselves, never from what
-the run's clone's tables say (issue 11, hole 4): the clone is opened as the
+the run's clone's tables say (C6, D22; docs/tools.md, '`push`, from the artifacts'): the clone is opened as the
 run's own file, not through a link (run_clone.py); the artifacts the node
 lacks are rebuilt and checked against their names; only check-ins (on the
 record's branch when it restricts one) and the files they need are sent

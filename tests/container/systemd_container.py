@@ -46,7 +46,7 @@ def build_image() -> str:
 
 
 class Network:
-    """A Docker network of its own for the hosts of one test (issue 16):
+    """A Docker network of its own for the hosts of one test (D36):
     each container on it has an address and is reached by its aliases."""
 
     def __init__(self) -> None:
@@ -83,7 +83,7 @@ class SystemdContainer:
                  hostname: str = "ocx-test"):
         self.image = image
         self.volumes = volumes or {}  # host path -> container path, read-only (the benchmark's data)
-        # Hosts of one test (issue 16: a server and a build host) share a
+        # Hosts of one test (D36: a server and a build host) share a
         # Docker network, each on its own address, each known by its ALIASES.
         self.network = network
         self.aliases = aliases
@@ -104,7 +104,7 @@ class SystemdContainer:
                           device_cgroup_rules=["a *:* rwm"], stop_signal="SIGRTMIN+3",
                           hostname=self.hostname,
                           # ::1 and a link-local fe80:: address, as a host has them: the
-                          # run's address filter is tested on both families (issue 12).
+                          # run's address filter is tested on both families (docs/security.md, 'The loopback filter').
                           sysctls={"net.ipv6.conf.all.disable_ipv6": "0",
                                    "net.ipv6.conf.lo.disable_ipv6": "0"})
              # systemd wants /run and /run/lock on tmpfs; with_kwargs(tmpfs=)
@@ -187,7 +187,7 @@ class SystemdContainer:
         return time.monotonic() - t0
 
     def address(self) -> str:
-        """Its address on its network (issue 16): what the other hosts reach it at."""
+        """Its address on its network (D36): what the other hosts reach it at."""
         self._c.get_wrapped_container().reload()
         networks = self._c.get_wrapped_container().attrs["NetworkSettings"]["Networks"]
         return networks[self.network.network.name]["IPAddress"]

@@ -1,4 +1,4 @@
-"""Two hosts for the tests of nodes elsewhere (issue 16), driven from this
+"""Two hosts for the tests of nodes elsewhere (D36-D39), driven from this
 host: two systemd containers on a Docker network of their own, each on its
 own address, the server host known as `server` (the server's node `srv`,
 its Fossil server listening on every address) and a build host known as

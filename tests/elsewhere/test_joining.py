@@ -1,7 +1,7 @@
-"""A host joins as a node elsewhere with a join token an admin made on the server's page (issue 16,
-item 1), on a real `fossil server` with real logins: made through the console's form by an admin only,
-kept only as a hash, good once, for one name, for an hour; a wrong, used or expired one is refused
-naming what is wrong, and writes nothing."""
+"""A host joins as a node elsewhere with a join token an admin made on the server's page (D36), on a
+real `fossil server` with real logins: made through the console's form by an admin only, kept only as
+a hash, good once, for one name, for an hour; a wrong, used or expired one is refused naming what is
+wrong, and writes nothing."""
 from __future__ import annotations
 
 import hashlib

@@ -306,7 +306,7 @@ def test_the_page_answers_what_the_server_s_modules_compute_from_the_served_repo
 
 
 def test_audit_on_a_node_elsewhere_learns_who_sent_the_checkin_from_the_server(site, tmp_path):
-    """Issue 31, hole 8: the node elsewhere's clone names its node user the
+    """D37, D25: the node elsewhere's clone names its node user the
     sender of everything it pulled, so `audit` there asks the server's node
     (D37) and refuses a caller's own check-in even when its U card names
     someone else (D25); a run on that node can then never audit its own."""

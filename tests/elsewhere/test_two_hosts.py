@@ -1,4 +1,4 @@
-"""A node elsewhere on a second host (issue 16), with the server's node on
+"""A node elsewhere on a second host (D36-D39), with the server's node on
 the first: two systemd containers on one Docker network, records posted
 through the server's web forms by real logins, answers read from the
 served repository with their senders (rcvfrom)."""
@@ -169,7 +169,7 @@ def test_a_record_in_a_ticket_is_answered_there_by_the_build_host(hosts):
 
 
 def test_a_run_on_the_build_host_copies_the_runs_clone_without_a_pull_when_it_holds_what_came_before(hosts):
-    """Issue 16, item 2: the build host's pass knows a record by the server's receipt, its runs' clone by
+    """D37: the build host's pass knows a record by the server's receipt, its runs' clone by
     its own clone's; judged in the same count, a quiet node's runs' clone needs no pull for a record, by the
     node or by the run's preparation."""
     def quiet() -> bool:  # everything the server holds now pulled, and the runs' clone brought up to it, idle
@@ -242,7 +242,7 @@ def test_a_no_password_run_on_the_build_host_pushes_to_the_server_as_its_user(ho
 
 
 def test_a_no_password_run_on_the_build_host_cannot_audit_its_own_checkin(hosts):
-    """Issue 31, hole 8: the build host's clone names its node user the sender of all it pulled; its
+    """D37, D25: the build host's clone names its node user the sender of all it pulled; its
     `audit` asks the server who sent the check-in (D37), so the run's own is refused (D25) even with
     another's name in its U card, no verdict is written, and the record is still answered."""
     made = record_for(hosts, runner="toolagent", objective="own-audit noscan", hears=["admin"],
@@ -267,8 +267,8 @@ def test_a_no_password_run_on_the_build_host_cannot_audit_its_own_checkin(hosts)
 
 
 def test_a_session_on_the_build_host_pushes_to_the_server_itself_as_its_run_user(hosts):
-    """Its clone made from the server and its own push to it, over the network, through issue 12's
-    sandbox (the loopback filter, IPAddressDeny=, RestrictAddressFamilies=): the server receives it
+    """Its clone made from the server and its own push to it, over the network, through the run's
+    sandbox (docs/security.md) (the loopback filter, IPAddressDeny=, RestrictAddressFamilies=): the server receives it
     from the run user (D16, D21)."""
     made = record_for(hosts, objective="push byrun")
     record, user = made["record"], made["user"]
@@ -286,7 +286,7 @@ def test_a_session_on_the_build_host_pushes_to_the_server_itself_as_its_run_user
 
 
 def test_a_host_joins_with_a_join_token_an_admin_made_on_the_page_good_once(hosts):
-    """Issue 16, item 1: no admin's login on the joining host, only a token a real admin made through the
+    """D36: no admin's login on the joining host, only a token a real admin made through the
     server's page; a second use is refused and leaves nothing; a non-admin makes none."""
     made = on(hosts.server, "join-token", "build2")
     assert made["token"] and made["refused"] is None, made
@@ -334,7 +334,7 @@ def test_cut_off_the_build_hosts_runs_go_on_and_each_record_is_answered_once_it_
                    "the long run's end, on the build host cut off")
         # Its node tried to answer and could not (not merely still trying when the cut ends: a connect or
         # a name lookup may outlive a short cut and then succeed, and nothing would be owed).
-        # Its answer stays decided (issue 13's `answering` mark), tried again on later passes.
+        # Its answer stays decided (its `answering` mark, docs/node.md 'Faults'), tried again on later passes.
         wait_until(lambda: on(hosts.build, "mentions", "ocx-node@build1.service",
                               "answer: a fault of the node's own")["count"],
                    90, "the build host's node failing to answer while cut off")

@@ -63,7 +63,7 @@ def test_a_reader_opened_after_the_cut_off_write_reads_the_last_commit(repositor
 
 @pytest.mark.fossil
 def test_a_reader_open_across_the_cut_off_write_reads_on(repository_file):
-    with Repository(repository_file) as repository:  # the node's service keeps one (issue 15)
+    with Repository(repository_file) as repository:  # the node's service keeps one (D38)
         before = repository.server_code
         cut_off_write(repository_file)
         assert repository.server_code == before

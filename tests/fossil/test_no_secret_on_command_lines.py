@@ -1,5 +1,5 @@
 """No password or sync secret in any process's command line or environment
-(D41, issue 11 hole 3): every process on a host can read /proc/PID/cmdline.
+(D41; docs/security.md, 'Class 3'): every process on a host can read /proc/PID/cmdline.
 
 Each sync here goes through a relay that, when the `fossil` client connects,
 reads every process's cmdline and environ before passing anything on: the
@@ -108,7 +108,7 @@ def test_clone_pull_and_push_as_a_login_put_no_secret_where_another_process_coul
         clone.pull()
         checkout = clone.open_checkout(tmp_path / "checkout")
         (checkout / "hole3.txt").write_text("no secret on a command line\n")
-        clone.commit(checkout, "hole 3", push=False)
+        clone.commit(checkout, "no secret on a command line", push=False)
         # a no_password run's clone: the password not kept (its push runs no `fossil`: by sync in a session, push.py)
         bare = CallerClone.create(tmp_path / "bare.fossil", relay.url, "bob", served.passwords["bob"],
                                   home=tmp_path / "home2", save_password=False)

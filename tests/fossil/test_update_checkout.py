@@ -1,6 +1,7 @@
-"""Moving a checkout made ahead to a check-in (CallerClone.update_checkout, issue 15): Fossil's
-`update` either makes the check-in exactly or is refused, so the run's preparation makes its home
-afresh. A check-in's link, where links are not allowed, is the case Fossil gets wrong (D16, D41)."""
+"""Moving a checkout made ahead to a check-in (CallerClone.update_checkout; docs/node.md,
+'Runs' homes made ahead'): Fossil's `update` either makes the check-in exactly or is refused, so the
+run's preparation makes its home afresh. A check-in's link, where links are not allowed, is the case
+Fossil gets wrong (D16, D41)."""
 from __future__ import annotations
 
 import os

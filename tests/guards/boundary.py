@@ -92,7 +92,7 @@ ALLOWED: dict[tuple[str, str], dict[str, str]] = {
         ["connect"], "attaching.connect checks the peer"),
     ("ocx/tools/push.py", "_plan"): dict.fromkeys(
         ["RunClone"], "ocx/fossil/run_clone.py opens the run's clone without following a link, only as a regular "
-        "file of the run's own with one name, immutable, every read bounded in size and time (hole 4)"),
+        "file of the run's own with one name, immutable, every read bounded in size and time (C6, D22, D41)"),
 }
 
 

@@ -3,6 +3,9 @@
 The code and the docs cite the standard's elements by id (C4, D12, F2, V1,
 Ax1, Part 4). docs/protocol.md and docs/decisions.md define each, as a
 heading (`### C4. The response`) or a bold lead (`- **D12. The place.**`).
+An issue's number (or a hole's of an issue) is no citation: no reader of the
+repository can open it, so the tree cites a D-id, an element or a docs
+section instead.
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ DEFINING = ("docs/protocol.md", "docs/decisions.md")
 _ID = r"(?:[CDFV][1-9][0-9]?|Ax[1-9][0-9]?|Part [1-9][0-9]?)"
 CITED = re.compile(rf"\b{_ID}\b")
 DEFINED = re.compile(rf"^(?:#{{2,4}} |- \*\*|\*\*)({_ID})\.", re.MULTILINE)
+
+# The word issue(s) or hole(s), then a number (with or without "#"), in any case, even across a line's end.
+ISSUE_CITED = re.compile(r"\b(?:issues?|holes?)\s+#?[0-9]", re.IGNORECASE)
 
 # Spelled like an id, and not one: never a citation.
 NOT_CITATIONS = frozenset({
@@ -62,3 +68,13 @@ def gaps(ids: list[str], prefix: str) -> list[str]:
     """The numbers missing from PREFIX1…PREFIXn among IDS, n the highest defined."""
     numbers = {int(i[len(prefix):]) for i in ids if i.startswith(prefix) and i[len(prefix):].isdigit()}
     return [f"{prefix}{n}" for n in range(1, max(numbers, default=0) + 1) if n not in numbers]
+
+
+def issue_citations(texts: dict[str, str]) -> list[str]:
+    """`path:line: text` for each citation of an issue's (or a hole's) number in TEXTS (path → text)."""
+    found = []
+    for path, text in sorted(texts.items()):
+        for match in ISSUE_CITED.finditer(text):
+            number = text.count("\n", 0, match.start()) + 1
+            found.append(f"{path}:{number}: {text.splitlines()[number - 1].strip()}")
+    return found

@@ -17,7 +17,7 @@ SUBPROCESS_HOMES = {
     "ocx/inside_run/feeder.py",  # a session's own program, inside its unit (D13)
     "ocx/inside_run/relay.py",  # the program a runner page names behind the relay (D14)
     "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
-    "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (issue 17)
+    "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (docs/console.md)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md): the processes' packages on top, each named for

@@ -2,7 +2,7 @@
 
 A handler that catches everything is allowed only at a boundary where the
 design needs it: one record's, receipt's or run's failure must never stop
-the others, and is counted, tried again and answered (C4, issue 13); a run's
+the others, and is counted, tried again and answered (C4); a run's
 privileged step must leave its failure for the node; a process that loops
 for ever must outlive one turn. Each is named here with its reason; any other
 fails, and so does an entry here that no longer names one.
@@ -24,24 +24,24 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("ocx/node_service/tend.py", "Tending.all"): (
         1, "one record's trouble stops no other record's tending"),
     ("ocx/node_service/tend.py", "Tending.answer"): (
-        1, "a record's step: counted (Tending.failed), tried again, then given up (issue 13)"),
+        1, "a record's step: counted (Tending.failed), tried again, then given up (C4)"),
     ("ocx/node_service/tend.py", "Tending.session"): (
-        1, "a record's step (its stop): counted, tried again (issue 13)"),
+        1, "a record's step (its stop): counted, tried again (C4)"),
     ("ocx/node_service/tend.py", "Tending.start"): (
-        1, "a record's step: counted, tried again, then answered lost or refused (C4, issue 13)"),
+        1, "a record's step: counted, tried again, then answered lost or refused (C4)"),
     ("ocx/node_service/checkin_runs.py", "start_checkin"): (
-        1, "a check-in run's start: counted, tried again, then judged `fail: not run` (issue 13)"),
+        1, "a check-in run's start: counted, tried again, then judged `fail: not run` (C4)"),
     ("ocx/node_service/checkin_runs.py", "judge"): (
-        1, "a verdict's tag: counted, tried again, then given up, the queue going on (issue 13)"),
+        1, "a verdict's tag: counted, tried again, then given up, the queue going on (C4)"),
     ("ocx/node_service/checkin_runs.py", "_stop"): (
-        1, "a check-in run's stop: counted, tried again (issue 13)"),
+        1, "a check-in run's stop: counted, tried again (C4)"),
     ("ocx/node_service/intake.py", "handle"): (
-        2, "one artifact of a receipt, and one action on it: stops no other, counted against the receipt (issue 12)"),
+        2, "one artifact of a receipt, and one action on it: stops no other, counted against the receipt (C4, D41)"),
     ("ocx/node_service/intake.py", "_retried"): (
         1, "a given-up receipt's records are each answered: one failing answer stops no other's"),
     ("ocx/node_service/look_back.py", "look_back"): (
         3, "reading again for a record opened late, one artifact and one action at a time, as intake.handle: "
-           "any failure keeps the record's receipt on the retry list (issue 12 item 5)"),
+           "any failure keeps the record's receipt on the retry list (D18; docs/node.md, 'Faults')"),
     ("ocx/node_service/enforcement.py", "hold_enforcement"): (
         3, "the enforcement check of one record (its marks, its run) stops no other's, and the one read of "
            "the run users' letters failing (the server's node cut off, D39) stops the pass of none (D24)"),

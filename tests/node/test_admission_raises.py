@@ -1,6 +1,6 @@
 """The node's admission raises Inadmissible, naming the field, and nothing
 else counts as the record's refusal: a refusal of the server's node (a node
-elsewhere asking it, D37) is a failure the pass tries again (issue 13)."""
+elsewhere asking it, D37) is a failure the pass tries again (C4)."""
 from __future__ import annotations
 
 from types import SimpleNamespace

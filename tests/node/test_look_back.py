@@ -1,4 +1,4 @@
-"""A record opened late hears what came after its receipt (intake.py's look back, issue 12 item 5).
+"""A record opened late hears what came after its receipt (intake.py's look back; docs/node.md, 'Faults').
 
 A record whose receipt fails for a fault of the node's own (its server's node
 not answering, say) waits on the retry list while the pass reads on: a

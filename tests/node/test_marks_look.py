@@ -1,4 +1,4 @@
-"""One look at a record's marks a pass (marks.one_look, issue 15): each directory listed once, what the
+"""One look at a record's marks a pass (marks.one_look; docs/node.md, 'Measured'): each directory listed once, what the
 node writes seen at once, what another process writes seen by the next look, and a write checked
 against the files as they are, never against the look."""
 import pytest

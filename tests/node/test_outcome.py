@@ -64,7 +64,7 @@ def test_a_shutdown_during_preparation_waits_for_lost():
 
 
 def test_a_host_oom_kill_of_a_run_with_no_memory_budget_is_not_budget():
-    """Hole 10: no limit of the record was reached, so the outcome says what happened instead."""
+    """C4: no limit of the record was reached, so the outcome says what happened instead."""
     no_memory = Budget(wall="2h")
     for facts in ({"result": "oom-kill", "code": "killed", "status": "KILL"},
                   {"result": "signal", "code": "killed", "status": "9", "oom_killed": True}):

@@ -1,4 +1,4 @@
-"""What a pass knows of the open records (intake.PassReading, issue 15): each record's directory is
+"""What a pass knows of the open records (intake.PassReading; docs/node.md, 'Measured'): each record's directory is
 listed once a pass, the one an action wrote is read again, and a record saved earlier in the same
 pass is open to the next admission (whose check that a run user runs once on the node reads it)."""
 from node.test_receipt_retries import context  # noqa: F401 (a fixture: a node's context in tmp_path)

@@ -1,4 +1,4 @@
-"""A receipt the node could not handle (intake.py, issue 13): read again within a bound, never for ever,
+"""A receipt the node could not handle (intake.py; docs/node.md, 'Faults'): read again within a bound, never for ever,
 never skipped, and a record it held answered once the node gives up, its note naming what failed."""
 import errno
 import secrets

@@ -1,7 +1,7 @@
 """The two kinds of run unit, as described before systemd holds them (run_units.py): pure.
 
 A session's unit and a check-in run's unit get one user, budget and sandbox
-(D16, D17, D34, issue 12); what differs is only what each run is given.
+(D16, D17, D34; docs/security.md, 'The unit's sandbox'); what differs is only what each run is given.
 """
 from dataclasses import fields
 

@@ -1,5 +1,6 @@
 """At most STARTS_AT_ONCE runs' units prepare at once, and sessions start in the order their records
-came (tend.py, issue 15). Decided from the record's marks and systemd's list of units; here both are
+came (tend.py; docs/node.md, 'The node starts as many units as there are turns'). Decided from the
+record's marks and systemd's list of units; here both are
 written by hand, and no start reaches systemd (there is none: a start that tried would fail)."""
 import asyncio
 import secrets

@@ -1,4 +1,5 @@
-"""Preparations take turns (run_steps/turns.py, issue 15): a free turn is taken at once, as many at
+"""Preparations take turns (run_steps/turns.py; docs/node.md, 'Preparations take turns'): a free turn is
+taken at once, as many at
 once as there are turns, and a waiter gets one as soon as a holder ends, however it ends."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers for the boundary battery (issue 11): hostile runs and hostile
+"""Helpers for the boundary battery (D41; docs/security.md): hostile runs and hostile
 check-ins, acted out on the real node in the systemd container."""
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def ci_values(node: Node, checkin: str) -> list[str]:
 def answers_a_plain_record(node: Node, runner_name: str) -> None:
     """The node still works: a new record is answered, and as it should be.
 
-    How long that took is printed (issue 12 asks for within a second on a
+    How long that took is printed (the aim is within a second on a
     quiet machine), never asserted: a test does not fail on a time."""
     posted = time.monotonic()
     record = session(node, runner_name, objective="exit 0")

@@ -1,4 +1,4 @@
-"""Records of every kind under faults, inside the systemd container (issue 13).
+"""Records of every kind under faults, inside the systemd container (C4; docs/node.md, 'Faults').
 
     python chaos.py init NAME PORT
     python chaos.py plan NAME SEED RECORDS SECONDS SERVER_RESTARTS

@@ -151,7 +151,8 @@ def hook_caught_up(node) -> bool:
 
 
 def quiet_starts(node) -> list[str]:
-    """OCX's processes started, and the node's passes, over QUIET_SECONDS with nothing arriving (issue 13, item 4)."""
+    """OCX's processes started, and the node's passes, over QUIET_SECONDS with nothing arriving
+    (D26: quiet when idle)."""
     def idle() -> bool:
         return node_idle(node.name)
     for _ in range(10):  # the hook's last run (its backoffice's lease) may wake the node once more

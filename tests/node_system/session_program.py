@@ -83,7 +83,7 @@ def probe() -> dict:
         "reaches_server": reaches(os.environ["PROBE_SERVER"]) if "PROBE_SERVER" in os.environ else None,
         "visible": {name: visible(path) for name, path in paths.items()},
         "writable": {name: can_write(os.path.join(path, "probe")) for name, path in paths.items()},
-        # issue 12: what the kernel-facing sandbox holds
+        # docs/security.md, 'Kernel': what the kernel-facing sandbox holds
         "unshare": unshare(),
         "own_cgroup": cgroup_of("self"),
         "processes": {pid: cgroup_of(pid) for pid in os.listdir("/proc") if pid.isdigit()},
@@ -132,7 +132,7 @@ def main() -> int:
             hoard.append(bytearray(8 * 1024 * 1024))
     if objective.startswith("stop the rest and burn cpu"):
         # Every other process of the run stopped, the feeder among them: nothing of the run's
-        # own can hold its cpu budget now (issue 12).
+        # own can hold its cpu budget now (D17).
         for pid in os.listdir("/proc"):
             if pid.isdigit() and int(pid) != os.getpid():
                 try:

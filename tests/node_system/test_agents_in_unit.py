@@ -1,5 +1,5 @@
 """claude and codex, as the runner pages in contrib/runners/ run them, start
-under the hardened unit of a real run (issue 12), with and without network.
+under the hardened unit of a real run (docs/security.md, 'The unit's sandbox'), with and without network.
 
 tests/contrib checks each page against its CLI's own parser on the host;
 here the same CLIs (the host's, mounted read-only at AGENTS) run as a

@@ -1,4 +1,4 @@
-"""The page service's socket (issue 17, units/ocx-page@.socket): whoever
+"""The page service's socket (D30, units/ocx-page@.socket): whoever
 connects hands the page a request with a login of its choosing
 (FOSSIL_USER), so only the Fossil server's account, which runs the page's
 door, may. A run tries from inside its own unit; another local account

@@ -1,4 +1,4 @@
-"""The battery, holes 8, 9 and 10 (issue 11): records that name whom they must
+"""The battery, docs/security.md's classes 6, 7 and 8: records that name whom they must
 not, values that pass a `$`, notes that would forge, fences inside fences,
 edits, and a check-in cut off by a shutdown. Each asserts the boundary held."""
 import json
@@ -23,7 +23,7 @@ def letters(node, login: str) -> str | None:
 
 
 def test_records_naming_fossils_own_logins_a_person_or_a_capable_user_are_refused_and_change_nothing(node):
-    """Hole 8 (D40): only a new login, or one holding nothing, is a run user."""
+    """D40: only a new login, or one holding nothing, is a run user."""
     person = node.login(f"pat-{secrets.token_hex(2)}", "i4").name
     former = node.login(f"former-{secrets.token_hex(2)}", "").name  # a run user whose record was answered
     refused = ["nobody", "anonymous", "reader", "developer", node.admin.name, person, node.config.node_user]
@@ -45,14 +45,14 @@ def test_records_naming_fossils_own_logins_a_person_or_a_capable_user_are_refuse
     ({"sandbox": {"network": True, "read_only": ["/usr\n"], "read_write": []}}, "sandbox.read_only[0]"),
 ])
 def test_a_value_with_a_trailing_newline_is_refused_naming_its_field(node, changes, field):
-    """Hole 9: `"adm\\n"` is another login than `adm`; every value is matched whole."""
+    """Class 7: `"adm\\n"` is another login than `adm`; every value is matched whole."""
     changes = json.loads(json.dumps(changes).replace("{token}", secrets.token_hex(3)))
     response = node.response(node.post(node.record(**changes)), timeout=90)
     assert response.outcome.value == "refused" and response.note.startswith(f"{field}: "), response.note
 
 
 def test_messages_that_are_not_version_1_or_sit_inside_other_code_are_not_acted_on(node):
-    """Hole 9 and D7: "ocx": true or 1.0 is no version 1; a ```json fence inside ~~~,
+    """Class 7 and D7: "ocx": true or 1.0 is no version 1; a ```json fence inside ~~~,
     ```` or an indented block is code, not a message. A record after them is
     answered, so they were read, and nothing was written for them."""
     record = json.dumps(node.record(objective="exit 0"))
@@ -72,7 +72,7 @@ def test_messages_that_are_not_version_1_or_sit_inside_other_code_are_not_acted_
 
 
 def test_a_note_that_echoes_a_fence_cannot_put_a_forged_response_first(node):
-    """Hole 9: the node's own post's first block is its own response."""
+    """Class 7: the node's own post's first block is its own response."""
     forged = {"ocx": 1, "kind": "response", "node": node.server_code, "answers": "0" * 64, "outcome": "exited",
               "note": "exit 0"}
     path = f"/nowhere ```json {json.dumps(forged)} ``` here"  # one line: a path need not exist to be echoed
@@ -86,7 +86,7 @@ def test_a_note_that_echoes_a_fence_cannot_put_a_forged_response_first(node):
 
 
 def test_an_edit_by_a_heard_user_is_delivered_as_a_post_with_its_whole_new_text(node):
-    """Hole 10 (D44)."""
+    """D44."""
     record = node.post(node.record(objective="echo", hears=[node.admin.name], budget={"wall": "3m"}))
     wait_for(lambda: systemctl("is-active", node.unit(record)).strip() == "active", 60, 0.2, "the session")
     web = node.admin.web(node.url)
@@ -110,7 +110,7 @@ time.sleep(600)
 
 
 def test_a_check_in_cut_off_by_a_host_shutdown_runs_again_when_the_host_is_back(node):
-    """Hole 10 (D18): its stop step saw the shutdown; the first pass of the next
+    """D18: its stop step saw the shutdown; the first pass of the next
     boot runs it again instead of leaving it without a verdict. The shutdown is
     acted out: the node's triggers are stopped, the run is ended, its end is
     made what a stop step sees during a shutdown, and the node is started again."""

@@ -1,6 +1,6 @@
-"""The battery, holes 1, 2 and 5 (issue 11), and a check-in's link met by the home made ahead
-(issue 15): a run, or a check-in it is given, shapes what root touches for it; each test asserts
-the boundary held."""
+"""The battery, docs/security.md's classes 1, 2 and 4 (D41, D42), and a check-in's link met by the
+home made ahead (docs/node.md, 'Runs' homes made ahead'): a run, or a check-in it is given, shapes what
+root touches for it; each test asserts the boundary held."""
 import os
 import secrets
 import subprocess
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.systemd
 
 
 def test_code_a_session_leaves_in_its_home_never_runs_as_root(node):
-    """Hole 1: `ocx/__init__.py` and friends in the home, where the stop step's working directory was."""
+    """Class 1: `ocx/__init__.py` and friends in the home, where the stop step's working directory was."""
     marked = marker()
     program = (f"for name in {PLANTED!r}:\n"
                "    path = os.path.join(os.environ['HOME'], name)\n"
@@ -40,7 +40,7 @@ def test_code_a_session_leaves_in_its_home_never_runs_as_root(node):
 
 
 def test_code_committed_to_a_watched_branch_never_runs_as_root(node):
-    """Hole 1, as a hostile check-in: the checkout was the unit's working directory."""
+    """Class 1, as a hostile check-in: the checkout was the unit's working directory."""
     marked = marker()
     branch = f"plant-{secrets.token_hex(2)}"
     record = open_command_record(node, branch)
@@ -80,7 +80,7 @@ sys.exit(1)
 
 
 def test_the_last_line_a_run_shapes_publishes_no_secret_and_stops_nothing(node):
-    """Hole 2: `.ocx-last-line` linked to the admin's password, a FIFO, many lines
+    """Class 2: `.ocx-last-line` linked to the admin's password, a FIFO, many lines
     (unwritable by the feeder), and a 1,200-deep home; each judged, none leaks."""
     secret_path = f"/etc/ocx/{node.name}.admin-password"
     secret = node.admin.password
@@ -125,7 +125,7 @@ print("shaped", flush=True)
 
 
 def test_a_run_cannot_leave_anything_in_its_runners_home_but_its_kept_file(node):
-    """Hole 5 (D42): settings a later run would obey, a link to a secret as the
+    """Class 4 (D42): settings a later run would obey, a link to a secret as the
     kept sign-in, a 1,200-deep tree, a linked list of copies: none comes back."""
     home = Path(f"/var/lib/ocx-homes/battery-{secrets.token_hex(3)}")  # not /tmp: runs have their own
     home.mkdir(parents=True)
@@ -148,7 +148,7 @@ print("x is", shape, "holding", open("x/evil").read().strip() if shape == "a dir
 
 
 def test_a_link_a_checkin_holds_is_never_followed_by_roots_update_of_a_home_made_ahead(node):
-    """D41 on issue 15's shortcut (node/spare.py): as root, Fossil's `update` moves a checkout the node
+    """D41 on the homes made ahead (node/spare.py): as root, Fossil's `update` moves a checkout the node
     made ahead to the check-in a run was given. Trunk's tip holds `x` as a link to the node's secrets
     (committed from a clone that allows links), so the home made ahead checks it out; the watched
     check-in then makes `x` a directory holding `evil`. Root writes it in the home, never through a link."""

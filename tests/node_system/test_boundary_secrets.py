@@ -1,4 +1,4 @@
-"""The battery, holes 3 and 6 (issue 11): no password where another process
+"""The battery, docs/security.md's classes 3 and 5 (D41): no password where another process
 can read it while runs prepare; a run's tool socket and the node's secrets
 reachable by no other account and no other run; the tool service bounded."""
 import hashlib
@@ -32,8 +32,8 @@ class ProcessScan:
 
     def __init__(self):
         self.blobs: set[bytes] = set()
-        # Fossil processes of a preparation handing a run user's password over (issue 15: the
-        # run's clone is a copy; its password is set on the server, on `fossil user new`'s
+        # Fossil processes of a preparation handing a run user's password over (the
+        # run's clone is a copy, docs/node.md; its password is set on the server, on `fossil user new`'s
         # standard input, and kept in the clone by the script `fossil sql` reads on its own).
         self.preparing: list[str] = []
         self.stop = threading.Event()
@@ -91,7 +91,7 @@ def secret_forms(password: str, login: str, project: str) -> list[bytes]:
 
 
 def test_no_password_is_readable_in_proc_while_runs_prepare_as_root_sees_it_or_from_inside_a_run(node):
-    """Hole 3: every preparation sets its run user's password and keeps it in the
+    """Class 3: every preparation sets its run user's password and keeps it in the
     run's clone; root scans every process's cmdline and
     environ meanwhile (and must see such a step), and so does a run; no run's
     password, nor its sync secret, is ever there."""
@@ -144,7 +144,7 @@ print(json.dumps(out))
 
 
 def test_a_tool_socket_is_reached_by_its_run_alone_and_the_node_secrets_by_root_alone(node):
-    """Hole 6: the Fossil server's account, another run, and any process given
+    """Class 5: the Fossil server's account, another run, and any process given
     the socket's path reach no run's tools; the node's state and secrets are root's."""
     fields = node.record(objective="sleep 600", restrict={"no_password": True}, budget={"wall": "5m"})
     record = node.post(fields)
@@ -180,7 +180,7 @@ def test_a_tool_socket_is_reached_by_its_run_alone_and_the_node_secrets_by_root_
 
 
 def test_the_tool_service_bounds_what_it_reads_and_how_many_calls_wait(node):
-    """Hole 6 / issue 12 item 3: a call larger than REQUEST_BYTES is refused;
+    """Class 5, and D41's bounded reads: a call larger than REQUEST_BYTES is refused;
     calls past CONNECTIONS at once are closed; then a call is served again."""
     record = node.post(node.record(objective="sleep 600", restrict={"no_password": True}, budget={"wall": "5m"}))
     record_dir = RecordDir.of(node.config, record)

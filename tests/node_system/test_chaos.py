@@ -1,4 +1,4 @@
-"""Every record answered exactly once under faults (issue 13), the short form run in CI.
+"""Every record answered exactly once under faults (C4; docs/node.md, 'Faults'), the short form run in CI.
 
 50 records of every kind posted through the web (quick exits, wall budgets
 of 5-20 s, sleepers stopped later, malformed ones, command records with

@@ -142,7 +142,7 @@ def test_a_stop_ends_the_run_in_progress_and_no_later_checkin_runs(node):
 
 
 def test_two_ci_records_on_one_branch_a_failing_one_fails_the_checkin_whatever_the_other_says(node):
-    """D25 amended (issue 31, hole 4): `make test` failing and `make lint`
+    """D25 amended: `make test` failing and `make lint`
     passing, both as `ci` verdicts of the node user on one check-in, are
     two verdicts against two objectives; `ocx queue` and `ocx verdicts` read
     the check-in failed and name both, whichever verdict came last."""

@@ -1,4 +1,4 @@
-"""Every step of the node cut off, and found again (issue 13, states.py).
+"""Every step of the node cut off, and found again (C4, D6; states.py).
 
 At each named point (ocx/node/cut.py) the node's service kills itself with
 SIGKILL once, for the record under test; systemd restarts it
@@ -129,4 +129,4 @@ def test_a_check_in_run_cut_off_while_judged_gets_one_verdict(node, point):
     assert len(verdicts) == 1 and verdicts[0].value.startswith("pass: all 3 checks passed"), verdicts
     node.stop(record)
     assert node.response(record).outcome is Outcome.stopped
-    wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")  # issue 12: no disk kept per run
+    wait_for(lambda: gone(node, record), 60, 0.2, "the workspace removed")  # D2: no disk kept per run

@@ -1,4 +1,4 @@
-"""The unit's kernel-facing sandbox (issue 12): systemd's own score of a live
+"""The unit's kernel-facing sandbox (docs/security.md, 'Measured'): systemd's own score of a live
 run unit, and what a run can reach and see, tried from inside it.
 
 `systemd-analyze security` is deterministic for a given unit, so the

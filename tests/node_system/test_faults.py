@@ -67,8 +67,8 @@ def test_the_fossil_server_down_when_a_run_ends(node):
 
 
 def test_a_preparation_the_server_cut_off_is_tried_again_never_refused(node):
-    """C4, issue 13: the node's own fault (its server down while a run's home is cloned) is no reason to refuse.
-    A run's clone is a copy of the node's (issue 15), which needs the server only to pull what came
+    """C4: the node's own fault (its server down while a run's home is cloned) is no reason to refuse.
+    A run's clone is a copy of the node's (D16), which needs the server only to pull what came
     since: a check-in pushed just before the record, which neither the node nor the run can then pull."""
     clone = node.clone_of(node.admin)
     checkout = clone.open_checkout(node.home / f"cut-off-{time.time_ns()}")
@@ -88,7 +88,7 @@ def test_a_preparation_the_server_cut_off_is_tried_again_never_refused(node):
 
 
 def test_withdrawing_the_letters_of_a_user_never_made_is_done(node):
-    """A stop before the preparation made the run user: the answer goes out, and no pass fails on it (issue 13)."""
+    """A stop before the preparation made the run user: the answer goes out, and no pass fails on it (C4)."""
     fields = node.record(objective="exit 0")
     tracebacks = journal(f"ocx-node@{node.name}.service").count("Traceback")
     with node_lock(node.config):  # read together: the stop is acted on before the run starts
@@ -106,7 +106,7 @@ def record_journal(record: str) -> str:
 
 
 def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_record(tmp_path):
-    """Issue 13: the end is read from systemd while it still holds the unit (a failed run unit is kept
+    """D4, D6: the end is read from systemd while it still holds the unit (a failed run unit is kept
     until its record is answered, sessions.KEPT_WHEN_FAILED)."""
     import asyncio
 

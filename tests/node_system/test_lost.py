@@ -36,6 +36,6 @@ def test_a_session_whose_host_restarted_is_answered_lost_by_the_boot_check(syste
     assert response["outcome"] == "lost"
     assert "went down" in response["note"]
     assert drive(c, "active", "losttest", record) != "active"
-    # The boot check itself succeeded (issue 13: it failed after a restart, and left sessions unanswered).
+    # The boot check itself succeeded (D6: it once failed after a restart, and left sessions unanswered).
     check = c.exec(["systemctl", "show", "ocx-check@losttest.service", "-p", "Result", "-p", "ActiveState"]).output
     assert "Result=success" in check, check

@@ -1,4 +1,4 @@
-"""`push` from inside a hostile run (issue 11 hole 4; C6, D22), on a real
+"""`push` from inside a hostile run (C6, D22, D41), on a real
 node: a `no_password` run restricted to one branch tries, from its own
 clone, to push an amend moving an admin's check-in, a tag, a wiki page, a
 hand-made forum post in another thread, a check-in on trunk hidden between
@@ -164,7 +164,7 @@ def pushed_zeros(node, mib: int) -> tuple[str, str, int]:
 
 
 def test_a_small_push_of_a_large_file_neither_grows_the_node_nor_stalls_it(node):
-    """Issue 31, hole 3: a run pushes 200 MiB of zeros (200 KB on the wire). Before, the node's service
+    """D41, docs/security.md, 'Class 9': a run pushes 200 MiB of zeros (200 KB on the wire). Before, the node's service
     grew from 34 to 435 MiB while its fossil child pulled it into the runs' clone, which took 10.8 s.
     Now the node shuns it on receipt (oversized.py) and the pull never carries it: the node's cgroup
     stays small, and the next record starts and is answered."""

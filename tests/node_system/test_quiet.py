@@ -1,4 +1,4 @@
-"""Quiet when idle (issue 13 item 4, issue 12: the trigger coalesced; issue 15: the service stays up).
+"""Quiet when idle (D26: the trigger coalesced; docs/node.md, 'The node's service up': the service stays up).
 
 A node of its own, so no other test's runs wake it. Once started, the
 node's service stays up and waits on its socket and the repository file

@@ -68,7 +68,7 @@ def test_cpu_is_counted_for_all_processes_and_ends_the_run_as_budget(node):
 
 
 def test_a_run_that_stops_its_own_processes_still_ends_at_its_cpu_budget(node):
-    """Issue 12: the feeder, the run's own process, once held this budget; every other
+    """D17: the feeder, the run's own process, once held this budget; every other
     process of the run stopped, a timer outside the run still ends it, well before its wall."""
     record = node.post(node.record(objective="stop the rest and burn cpu", budget={"wall": "3m", "cpu": 5}))
     unit = node.unit(record)

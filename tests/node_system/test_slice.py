@@ -1,4 +1,5 @@
-"""Runs cannot take the node or its server down with them (issue 12).
+"""Runs cannot take the node or its server down with them (docs/security.md, 'The node and
+the server, protected from runs').
 
 ocx.slice holds every run; the node's services and the Fossil server live
 outside it (system.slice), with memory protection of their own. Fifty runs

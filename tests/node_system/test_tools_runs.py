@@ -1,4 +1,4 @@
-"""The tools on a real node (issue 5): an admin sets up a reviewer (its
+"""The tools on a real node (Part 4, D22): an admin sets up a reviewer (its
 password, network on, hears the admin, 4 hours) and a fixer (its own login,
 no password, only branch `fixes`, hears the admin and the reviewer, 4
 hours) with `ocx create`; from inside their sandboxes, through MCP, the

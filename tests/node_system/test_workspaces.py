@@ -1,5 +1,5 @@
 """A run's clone is copied from the one the node keeps current, and is the run's
-own all the same (D16, C5, issue 15): its own server-code and login, its
+own all the same (D16, C5; docs/node.md, 'The run's clone is a copy'): its own server-code and login, its
 user's password kept in it, pushing as that user; the preparation's steps
 are in the unit's journal; the run's home goes once the run is answered."""
 import json
@@ -56,13 +56,14 @@ def test_a_runs_clone_is_its_own_and_pushes_as_its_user(node):
     assert len(done) == 1 and re.search(r"; CPU \d+ ms \(Python \d+, Fossil \d+\)$", done[0]), steps
     node.stop(record)
     node.response(record)
-    # Its workspace goes once it is answered (issue 15: a copy of the history each), and systemd's link to it.
+    # Its workspace goes once it is answered (D2: a copy of the history each), and systemd's link to it.
     wait_for(lambda: not home.exists(), 60, what="the answered run's home removed (cleanup.py)")
     assert not os.path.lexists(RunHome(unit.removesuffix(".service")).inside)
 
 
 def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(node):
-    """Issue 15: idle, the node makes the next session's home ahead from its runs' clone (node/spare.py),
+    """docs/node.md, 'Runs' homes made ahead': idle, the node makes the next session's home ahead from
+    its runs' clone (node/spare.py),
     and a session on a quiet node takes it: no copy, no checkout, and a home as much its own as a copy."""
     before = node.clone_of(node.login("ws-ahead", "gio"))
     checkout = before.open_checkout(node.home / "ws-ahead-checkout")
@@ -90,7 +91,8 @@ def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(no
 
 
 def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
-    """Issue 15 (run_steps/turns.py): each unit's preparation takes a turn first. Each one's PREPARED mark says
+    """docs/node.md, 'Preparations take turns' (run_steps/turns.py): each unit's preparation takes a turn
+    first. Each one's PREPARED mark says
     when its turn began and when it was done, by its own clock: spans inside the turn it held, so no
     moment may fall in more of them than there are turns. The node starts no more units than that at once
     either, first come first started (tend.py). Every run still starts, and is answered."""

@@ -119,7 +119,7 @@ def test_socket_and_path_units_are_active_and_everything_enabled(first):
     info = sock.stat()
     assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o660
     assert info.st_gid == pwd.getpwnam("fossil").pw_gid
-    # The page's (issue 17): the Fossil server's account alone connects, and its service runs as that account.
+    # The page's (D30): the Fossil server's account alone connects, and its service runs as that account.
     page = Path(f"/run/ocx/{NAME}/page.sock").stat()
     fossil = pwd.getpwnam("fossil")
     assert stat.S_ISSOCK(page.st_mode) and stat.S_IMODE(page.st_mode) == 0o600 and page.st_uid == fossil.pw_uid
@@ -162,7 +162,7 @@ def test_the_tools_web_page_is_served_and_only_root_can_change_it(first):
     page = WebSession(url, "admin", Path(f"/etc/ocx/{NAME}.admin-password").read_text().strip()).get("/ext/ocx")
     assert page.status == 200 and "data-title='OCX console'" in page.text and 'id="tool-create"' in page.text  # D30
     # it names its node (Fossil clears an ext program's environment), so it answers as the node,
-    # and hands the request to the page's service (issue 17), which answered this one
+    # and hands the request to the page's service (ocx-page@), which answered this one
     assert program.read_text().split()[-2:] == [f"/etc/ocx/{NAME}.json", f"/run/ocx/{NAME}/page.sock"]
     wait_status(f"ocx-page@{NAME}.service",
                 lambda text: text.startswith("answered ") and not text.startswith("answered 0 "))

@@ -158,7 +158,7 @@ def test_check_ins_that_arrived_before_the_record_are_not_given():
     assert isinstance(only(decide(arrival(kind=CHECKIN, branch="dev", sender="ann", text="", rcvid=4), OPEN)), Ignore)
 
 
-# -- may_act: what a reader may leave unread (issue 15) --------------------------------------------
+# -- may_act: what a reader may leave unread (D33) --------------------------------------------------
 
 from hypothesis import given, strategies as st  # noqa: E402
 
@@ -189,7 +189,7 @@ def test_may_act_names_who_and_where():
     assert may_act(arrival(kind=CHECKIN, sender="ann", sender_capabilities=frozenset(), branch="dev"), EMPTY)
 
 
-# -- decide_late: a record opened after its receipt waited on a retry (issue 12 item 5) -----------
+# -- decide_late: a record opened after its receipt waited on a retry (docs/node.md, 'Faults')
 
 from ocx.protocol.decide import decide_late  # noqa: E402
 

@@ -130,7 +130,7 @@ def test_outcome_needs_a_counted_pass_and_no_counted_fail():
 
 
 def test_deleted_logins_verdicts_never_count_and_never_merge():
-    """Hole 8: a deleted login's receipt names no login; each uid (and each
+    """D21, D25: a deleted login's receipt names no login; each uid (and each
     user written in the tag) stays its own sender, and none counts."""
     mallory = TagEvent("audited", "+", "fail: broken (against PLAN.md)", "", "mallory", "a1", uid=7)
     oscar = TagEvent("audited", "+", "pass: fine (against PLAN.md)", "", "oscar", "a2", uid=8)

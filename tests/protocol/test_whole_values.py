@@ -1,4 +1,4 @@
-"""Every check reads the whole value (issue 11, hole 9): a trailing newline or
+"""Every check reads the whole value (docs/security.md, 'Class 7'): a trailing newline or
 any control character is refused everywhere; one reader of the version; a
 response's note can never put a block before the response's own; and a
 ```json line inside another fence or an indented code block is no message

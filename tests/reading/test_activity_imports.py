@@ -1,5 +1,5 @@
 """`ocx activity` starts without the message models (pydantic) and asyncio
-(issue 15): they were most of its start-up. It imports the models only once
+(docs/node.md, 'The readers'): they were most of its start-up. It imports the models only once
 a post holds a message for its own node, whose fields it then shows."""
 from __future__ import annotations
 

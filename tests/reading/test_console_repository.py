@@ -1,4 +1,4 @@
-"""The console's readers (issue 17) on a real served repository: which records
+"""The console's readers (docs/console.md) on a real served repository: which records
 are this node's and open, and their answers, exactly as `ocx activity`
 reads them (C1, C4, D31), without the message models; what needs each
 viewer; what each open record was given."""

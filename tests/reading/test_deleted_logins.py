@@ -1,6 +1,5 @@
-"""Verdicts of deleted logins, on a real `fossil server` (D21, D25; issue 31,
-hole 8): Fossil's web page deletes a login's user row and leaves its
-receipts naming its uid, and gives that uid to the next login made. No
+"""Verdicts of deleted logins, on a real `fossil server` (D21, D25): Fossil's web page
+deletes a login's user row and leaves its receipts naming its uid, and gives that uid to the next login made. No
 deleted login's verdict counts, two never merge into one sender, and the
 login that takes a deleted one's uid does not own its verdicts."""
 from __future__ import annotations

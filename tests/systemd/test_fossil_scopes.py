@@ -1,6 +1,7 @@
 """Every `fossil` a process asks to be confined runs in a scope of its own with its bounds, moved
 there before it does anything (fossil/program.py's hold, systemd/scopes.py): on a real systemd,
-no mocks. The node's service confines its children so (issue 31, hole 3)."""
+no mocks. The node's service confines its children so (D41;
+docs/security.md, 'Class 9')."""
 from __future__ import annotations
 
 import subprocess

@@ -1,5 +1,5 @@
 """The pure parts of the run's sandbox: hardening and timer properties, the
-loopback program's inputs (issue 12). No bus, no systemd, no kernel."""
+loopback program's inputs (docs/security.md, 'The unit's sandbox'). No bus, no systemd, no kernel."""
 
 from __future__ import annotations
 

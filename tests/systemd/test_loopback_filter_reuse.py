@@ -1,5 +1,5 @@
 """loopback_filter.ensure reads the host's resolvers and sockets at most once a
-FRESH_SECONDS, and never hands out a pin that is gone (issue 15: each session
+FRESH_SECONDS, and never hands out a pin that is gone (docs/node.md, 'Measured': each session
 of a burst asked for it). The kernel's part is real: each program is loaded
 and pinned in the test container's bpffs; the reads are counted by wrapping
 the real `allowances`, and the clock is the test's."""

@@ -1,4 +1,4 @@
-"""What the console reads of a running unit (issue 17), on a real systemd: its
+"""What the console reads of a running unit (docs/console.md, 'In work'), on a real systemd: its
 state and start over libsystemd's sd-bus, its CPU time, memory and
 processes from its cgroup, what it printed from the journal. No mocks.
 """

@@ -1,4 +1,4 @@
-"""A session program for the console's tests (issue 17): not a stand-in for OCX.
+"""A session program for the console's tests (docs/console.md): not a stand-in for OCX.
 
 It reads its record (D13), then until it is stopped prints a numbered line
 every few tenths of a second, spends CPU between them and takes a little

@@ -1,4 +1,4 @@
-"""Callers as people have them (issue 14, D22): a clone made with
+"""Callers as people have them (D22): a clone made with
 `fossil clone --save-http-password`, used with `ocx TOOL --clone FILE` as
 the README shows, is answered by the node itself (its server-code, what it
 enforces, the caller's letters on the node, who holds admin now, whether a

@@ -1,4 +1,4 @@
-"""The console (issue 17) on a real node, looked at in Debian's chromium on
+"""The console (docs/console.md) on a real node, looked at in Debian's chromium on
 this host: each person's own "Needs you", a running session's bars and
 output moving between two looks without a reload, a stopped run moving to
 Done with its outcome, a verdict a run recorded in a branch's queue, every
@@ -264,7 +264,7 @@ def test_every_section_fits_1280_and_400_px_wide(stage, open_browser, tmp_path):
 
 
 def test_the_page_is_its_services_and_answers_with_the_service_stopped(stage, open_browser):
-    """Issue 17: the door Fossil runs hands each look to ocx-page@NAME (its
+    """D30: the door Fossil runs hands each look to ocx-page@NAME (its
     status counts it); with the service and its socket stopped, the door runs
     the page itself and the console is the same."""
     container, name = stage["container"], stage["name"]

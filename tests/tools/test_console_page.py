@@ -1,4 +1,4 @@
-"""The console (issue 17) as an ext program of a real `fossil server`, over
+"""The console (docs/console.md) as an ext program of a real `fossil server`, over
 HTTP: everything drawn from the repository is escaped (hostile objectives,
 notes, branch names, logins, comments, posts, verdicts), each section shows
 only what the viewer's capabilities read, and the script's two reads

@@ -1,4 +1,4 @@
-"""Every tool, every way in, from a host that is not the node's (issue 14).
+"""Every tool, every way in, from a host that is not the node's (D22; docs/tools.md, 'Where a tool runs').
 
 The node runs in the systemd container (`ocx node init`); its Fossil server
 is published on this host's 127.0.0.1 (conftest.py, web_node_inside.py).

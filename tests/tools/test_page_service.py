@@ -1,4 +1,4 @@
-"""The page kept up (issue 17): the door Fossil runs for /ext/ocx
+"""The page kept up (docs/console.md, 'Fast'): the door Fossil runs for /ext/ocx
 (ocx/page/page_door.py) hands each request to the page service
 (ocx/page/page_service.py), which answers as the page in its own process
 would; when the service is gone the door runs the page itself. Against a

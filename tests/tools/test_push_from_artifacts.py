@@ -1,4 +1,4 @@
-"""`push` decides from the artifacts, on the node's side (issue 11 hole 4;
+"""`push` decides from the artifacts, on the node's side (D41;
 C6, D22): from a hostile run's clone it copies only check-ins on the
 record's branch and the files they need, as the run's user; never an amend
 moving someone's check-in, a tag, a forum post, a wiki page, a check-in

@@ -1,5 +1,5 @@
 """docs/reference/tools.md is what `python -m ocx.tools.reference` writes from
-the tools' types (issue 6, item 5): regenerate it after changing a tool."""
+the tools' types (Part 4, D23): regenerate it after changing a tool."""
 import subprocess
 import sys
 from pathlib import Path

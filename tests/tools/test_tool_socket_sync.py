@@ -1,5 +1,5 @@
 """The tool socket service follows the records it serves from inotify's events, looking only at
-the records an event names (issue 15: in a burst of 100 runs it looked at every record again for
+the records an event names (docs/node.md, 'Measured': in a burst of 100 runs it looked at every record again for
 every mark any run wrote, 6 % of the machine's CPU). No server is needed: which runs get a socket
 is decided from the record directories alone."""
 import secrets

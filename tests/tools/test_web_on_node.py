@@ -1,4 +1,4 @@
-"""The web page on a real node (D30, issue 5): a person logs in with Debian's
+"""The web page on a real node (D30): a person logs in with Debian's
 chromium on the host, creates a record from /ext/ocx, and sees the node's
 response in the record's thread; audits a check-in from the page.
 

@@ -122,7 +122,7 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         assert answer["stopped"] is None, answer
         browser.goto(site.base_url + "/forumpost/" + answer["result"])
         assert "Made in chromium." in browser.js("document.body.innerText")
-        browser.goto(site.base_url + "/ext/ocx")  # the Nodes section: a join token, shown once (issue 16)
+        browser.goto(site.base_url + "/ext/ocx")  # the Nodes section: a join token, shown once (D36)
         browser.submit("""const form = document.querySelector('#nodes form');
             form.querySelector('input[name=name]').value = 'from-chromium';
             form.requestSubmit();""")

@@ -63,7 +63,7 @@ def works_for(repository: Repository, login: str, nodes: frozenset[str], *,
     OTHER_THAN: a node that asks only whether LOGIN works for another one (its admission). When
     NODES names no other, the first record can only be its own or none, so the history is not read:
     that read decodes every post and ticket change (760 ms of a quiet record's pass on click.fossil
-    with 20,000 posts, and again for each new run user of a burst; issue 15)."""
+    with 20,000 posts, and again for each new run user of a burst; docs/node.md, 'Measured')."""
     try:
         contact = repository.user(login).contact
     except UnknownUser:

@@ -7,8 +7,8 @@ widget: text, number, an amount with units, a choice, a flag, lines (a
 list), an object of such fields, or JSON for what none of these fits. It
 comes from the same JSON Schema MCP lists (tools/reference.py reads it
 too), so nothing here names a tool. The page reads the written file,
-which costs it no pydantic at start-up (the page answers in 200 ms, issue
-17); tests/tools/test_console_catalog.py keeps the file equal to what
+which costs it no pydantic at start-up (the page answers in 200 ms,
+docs/console.md, 'Fast'); tests/tools/test_console_catalog.py keeps the file equal to what
 this writes.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// The console's script (issue 17), inlined by the page with Fossil's nonce
+// The console's script (docs/console.md), inlined by the page with Fossil's nonce
 // (FOSSIL_NONCE: Fossil's CSP is script-src 'self' 'nonce-…'). It keeps "In
 // work" current without a reload: every few seconds it asks the page for
 // that section again (?part=work) and each open output for its last lines

@@ -1,5 +1,5 @@
 """The console's "Nodes" section, for an admin or setup viewer: the nodes of this repository and a
-form that makes a join token for a host to join as node NAME (issue 16, item 1; D36).
+form that makes a join token for a host to join as node NAME (D36).
 
 The form POSTs to the page with D43's token, as every card does; the page
 makes the token (web_joining.py: admin or setup only) and shows it once,

@@ -1,4 +1,4 @@
-"""The node's page as a console (issue 17; decisions 18, 34 and 35 of the earlier OCX):
+"""The node's page as a console (D30; docs/console.md):
 what needs the viewer, what runs and what it has spent, what ended and how,
 a branch's verdicts, then the tools.
 

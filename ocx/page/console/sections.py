@@ -1,4 +1,4 @@
-"""The console's sections as HTML (issue 17): Needs you, In work, Done, Queue.
+"""The console's sections as HTML (docs/console.md): Needs you, In work, Done, Queue.
 
 Pure: what the readers found in, HTML out, every value escaped (words.esc).
 Colours are the stylesheet's (style.py); a budget is a bar per limit, an

@@ -1,4 +1,4 @@
-"""Who is looking, at which node, and what they may see (issue 17, D30).
+"""Who is looking, at which node, and what they may see (D30; docs/console.md).
 
 The viewer is the login Fossil passes the page; what it may see is what
 its capabilities read, as Fossil's own pages decide: a record in a thread

@@ -1,4 +1,4 @@
-"""Numbers and times as people read them, and every string escaped (issue 17).
+"""Numbers and times as people read them, and every string escaped (docs/console.md, 'Safe').
 
 Everything the console draws from a repository, a unit or a form goes
 through `esc` (text and attribute values alike): a hostile objective,
