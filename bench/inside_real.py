@@ -366,7 +366,7 @@ def main(name: str, port: str, history: str, count: str = "100", parts: str = ",
     if "lost" in chosen:
         mark_lost(n, name)
         readers(n)
-    print("\nevery figure, before issue 15 and now (bench/figures.py):\n" + figures.table(), flush=True)
+    print("\nevery figure, before the speed work and now (bench/figures.py):\n" + figures.table(), flush=True)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def instance_units(name: str) -> dict[str, str]:
         f"ocx-check@{name}.service": "the deliberate check at boot (D6)",
         f"ocx-tools@{name}.service": "the tool sockets of no_password runs (C6, D22, D34)",
         f"ocx-page@{name}.socket": "the web page's socket: its door, the ext program, hands requests here (D30)",
-        f"ocx-page@{name}.service": "the web page, kept up: each request in a process of its own (issue 17)",
+        f"ocx-page@{name}.service": "the web page, kept up: each request in a process of its own (D30)",
     }
 
 
