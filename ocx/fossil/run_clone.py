@@ -22,11 +22,10 @@ import os
 import sqlite3
 import stat
 import time
-import zlib
 from pathlib import Path
 
 from ocx.fossil.delta import DeltaError, apply_delta
-from ocx.fossil.storage import hash_matches
+from ocx.fossil.storage import StorageError, TooLarge, decompress, hash_matches
 from .errors import FossilLayerError
 
 # One artifact, stored or rebuilt: the cap on what a run user may send (D41; docs/security.md, 'Class 9'); the
@@ -149,18 +148,13 @@ class RunClone:
 
 
 def _inflate(stored: bytes, name: str) -> bytes:
-    """Fossil's stored form (4-byte size, then zlib), never past the bound."""
-    size = int.from_bytes(stored[:4], "big") if len(stored) >= 4 else -1
-    if not 0 <= size <= MAX_ARTIFACT_BYTES:
-        raise CloneRefused(f"{name[:12]} is stored with a size of {size} bytes, past {MAX_ARTIFACT_BYTES}")
-    inflater = zlib.decompressobj()
+    """Fossil's stored form (4-byte size, then zlib), never past the bound (storage.decompress)."""
     try:
-        data = inflater.decompress(stored[4:], size + 1)
-    except zlib.error as error:
-        raise CloneRefused(f"{name[:12]} does not decompress: {error}") from None
-    if len(data) != size:
-        raise CloneRefused(f"{name[:12]} decompresses to other than its stated size")
-    return data
+        return decompress(stored, MAX_ARTIFACT_BYTES)
+    except TooLarge:
+        raise CloneRefused(f"{name[:12]} is stored with a size past {MAX_ARTIFACT_BYTES}") from None
+    except StorageError as error:
+        raise CloneRefused(f"{name[:12]}: {error}") from None
 
 
 def _delta_size(delta: bytes) -> int:
