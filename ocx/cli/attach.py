@@ -11,12 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
 from ..fossil.web import WebError
-from .attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 from ..node.config import CONFIG_DIR, configured_nodes
 from ..node.run_layout import RunHome, unit_stem
 from ..protocol.errors import FieldError
@@ -25,6 +24,7 @@ from ..protocol.messages import Record
 from ..tools.caller import Caller
 from ..tools.framework import ADMIN_OR_SETUP
 from ..tools.places import FORUM, Placed, placed
+from .attaching import DETACH_NAME, HangUps, NoTerminal, connect, raw_mode, relay
 
 
 def duration_text(seconds: float) -> str:
@@ -41,7 +41,7 @@ def duration_text(seconds: float) -> str:
 
 def attachment_text(login: str, started: datetime, seconds: float) -> str:
     """The post an attachment leaves (C3): who, when (UTC) and for how long."""
-    when = started.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    when = started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
     return f"{login} attached to this session at {when} UTC for {duration_text(seconds)}."
 
 
@@ -138,7 +138,7 @@ def attach_session(caller: Caller, prefix: str, say: Callable[[str], None], keys
             sock = connect(session.socket, session.unit)
         except NoTerminal as error:
             raise FieldError("record", f"{session.record.hash[:12]} ({session.unit}): {error}") from None
-        started, clock = datetime.now(timezone.utc), time.monotonic()
+        started, clock = datetime.now(UTC), time.monotonic()
         tell(f"attached to {session.unit} as {caller.login}; detach with {DETACH_NAME}")
         with sock, raw_mode(keys_fd):
             ended_by = relay(sock, keys_fd, screen_fd, hang_ups)

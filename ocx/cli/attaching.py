@@ -16,8 +16,8 @@ import tty
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..systemd.cgroup import peer
 from ..protocol.errors import OcxError
+from ..systemd.cgroup import peer
 
 DETACH = b"\x1d"  # Ctrl-]: as telnet's escape, a key no shell or agent needs
 DETACH_NAME = "Ctrl-]"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import typer
 
@@ -24,7 +23,7 @@ def version() -> None:
 
 @message_app.command("check")
 def message_check(
-    path: Optional[str] = typer.Argument(None, help="A file holding a post's or ticket change's text; - or nothing for standard input."),
+    path: str | None = typer.Argument(None, help="A file holding a post's or ticket change's text; - or nothing for standard input."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
 ) -> None:
     """Find the message in a text (D7) and check it as a node would (C2, C7, D8).
@@ -115,6 +114,7 @@ from .cli_tools import register as _register_tools  # noqa: E402  (the six tools
 
 _register_tools(app)
 from .cli_reading import register as _register_readers  # noqa: E402  (verdicts, queue, activity: V2, D33)
+
 _register_readers(app)
 
 from .cli_attach import register as _register_attach  # noqa: E402  (D32)

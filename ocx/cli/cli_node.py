@@ -3,7 +3,6 @@ of cli.py, which stays the list of what OCX can do)."""
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 import typer
 
@@ -17,23 +16,23 @@ def register(app: typer.Typer, node_app: typer.Typer) -> None:
 
 
 def node_init(
-    name_argument: Optional[str] = typer.Argument(None, metavar="NAME", help="The node's name (or --name)."),
-    name: Optional[str] = typer.Option(None, "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
-    port: Optional[int] = typer.Option(None, help="The Fossil server's port on 127.0.0.1 (a new node: 8080)."),
-    repository: Optional[str] = typer.Option(None, help="Adopt this repository file instead of making a new one."),
+    name_argument: str | None = typer.Argument(None, metavar="NAME", help="The node's name (or --name)."),
+    name: str | None = typer.Option(None, "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
+    port: int | None = typer.Option(None, help="The Fossil server's port on 127.0.0.1 (a new node: 8080)."),
+    repository: str | None = typer.Option(None, help="Adopt this repository file instead of making a new one."),
     account: str = typer.Option("fossil", help="The Unix account the Fossil server runs as (never root, D27)."),
     node_user: str = typer.Option("ocx-node", help="The node's own Fossil login (D20)."),
     admin: str = typer.Option("admin", help="The setup login of a new repository; with --server, an admin's "
                                             "login on the server."),
-    public: Optional[bool] = typer.Option(None, "--public/--local-only",
+    public: bool | None = typer.Option(None, "--public/--local-only",
                                           help="The server listens on every address, so nodes elsewhere reach it "
                                                "(D36); default: as it was, 127.0.0.1 only for a new node."),
-    server: Optional[str] = typer.Option(None, help="Make a node elsewhere (D36) of the repository served at this "
+    server: str | None = typer.Option(None, help="Make a node elsewhere (D36) of the repository served at this "
                                                     "URL, e.g. http://server.example:8080."),
-    admin_password_file: Optional[str] = typer.Option(
+    admin_password_file: str | None = typer.Option(
         None, help="With --server: a file holding the admin's password (else it is asked on the terminal, "
                    "only when the node user is new or its password lost)."),
-    token_file: Optional[str] = typer.Option(
+    token_file: str | None = typer.Option(
         None, help="With --server, instead of an admin's login: a file holding a join token an admin made for "
                    "NAME on the server's page ('-': read it from stdin). Never on the command line."),
     ask_token: bool = typer.Option(False, "--ask-token", help="With --server: ask the join token on the terminal."),
@@ -69,7 +68,7 @@ def node_init(
                                            node_user=node_user, admin_login=admin, public=public))
     except InitError as error:
         say(f"ocx node init: {error}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     for step in report.steps:
         say(("changed  " if step.changed else "ok       ") + step.what)
     if report.admin_login:
@@ -79,7 +78,7 @@ def node_init(
                + f" in {time.monotonic() - started:.1f} s")
 
 
-def _join_token(token_file: Optional[str], ask: bool):
+def _join_token(token_file: str | None, ask: bool):
     """How the join token is read, when one is given: a file, stdin or the terminal (never argv or env, D41)."""
     from ..setup.init import InitError
 
@@ -107,7 +106,7 @@ def _join_token(token_file: Optional[str], ask: bool):
     return read
 
 
-def _init_elsewhere(name: str, server: str, admin: str, password_file: Optional[str], node_user: Optional[str],
+def _init_elsewhere(name: str, server: str, admin: str, password_file: str | None, node_user: str | None,
                     join_token=None, replace: bool = False):
     from pathlib import Path
 
@@ -129,9 +128,9 @@ def node_remove(
     name: str = typer.Argument(..., metavar="NAME", help="The node elsewhere to take off the list."),
     at_node: str = typer.Option(..., "--at-node", help="The server's node on this host (its repository is read "
                                                        "and changed here, as root)."),
-    login: Optional[str] = typer.Option(None, help="An admin's login: the node's open records whose receipt plus "
+    login: str | None = typer.Option(None, help="An admin's login: the node's open records whose receipt plus "
                                                    "wall has passed are answered lost as it (D31)."),
-    password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is that "
+    password_file: str | None = typer.Option(None, "--password-file", help="A file whose first line is that "
                                                                               "login's password."),
 ) -> None:
     """Take node NAME off the server's list (D36): its node user's letters withdrawn and its password
@@ -142,7 +141,7 @@ def node_remove(
         lines = remove_node(at_node, name, login, password_file, _answer_lost)
     except LeaveError as error:
         say(f"ocx node remove: {error}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     for line in lines:
         say(line)
 
@@ -163,8 +162,8 @@ def _answer_lost(at_node: str, login: str, password: str, records: list[str]) ->
 
 
 def demo(
-    publish: Optional[int] = typer.Option(None, help="Relay this port of the container to the server (contrib/demo.sh)."),
-    container: Optional[str] = typer.Option(None, help="The container this runs in, for the hints it prints."),
+    publish: int | None = typer.Option(None, help="Relay this port of the container to the server (contrib/demo.sh)."),
+    container: str | None = typer.Option(None, help="The container this runs in, for the hints it prints."),
 ) -> None:
     """The main job: a node named `demo` on this host, and what it made."""
     from ..setup.demo import Demo, run_demo
@@ -174,7 +173,7 @@ def demo(
         done = run_demo(Demo(publish=publish, in_container=container))
     except InitError as error:
         say(f"ocx demo: {error}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     total = sum(done.timings.values())
     say()
     say(f"demo ready in {total:.1f} s")

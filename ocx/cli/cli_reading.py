@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def register(app: "typer.Typer") -> None:
+def register(app: typer.Typer) -> None:
     """List the readers in the whole command line and hand them their words as given."""
     import typer
 
@@ -174,7 +174,8 @@ def _verdict_lines(verdict) -> list[str]:
 def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json: bool) -> None:
     """Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, and whether and why it counts (V2, D25)."""
     from ..protocol.verdict_rules import outcome
-    from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin, verdicts as read_verdicts
+    from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin
+    from ..reading.verdicts import verdicts as read_verdicts
 
     path, _ = where("verdicts", repository, at_node)
     with _open("verdicts", path) as repo:
@@ -202,7 +203,8 @@ def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json:
 
 def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
     """The newest check-ins of BRANCH, oldest first, each passed or failed with its counted verdicts, or none (D25, D33)."""
-    from ..reading.verdicts import queue as read_queue, queue_json
+    from ..reading.verdicts import queue as read_queue
+    from ..reading.verdicts import queue_json
 
     path, _ = where("queue", repository, at_node)
     with _open("queue", path) as repo:

@@ -11,18 +11,17 @@ import inspect
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
-
-from .say import say
 
 from ..protocol.errors import FieldError
 from ..tools.framework import Answer, Tool, input_refused, run_tool, validate_input
 from ..tools.registry import TOOLS
+from .say import say
 
 # Where and as whom; `--at-node`, since `node` is a field of create.
 CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "clone", "at_node": "node", "url": "url"}
@@ -95,7 +94,8 @@ def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -
     one is given or this is a run that has one; on the node's host with
     `--at-node`; else sent to the node's web page as the caller it names
     (tools/remote.py), ASK giving a password nothing else gave."""
-    from ..tools.socket_call import ask as ask_socket, inside_socket
+    from ..tools.socket_call import ask as ask_socket
+    from ..tools.socket_call import inside_socket
 
     tool_socket = where.pop("socket", None)
     # Only a socket-served run's unit has the directory mounted (systemd also leaves an
@@ -180,10 +180,10 @@ def _command(tool: Tool):
         kind = option_kind(info.annotation)
         if kind == "flag":
             option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}", help=info.description or name)
-            annotation = Optional[bool]
+            annotation: object = bool | None
         else:
             option = typer.Option(None, flag, help=(info.description or name) + (" (JSON)" if kind == "json" else ""))
-            annotation = Optional[str]
+            annotation = str | None
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
     extra = {
         "input": typer.Option(None, "--input", help="The whole input as one JSON object."),
@@ -197,19 +197,19 @@ def _command(tool: Tool):
         "socket": typer.Option(None, "--socket", help="A run's tool socket (C6; inside a run, found by itself)."),
     }
     for name, option in extra.items():
-        annotation = bool if name == "as_json" else Optional[str]
+        annotation = bool if name == "as_json" else str | None
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
     command.__signature__ = inspect.Signature(parameters)
     command.__doc__ = f"{tool.summary} Needs: {tool.capability.means}."
     return command
 
 
-def mcp(login: Optional[str] = typer.Option(None, "--login", help="Your Fossil login (D22)."),
-        password_file: Optional[str] = typer.Option(None, "--password-file", help="A file whose first line is your password."),
-        clone: Optional[str] = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
-        at_node: Optional[str] = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
-        url: Optional[str] = typer.Option(None, "--url", help="The node's Fossil server (with --login)."),
-        socket: Optional[str] = typer.Option(None, "--socket", help="A run's tool socket (inside a run, found by itself).")) -> None:
+def mcp(login: str | None = typer.Option(None, "--login", help="Your Fossil login (D22)."),
+        password_file: str | None = typer.Option(None, "--password-file", help="A file whose first line is your password."),
+        clone: str | None = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
+        at_node: str | None = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
+        url: str | None = typer.Option(None, "--url", help="The node's Fossil server (with --login)."),
+        socket: str | None = typer.Option(None, "--socket", help="A run's tool socket (inside a run, found by itself).")) -> None:
     """Serve the six tools over MCP on standard input and output (D23)."""
     from .mcp_server import serve_stdio
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..node.config import NodeConfig, load
 from ..node.server_link import LoginNotTaken, ServerLink, ServerRefused, hand_over, lost_mark

@@ -9,6 +9,7 @@ bytes of the delta, and `N;` ends it, N being a checksum of the output.
 from __future__ import annotations
 
 import struct
+
 from .errors import FossilLayerError
 
 _DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"

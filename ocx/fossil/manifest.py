@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import NamedTuple
+
 from ..protocol.hashes import is_full_hash
 from ..protocol.numerals import is_digits
 from .errors import FossilLayerError
@@ -210,7 +211,7 @@ def tag_change(target: str, name: str, value: str | None, user: str, when: datet
     `T +sym-NAME TARGET VALUE`, U, and Z (the MD5 of what precedes it)."""
     if not is_full_hash(target):
         raise ManifestError(f"a tag's target must be a full hash, not {target!r}")
-    stamp = when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
     tag = f"T +sym-{escape(name)} {target}" + (f" {escape(value)}" if value is not None else "")
     body = f"D {stamp}\n{tag}\nU {escape(user)}\n".encode()
     import hashlib  # see parse

@@ -30,8 +30,8 @@ from __future__ import annotations
 import enum
 import errno
 import os
-import re
 import pty
+import re
 import selectors
 import signal
 import socket
@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
 from ..protocol.errors import OcxError
 from .errors import FossilLayerError
 

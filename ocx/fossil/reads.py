@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ocx.fossil.artifacts import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
 from ocx.fossil.errors import RepositoryError, WrongKind
 from ocx.fossil.manifest import parse
-from ocx.fossil.artifacts import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
 from ocx.fossil.storage import MAX_ARTIFACT_BYTES, TooLarge, hash_matches
 from ocx.fossil.tag_reads import BOUNDED_CONTENT, artifact_bytes
 from ocx.fossil.times import card_date, julian_to_datetime
+
 COMMENT_FIELDS = ("icomment", "comment")  # web form's, and the CLI's `+comment`
 
 

@@ -16,13 +16,20 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ocx.fossil import capabilities
-from ocx.fossil.errors import (AmbiguousPrefix, BadPrefix, JournalWaiting, RepositoryError, RepositoryUnreadable,
-                              UnknownArtifact, UnknownUser)
+from ocx.fossil.artifacts import Receipt, ReceivedArtifact, Sender, User
+from ocx.fossil.errors import (
+    AmbiguousPrefix,
+    BadPrefix,
+    JournalWaiting,
+    RepositoryError,
+    RepositoryUnreadable,
+    UnknownArtifact,
+    UnknownUser,
+)
 from ocx.fossil.manifest import Artifact, ManifestError, is_form_post, parse
 from ocx.fossil.reads import WorkReads
-from ocx.fossil.artifacts import ReceivedArtifact, Receipt, Sender, User
-from ocx.fossil.tag_reads import TagReads
 from ocx.fossil.storage import MAX_ARTIFACT_BYTES, StorageError, content, hash_matches, size_of
+from ocx.fossil.tag_reads import TagReads
 from ocx.fossil.times import julian_to_datetime
 
 BUSY_TIMEOUT_SECONDS = 10.0

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ocx.fossil.delta import DeltaError, apply_delta
 from ocx.fossil.storage import StorageError, TooLarge, decompress, hash_matches
+
 from .errors import FossilLayerError
 
 # One artifact, stored or rebuilt: the cap on what a run user may send (D41; docs/security.md, 'Class 9'); the

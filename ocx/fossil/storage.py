@@ -17,6 +17,7 @@ import sqlite3
 import zlib
 
 from ocx.fossil.delta import apply_delta
+
 from .errors import FossilLayerError
 
 # A chain longer than this is a loop in a damaged repository.

@@ -28,14 +28,14 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ocx.fossil.manifest import ManifestError, parse
 from ocx.fossil.artifacts import Sender, TagChange
+from ocx.fossil.manifest import ManifestError, parse
 from ocx.fossil.storage import MAX_ARTIFACT_BYTES, StorageError, TooLarge, content, decompress, hash_matches
 from ocx.fossil.times import card_date, julian_to_datetime
 
 SYMBOLIC = "sym-"
 _PREFIX = 10  # the shortest run Fossil writes in a `g` comment (its `%S`)
-_HEX_RUN = re.compile(r"[0-9a-f]{%d,64}" % _PREFIX)
+_HEX_RUN = re.compile(rf"[0-9a-f]{{{_PREFIX},64}}")
 # Each `g` event with its receipt and sender, no content. `run`: the hex run after a comment's one `[`
 # (Fossil's own form names its one target there), NULL when the comment has any other form.
 _SIMPLE = (f"length(e.comment) - length(replace(e.comment, '[', '')) = 1"

@@ -18,15 +18,16 @@ import http.cookiejar
 import json
 import re
 import secrets
-import urllib.error
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ocx.fossil.forms import Form, form_posting_to
 from ocx.fossil.manifest import ManifestError, parse, tag_change, unescape
+
 from .errors import FossilLayerError
 
 MARKDOWN = "text/x-markdown"
@@ -222,7 +223,7 @@ class WebSession:
         """Add tag NAME = VALUE on CHECKIN (a full hash) as this login, by sync
         in this session (push_artifacts). Fossil's forms cannot: /ci_edit
         writes a tag with no value. Returns the tag change's full hash."""
-        artifact = tag_change(checkin, name, value, self.login, datetime.now(timezone.utc))
+        artifact = tag_change(checkin, name, value, self.login, datetime.now(UTC))
         hash_ = hashlib.sha3_256(artifact).hexdigest()
         self.push_artifacts([(hash_, artifact)], project_code)
         if self.get(f"/raw/{hash_}").status != 200:

@@ -97,10 +97,10 @@ def responses_in_place(repository: Repository, place_kind: str, place: str) -> l
     else:
         texts = [(c.comment or "", c.sender.login, c.sender.time, None, False) for c in repository.ticket_changes(place)]
     found = []
-    for text, sender, time, edit_of, pending in texts:
+    for text, sender, sent, edit_of, pending in texts:
         response = message_in(text) if edit_of is None and not pending else None
         if isinstance(response, Response):
-            found.append((response, sender, time.timestamp() if time else 0.0))
+            found.append((response, sender, sent.timestamp() if sent else 0.0))
     return found
 
 
@@ -108,9 +108,9 @@ def answer_in_place(repository: Repository, place_kind: str, place: str, record_
                     node_user: str, received: float, wall_seconds: int) -> Response | None:
     """The response that answers RECORD_HASH, if one was written: the node
     user's, or an admin's `lost` after the record's receipt plus its wall (D31)."""
-    for response, sender, time in responses_in_place(repository, place_kind, place):
+    for response, sender, sent in responses_in_place(repository, place_kind, place):
         if response.node == node and answers_record(
                 response, record_hash, sender, node_user=node_user, holds_admin=repository.holds_admin,
-                received=time, record_received=received, wall_seconds=wall_seconds):
+                received=sent, record_received=received, wall_seconds=wall_seconds):
             return response
     return None

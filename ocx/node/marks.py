@@ -17,8 +17,19 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from ..files import write_atomically  # one way to write a file whole (docs/architecture.md)
-from .states import (RECORD_MARKS, RESET, RUN_MARKS, Failure, Mark, RecordState, RunState, after_record,
-                     after_run, record_state, run_state)
+from .states import (
+    RECORD_MARKS,
+    RESET,
+    RUN_MARKS,
+    Failure,
+    Mark,
+    RecordState,
+    RunState,
+    after_record,
+    after_run,
+    record_state,
+    run_state,
+)
 
 FAILURES = "failures.json"  # the record's failed steps and how often (states.Failure)
 _BY_NAME = {mark.value: mark for mark in Mark}

@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import write_atomically
 from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
 from ..protocol.numerals import is_digits
-from ..files import write_atomically
 from . import marks
 from .config import NodeConfig
 from .states import Mark, RecordState, RunState, acting, record_state
@@ -44,7 +44,7 @@ class RecordDir:
     path: Path
 
     @classmethod
-    def of(cls, config: NodeConfig, record_hash: str) -> "RecordDir":
+    def of(cls, config: NodeConfig, record_hash: str) -> RecordDir:
         return cls(config.state_dir / "records" / record_hash)
 
     @property

@@ -29,7 +29,7 @@ class RunnerPage(BaseModel):
     remote: list[str] | None = None  # None: the page offers no remote control
 
     @model_validator(mode="after")
-    def _kept_homes(self) -> "RunnerPage":
+    def _kept_homes(self) -> RunnerPage:
         for home in self.keep:
             if home not in self.homes:
                 raise ValueError(f"keep: {home} is not one of the page's homes")

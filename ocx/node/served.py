@@ -15,13 +15,13 @@ senders").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..fossil.artifacts import Receipt, ReceivedArtifact
 from ..fossil.errors import UnknownUser
-from ..fossil.artifacts import ReceivedArtifact, Receipt
 from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class Answer:
 class Here:
     """The server's node: its repository file is the served one."""
 
-    config: "NodeConfig"
+    config: NodeConfig
     elsewhere: bool = False
 
     def receipts(self, repository: Repository, since: int) -> tuple[list[Receipt], dict[str, frozenset[str]], bool]:
@@ -124,16 +124,16 @@ class Here:
 class Elsewhere:
     """A node elsewhere: its repository file is a clone; the server's node answers the rest."""
 
-    config: "NodeConfig"
+    config: NodeConfig
     elsewhere: bool = True
-    _link: "ServerLink | None" = field(default=None, repr=False)
+    _link: ServerLink | None = field(default=None, repr=False)
     # What the server said of each record this pass (its `record` answer): admission asks it all at once.
     _facts: dict[str, dict] = field(default_factory=dict, repr=False)
     # The same, carried by the answer of receipts that woke this pass (D38): taken once, by the
     # record's admission; every later question, a response's above all (C4), asks afresh.
     _carried: dict[str, dict] = field(default_factory=dict, repr=False)
 
-    def link(self) -> "ServerLink":
+    def link(self) -> ServerLink:
         if self._link is None:
             from .server_link import ServerLink
 
@@ -169,7 +169,7 @@ class Elsewhere:
 
     @staticmethod
     def _listed(answer: dict) -> list[Receipt]:
-        return [Receipt(r["rcvid"], r["sender"], None, datetime.fromtimestamp(r["time"], timezone.utc),
+        return [Receipt(r["rcvid"], r["sender"], None, datetime.fromtimestamp(r["time"], UTC),
                         tuple(ReceivedArtifact(h, kind, bool(private)) for h, kind, private in r["artifacts"]))
                 for r in answer["receipts"]]
 
@@ -257,5 +257,5 @@ def _capabilities(repository: Repository, login: str | None) -> frozenset[str]:
         return frozenset()
 
 
-def served(config: "NodeConfig") -> Here | Elsewhere:
+def served(config: NodeConfig) -> Here | Elsewhere:
     return Elsewhere(config) if config.elsewhere else Here(config)

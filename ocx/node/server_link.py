@@ -49,7 +49,7 @@ class ServerLink:
     _token: str | None = field(default=None, repr=False)
 
     @classmethod
-    def of_node(cls, config) -> "ServerLink":
+    def of_node(cls, config) -> ServerLink:
         """CONFIG's node user (a node elsewhere's configuration), its password read from root's file."""
         return cls(config.url, config.node_user, config.node_password(), kept=session_file(config.state_dir))
 

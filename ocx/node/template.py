@@ -46,7 +46,7 @@ class NotPulled(FossilLayerError):
     """A pull that exited 0 and left artifacts out (Fossil 2.21 does when it cannot reach the server)."""
 
 
-def template_path(config: "NodeConfig") -> Path:
+def template_path(config: NodeConfig) -> Path:
     return config.state_dir / TEMPLATE
 
 
@@ -97,7 +97,7 @@ def lacks(template: Path, needed: int) -> bool:
     return held(template) < needed
 
 
-def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log=None) -> bool:
+def ensure(config: NodeConfig, needed: int, *, besides: str | None = None, log=None) -> bool:
     """The template, made if missing, and pulled first unless it holds every
     receipt up to NEEDED that stored anything but BESIDES (a session's record:
     its run needs what came before it, and hears of the record itself by
@@ -118,7 +118,7 @@ def ensure(config: "NodeConfig", needed: int, *, besides: str | None = None, log
     return lacks(path, needed)
 
 
-def ensure_before(config: "NodeConfig", record_hash: str, *, log=None) -> bool:
+def ensure_before(config: NodeConfig, record_hash: str, *, log=None) -> bool:
     """`ensure` for a session's record: everything the node's repository received up to the
     receipt that brought RECORD_HASH, but the record itself (its run hears of it by delivery).
     True if a run's copy must still pull."""
@@ -138,11 +138,11 @@ def ensure_before(config: "NodeConfig", record_hash: str, *, log=None) -> bool:
     return pull
 
 
-def _write_mark(config: "NodeConfig", rcvid: int, at: float) -> None:
+def _write_mark(config: NodeConfig, rcvid: int, at: float) -> None:
     write_atomically(config.state_dir / MARK, json.dumps({"rcvid": rcvid, "at": at}) + "\n")
 
 
-def current(config: "NodeConfig", needed: int | None = None, log=None) -> Path:
+def current(config: NodeConfig, needed: int | None = None, log=None) -> Path:
     """The template, pulled first when it lacks a receipt up to NEEDED (all, for
     None; -1: only made if missing). A pull that fails leaves the one there,
     which a run can still use: its own clone pulls what it lacks."""
@@ -187,7 +187,7 @@ def _unlogged(text: str, **_fields) -> None:
     """Where a caller gave no log: the node's own passes and starts always give one."""
 
 
-def _check_pulled(config: "NodeConfig", path: Path, after: int, upto: int) -> None:
+def _check_pulled(config: NodeConfig, path: Path, after: int, upto: int) -> None:
     """The mark moves only once the clone holds every public artifact received
     after AFTER up to UPTO (copies.lacking: a pull may fail and exit 0)."""
     missing = lacking(path, config.repository, after, upto)

@@ -21,7 +21,6 @@ from ..node.wake import poke, server_answers
 from .context import NodeContext
 from .intake import PassReport, run_pass
 
-
 PASS_TRIES = 3  # a pass that fails as a whole (the bus not there yet, say) is tried again
 
 

@@ -28,21 +28,20 @@ from pathlib import Path
 from ..files import write_atomically
 from ..fossil.errors import FOSSIL_FAILURES, UnknownArtifact
 from ..fossil.repository import Repository
+from ..node import bounded, spare, template
+from ..node.cut import cut_here
+from ..node.record_dirs import RecordDir
+from ..node.run_layout import RunHome, unit_stem
+from ..node.states import Mark, RecordState, RunState, ending
 from ..protocol.decide import OpenRecord
 from ..protocol.messages import Outcome
 from ..protocol.verdict import Judgement, VerdictTag, format_verdict
 from ..systemd.errors import BusError
-from ..node import spare, template
-from ..node.cut import cut_here
-from ..node.run_layout import RunHome, unit_stem
-from ..node.record_dirs import RecordDir
-from ..node.states import Mark, RecordState, RunState, ending
-from ..node import bounded
 from .context import NodeContext
-from .run_end import end_facts, end_from_systemd, ended_before_this_boot, letters_found
 from .outcome import decide_outcome
-from .start_stop import egress_filter, start_unit
+from .run_end import end_facts, end_from_systemd, ended_before_this_boot, letters_found
 from .run_units import LAST_LINE, command_service, prepared_in_unit
+from .start_stop import egress_filter, start_unit
 
 
 def queue_dir(record_dir: RecordDir) -> Path:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..systemd.errors import BusError
+from ..node.bounded import remove_tree
 from ..node.cut import cut_here
-from ..node.run_layout import RunHome, unit_stem
 from ..node.host_paths import RUNS_STATE_DIRECTORY
 from ..node.record_dirs import RecordDir
-from ..node.bounded import remove_tree
+from ..node.run_layout import RunHome, unit_stem
+from ..systemd.errors import BusError
 
 PRIVATE_RUNS = Path("/var/lib/private") / RUNS_STATE_DIRECTORY  # DynamicUser's StateDirectory (D16)
 BEING_REMOVED = ".removing-"

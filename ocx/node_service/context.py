@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ..fossil.repository import Repository
@@ -19,11 +18,11 @@ if TYPE_CHECKING:  # imported when first used: a quiet node's pass that starts a
 class NodeContext:
     config: NodeConfig
     server_code: str
-    _web: "WebSession | None" = field(default=None, repr=False)
+    _web: WebSession | None = field(default=None, repr=False)
     _served: object = field(default=None, repr=False)
 
     @classmethod
-    def load(cls, config: NodeConfig) -> "NodeContext":
+    def load(cls, config: NodeConfig) -> NodeContext:
         with Repository(config.repository) as repository:
             return cls(config, repository.server_code)
 
@@ -41,7 +40,7 @@ class NodeContext:
         """HOME for the node's own `fossil` runs (its ~/.fossil lives there)."""
         return self.config.state_dir / "home"
 
-    def web(self) -> "WebSession":
+    def web(self) -> WebSession:
         """The node user's web session, logged in on first use (D20)."""
         if self._web is None:
             from ..fossil.web import WebSession

@@ -22,27 +22,41 @@ from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
 from ..fossil.repository import SETTLE_SECONDS, Repository
-from ..protocol.admission import Inadmissible
-from ..protocol.decide import (CHANGE, POST, Action, Admit, Answered, Arrival, Deliver, Ignore, NodeFacts, OpenRecord,
-    Refuse, RunCheckin, StopRun, decide)
-from ..protocol.deliveries import record_delivery
-from ..protocol.messages import Outcome
-from ..node.cut import cut_here
-from ..node.oversized import refuse_oversized
-from ..node.faults import describe, is_node_fault
-from ..node.record_dirs import THREAD, TICKET, RecordDir, node_lock, record_dirs
 from ..node import marks
-from ..node.states import Failure, Mark, RecordState, acting, record_state
 from ..node.admit import admission
 from ..node.arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
-from .cleanup import remove_leftovers
+from ..node.cut import cut_here
+from ..node.faults import describe, is_node_fault
+from ..node.oversized import refuse_oversized
+from ..node.record_dirs import THREAD, TICKET, RecordDir, node_lock, record_dirs
+from ..node.states import Failure, Mark, RecordState, acting, record_state
+from ..protocol.admission import Inadmissible
+from ..protocol.decide import (
+    CHANGE,
+    POST,
+    Action,
+    Admit,
+    Answered,
+    Arrival,
+    Deliver,
+    Ignore,
+    NodeFacts,
+    OpenRecord,
+    Refuse,
+    RunCheckin,
+    StopRun,
+    decide,
+)
+from ..protocol.deliveries import record_delivery
+from ..protocol.messages import Outcome
 from .checkin_runs import enqueue
+from .cleanup import remove_leftovers
 from .context import NodeContext
-from .pass_mark import read_mark, write_mark
+from .enforcement import hold_enforcement
 from .look_back import look_back, opened_by
+from .pass_mark import read_mark, write_mark
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
-from .enforcement import hold_enforcement
 
 __all__ = ["PassReport", "run_pass"]
 
@@ -179,7 +193,7 @@ async def read_served_receipts(context: NodeContext, systemd, repository: Reposi
 
 
 async def _look_back(context: NodeContext, repository: Repository, rcvid: int, mark: int, report: PassReport,
-                     behind: set[str]) -> list["Failed"]:
+                     behind: set[str]) -> list[Failed]:
     """A record that retried receipt RCVID opened hears what the passes read meanwhile (look_back.py).
     If that failed, it joins BEHIND: this pass gives it nothing newer, which the next look back
     reads in order (its mark then past it), so its queue keeps the arrival order (D18)."""

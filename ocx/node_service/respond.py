@@ -36,7 +36,7 @@ class Target:
     user: str | None = None  # the run user whose letters are withdrawn
 
     @classmethod
-    def of(cls, record_dir: RecordDir) -> "Target":
+    def of(cls, record_dir: RecordDir) -> Target:
         opened, place_kind = record_dir.load()
         return cls(opened.hash, place_kind, opened.place, opened.received,
                    opened.record.budget.wall_seconds, opened.record.user)

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..protocol.decide import OpenRecord
-from ..systemd.hardening import Hardening
-from ..systemd.units import BindPath, ExecCommand, TransientService
 from ..node.config import NodeConfig
 from ..node.host_paths import KEEP_ENVIRONMENT
-from ..node.run_layout import SLICE, RunHome, unit_name
-from ..run_steps.prepare import Preparation
 from ..node.record_dirs import RecordDir
+from ..node.run_layout import SLICE, TOOLS_INSIDE, RunHome, unit_name
 from ..node.runner_homes import copy_path
-from .context import NodeContext
 from ..node.runner_pages import RunnerPage
-from .sandbox import run_hardening
 from ..node.template import template_path
-from ..node.run_layout import TOOLS_INSIDE
+from ..protocol.decide import OpenRecord
+from ..run_steps.prepare import Preparation
+from ..systemd.hardening import Hardening
+from ..systemd.units import BindPath, ExecCommand, TransientService
+from .context import NodeContext
+from .sandbox import run_hardening
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # D15: the host's system directories
 INBOX_INSIDE = "/run/ocx-inbox"  # where a session sees its inbox, read-only (D13)

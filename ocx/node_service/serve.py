@@ -39,15 +39,16 @@ from pathlib import Path
 
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.repository import Repository
-from ..systemd.notify import status
 from ..node import config as node_config
-from ..node.faults import describe
-from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, drain as drain_events, watch
 from ..node import spare, template
+from ..node.faults import describe
 from ..node.host_paths import awake_path
+from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, watch
+from ..node.inotify import drain as drain_events
+from ..systemd.notify import status
 from .context import NodeContext
-from .start_stop import spare_bounds
 from .intake import PassReport, run_pass
+from .start_stop import spare_bounds
 
 SD_LISTEN_FDS_START = 3
 # Every `fossil` the service starts (the pull into the runs' clone, a home made ahead, a user

@@ -14,21 +14,21 @@ import time
 from pathlib import Path
 
 from ..fossil.errors import FOSSIL_FAILURES
-from ..protocol.decide import OpenRecord
-from ..systemd import loopback_filter
-from ..systemd.units import TransientService
-from ..node.cut import cut_here
-from ..node.run_layout import RunHome, unit_name, unit_stem
-from ..node.record_dirs import RecordDir
-from ..node.states import Mark
-from ..run_steps import cpu_watch
-from ..node.faults import describe
-from ..node.letters import LettersFound
-from ..run_steps.prepare import prepare_run
 from ..node import spare, template
 from ..node.config import NodeConfig
-from .context import NodeContext
+from ..node.cut import cut_here
+from ..node.faults import describe
+from ..node.letters import LettersFound
+from ..node.record_dirs import RecordDir
+from ..node.run_layout import RunHome, unit_name, unit_stem
 from ..node.runner_pages import RunnerPage
+from ..node.states import Mark
+from ..protocol.decide import OpenRecord
+from ..run_steps import cpu_watch
+from ..run_steps.prepare import prepare_run
+from ..systemd import loopback_filter
+from ..systemd.units import TransientService
+from .context import NodeContext
 from .run_units import preparation, prepared_in_unit, session_service
 
 

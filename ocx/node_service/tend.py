@@ -29,22 +29,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fossil.repository import Repository
+from ..node import marks
+from ..node.admit import runner_page
+from ..node.cut import cut_here
+from ..node.faults import describe, is_node_fault
+from ..node.record_dirs import RecordDir, record_dirs
+from ..node.run_layout import unit_stem
+from ..node.states import Failure, Mark, RecordState, RunState, ending
 from ..protocol.admission import Inadmissible
 from ..protocol.messages import Outcome
 from ..systemd.manager import ListedUnit
-from ..node import marks
-from ..node.cut import cut_here
-from ..node.faults import describe, is_node_fault
-from ..node.run_layout import unit_stem
-from ..node.record_dirs import RecordDir, record_dirs
-from ..node.states import Failure, Mark, RecordState, RunState, ending
-from ..node.admit import runner_page
 from .context import NodeContext
-from .run_end import before_this_boot, end_facts, end_from_systemd, letters_found, return_homes
 from .outcome import decide_outcome
 from .respond import answer, decide_answer
-from .start_stop import start_session, stop_session
+from .run_end import before_this_boot, end_facts, end_from_systemd, letters_found, return_homes
 from .run_units import prepared_in_unit
+from .start_stop import start_session, stop_session
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
 # docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units
@@ -74,7 +74,7 @@ class Units:
     by_name: dict[str, ListedUnit]
 
     @classmethod
-    async def read(cls, systemd, server_code: str) -> "Units":
+    async def read(cls, systemd, server_code: str) -> Units:
         return cls({u.name: u for u in await systemd.units([f"ocx-{server_code[:12]}-*"])})
 
     def live(self, name: str) -> bool:
@@ -165,8 +165,8 @@ class Tending:
                              "prepare at once", priority=7)
 
     async def record(self, record_dir: RecordDir) -> None:
-        from .cleanup import clean_up
         from .checkin_runs import tend_record
+        from .cleanup import clean_up
 
         state = record_dir.state
         if state is RecordState.NEW:

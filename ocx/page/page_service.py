@@ -113,13 +113,14 @@ def answer_one(connection: socket.socket, config_file: str) -> int:
 def prepare() -> None:
     """Import now what any request would import later (the console, the tools, the
     readers, libsystemd): this is the cost that staying up saves."""
-    from . import web, web_nodes, web_tools  # noqa: F401  (web_tools: pydantic and the six tools)
-    from .console import catalog, page  # noqa: F401
+    import struct  # noqa: F401  (cgroup's, imported when it reads a unit's figures)
+
     from ..node import config  # noqa: F401
     from ..protocol import messages  # noqa: F401  (a verdict naming a record)
     from ..reading import verdicts  # noqa: F401  (a branch's queue: the verdict rules, ~120 ms alone)
     from ..systemd import cgroup, journal_tail, sd_bus, unit_figures  # noqa: F401
-    import struct  # noqa: F401  (cgroup's, imported when it reads a unit's figures)
+    from . import web, web_nodes, web_tools  # noqa: F401  (web_tools: pydantic and the six tools)
+    from .console import catalog, page  # noqa: F401
 
     catalog.tools()
     try:
@@ -212,7 +213,7 @@ def _take_one(listener: socket.socket, config_file: str, children: set[int], tal
     _reap(children, tally, block=len(children) >= CONCURRENT)
     try:
         connection, _ = listener.accept()
-    except (socket.timeout, InterruptedError):
+    except (TimeoutError, InterruptedError):
         return
     except OSError as error:  # out of descriptors, say: wait, never stop
         print(f"ocx-page: accept failed: {error}", file=sys.stderr)

@@ -41,7 +41,7 @@ import json
 import os
 import sys
 import urllib.parse
-from typing import Mapping
+from collections.abc import Mapping
 
 from .web_viewer import Node, token, viewer
 

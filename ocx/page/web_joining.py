@@ -10,9 +10,9 @@ registration that has one is changed only by an admin.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
 
 from .web_viewer import viewer
 

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..fossil.repository import Repository
 from ..protocol.numerals import decimal_number, whole_number

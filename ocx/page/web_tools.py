@@ -4,11 +4,12 @@ in JSON from the CLI and MCP off the node."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..tools.caller import Caller
-from ..tools.framework import Answer, Stopped, Tool, run_tool
+from ..tools.framework import Answer, Stopped, run_tool
 from ..tools.registry import TOOLS
 from .web_viewer import Node, base_url, refusal, viewer
 

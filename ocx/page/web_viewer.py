@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..fossil.repository import Repository
 from ..node.host_paths import page_secret_path

@@ -9,14 +9,26 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the checker sees the names themselves; Python loads them when used
-    from .errors import FieldError as FieldError, OcxError as OcxError
-    from .finder import Envelope as Envelope, envelope as envelope, find_message as find_message
-    from .messages import (Budget as Budget, Message as Message, Outcome as Outcome, Record as Record,
-                           Response as Response, Restrict as Restrict, Sandbox as Sandbox, Stop as Stop,
-                           parse_message as parse_message)
+    from .errors import FieldError as FieldError
+    from .errors import OcxError as OcxError
+    from .finder import Envelope as Envelope
+    from .finder import envelope as envelope
+    from .finder import find_message as find_message
+    from .messages import Budget as Budget
+    from .messages import Message as Message
+    from .messages import Outcome as Outcome
+    from .messages import Record as Record
+    from .messages import Response as Response
+    from .messages import Restrict as Restrict
+    from .messages import Sandbox as Sandbox
+    from .messages import Stop as Stop
+    from .messages import parse_message as parse_message
     from .render import render_message as render_message
-    from .verdict import (Judgement as Judgement, Verdict as Verdict, VerdictTag as VerdictTag,
-                          format_verdict as format_verdict, parse_verdict as parse_verdict)
+    from .verdict import Judgement as Judgement
+    from .verdict import Verdict as Verdict
+    from .verdict import VerdictTag as VerdictTag
+    from .verdict import format_verdict as format_verdict
+    from .verdict import parse_verdict as parse_verdict
 
 _HOMES = {
     "FieldError": "errors", "OcxError": "errors",

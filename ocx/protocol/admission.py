@@ -5,8 +5,8 @@ what it enforces) and this says the first reason to refuse, naming a field.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .errors import FieldError
 from .messages import Record

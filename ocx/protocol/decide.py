@@ -5,8 +5,8 @@ are open) and this returns the actions; nothing here does I/O.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Any
 
 from .admission import holds_admin
 from .answers import answers_record
@@ -45,7 +45,7 @@ class OpenRecord:
     received: float = 0.0
     rcvid: int = 0
 
-    def precedes(self, arrival: "Arrival") -> bool:
+    def precedes(self, arrival: Arrival) -> bool:
         """Only what arrived after the record reaches its run (D2: read again, deliver nothing old)."""
         return arrival.rcvid > self.rcvid
 
@@ -112,7 +112,7 @@ class Answered:
     by: str
 
 
-Action = Union[Ignore, Refuse, Admit, StopRun, Deliver, RunCheckin, Answered]
+Action = Ignore | Refuse | Admit | StopRun | Deliver | RunCheckin | Answered
 
 
 def decide(arrival: Arrival, facts: NodeFacts) -> list[Action]:

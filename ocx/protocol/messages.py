@@ -8,15 +8,15 @@ limit, so it is an error.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from . import budget as grammar
 from .errors import FieldError
-from .finder import FlawedMessage, find_message, is_version_one
 from .fields import AbsolutePath, BranchName, FullHash, Login, RunnerName, ServerCode, Text
+from .finder import FlawedMessage, find_message, is_version_one
 
 VERSION = 1  # C7
 COMMAND_RUNNER = "command"  # C2: the runner that runs a program once per check-in
@@ -163,7 +163,7 @@ class Response(_Message):
         raise ValueError(f"{value!r} is not one of {', '.join(o.value for o in Outcome)}")
 
 
-Message = Union[Record, Stop, Response]
+Message = Record | Stop | Response
 _KINDS: dict[str, type[BaseModel]] = {"record": Record, "stop": Stop, "response": Response}
 KINDS = tuple(_KINDS)
 

@@ -18,9 +18,10 @@ tests/reading/test_console_messages.py holds this to activity's reading.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from ..fossil.repository import Repository
 from ..protocol import budget as grammar
@@ -61,7 +62,7 @@ class Limits:
     processes: int | None = None
 
     @classmethod
-    def of(cls, written: object) -> "Limits":
+    def of(cls, written: object) -> Limits:
         budget = written if isinstance(written, dict) else {}
         return cls(_limit(grammar.parse_wall, budget.get("wall")), _limit(grammar.parse_cpu, budget.get("cpu")),
                    _limit(grammar.parse_memory, budget.get("memory")),

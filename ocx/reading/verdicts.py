@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
-from ..fossil.errors import RepositoryError
 from ..fossil.artifacts import Checkin, TagChange
+from ..fossil.errors import RepositoryError
 from ..fossil.repository import Repository
 from ..protocol.verdict import Judgement
 from ..protocol.verdict_rules import VERDICT_TAGS, CheckinFacts, ReadVerdict, TagEvent, counted, outcome, read_verdicts
@@ -62,7 +62,7 @@ def record_text(repository: Repository, artifact: str) -> str | None:
 def record_checkins(repository: Repository) -> Callable[[str], tuple[str, ...] | None]:
     """`checkins` of the record with a given full hash, None when the
     repository holds no such record; each record read once per call."""
-    @lru_cache(maxsize=None)
+    @cache
     def lookup(record_hash: str) -> tuple[str, ...] | None:
         from ..protocol.messages import Record, message_in  # pydantic's start-up only when a verdict names a record
 

@@ -23,6 +23,7 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import shutil
@@ -30,26 +31,23 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.sync import CallerClone
-from ..node import marks
+from ..node import bounded, marks, runner_homes, spare
 from ..node.faults import describe, is_node_fault
-from ..node.states import Mark
-from ..node import spare
+from ..node.letters import LettersFound
+from ..node.run_layout import PASSWORD_FILE
 from ..node.spare import CHECKOUT, CLONE
+from ..node.states import Mark
 from ..node.template import held, held_within
 from ..node.wake import poke
-from ..node import bounded, runner_homes
-from ..node.letters import LettersFound
-from .run_user import RUN_USER_CAPABILITIES, ensure_run_user, granted_run_user  # noqa: F401  (grants.py and tests read the letters here)
 from .meanwhile import Meanwhile, Steps
+from .run_user import RUN_USER_CAPABILITIES, ensure_run_user, granted_run_user  # noqa: F401  (grants.py and tests read the letters here)
 from .turns import take_turn, turns_of
-from ..node.run_layout import PASSWORD_FILE
 
 WAIT_FOR_PULL = 20.0  # seconds a preparation waits for the node's pull (--wait-for) before it pulls itself
 

@@ -28,11 +28,10 @@ from pathlib import Path
 from ..files import write_atomically
 from ..fossil.repository import Repository
 from ..fossil.sync import CallerClone
-from ..protocol.admission import ENFORCED_RESTRICTIONS
 from ..node import config as node_config
 from ..node.config import STATE_ROOT, NodeConfig
 from ..node.server_link import ServerLink, ServerRefused, Unreachable, WebError, join_answer, session_file
-from ..files import write_atomically
+from ..protocol.admission import ENFORCED_RESTRICTIONS
 from . import unit_install
 from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd
 

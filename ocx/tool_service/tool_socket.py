@@ -32,15 +32,25 @@ from typing import Any
 
 from ..fossil import admin
 from ..node import config as node_config
-from ..node.config import NodeConfig
 from ..node import marks
-from ..node.inotify import (IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_IGNORED, IN_MOVED_FROM, IN_MOVED_TO,
-                            IN_Q_OVERFLOW, add_watch, events, watch)
-from ..node.run_layout import RunHome, unit_stem
-from ..node.spare import CLONE
+from ..node.config import NodeConfig
+from ..node.inotify import (
+    IN_CLOSE_WRITE,
+    IN_CREATE,
+    IN_DELETE,
+    IN_IGNORED,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    add_watch,
+    events,
+    watch,
+)
 from ..node.record_dirs import RecordDir, open_state, record_dirs
-from ..node.states import RECORD_MARKS
+from ..node.run_layout import RunHome, unit_stem
 from ..node.socket_served import SOCKET_NAME, served_by_socket, short_path
+from ..node.spare import CLONE
+from ..node.states import RECORD_MARKS
 from ..protocol.decide import OpenRecord
 from ..systemd import notify
 from ..systemd.cgroup import peer

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..fossil.errors import WrongKind
 from ..fossil.artifacts import Sender
+from ..fossil.errors import WrongKind
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
-from ..protocol.messages import Message, Record, Response, message_in
 from ..protocol.errors import FieldError
+from ..protocol.messages import Message, Record, Response, message_in
 
 FORUM, TICKET = "forum", "ticket"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..fossil.errors import WrongKind
-from ..protocol.fields import Text
 from ..protocol.errors import FieldError
+from ..protocol.fields import Text
 from .framework import MAY_POST, Act, HashRef, Tool, ToolInput
 
 

@@ -15,9 +15,9 @@ from ..fossil.errors import WrongKind
 from ..fossil.push_plan import Line, Plan, PlanRefused, plan_push
 from ..fossil.repository import Repository
 from ..fossil.run_clone import MAX_ARTIFACT_BYTES, CloneRefused, RunClone
-from ..protocol.errors import FieldError
 from ..node.socket_served import served_by_socket
 from ..node.wake import poke
+from ..protocol.errors import FieldError
 from .caller import Caller
 from .framework import Act, Capability, Tool, ToolInput
 

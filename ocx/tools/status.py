@@ -1,6 +1,7 @@
 """`status`: who and where the caller is, and what this node enforces (Part 4, D24, D17)."""
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -46,7 +47,7 @@ class StatusResult(BaseModel):
 
 def _nodes(caller: Caller) -> list[NodeFacts]:
     """The server's node keeps the list (D36, ocx/node/serving/registry.py)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from ..node.serving.registry import NodeEntry, every_node
 
@@ -58,7 +59,7 @@ def _nodes(caller: Caller) -> list[NodeFacts]:
                          here=True)
         listed = every_node(repository, here)
     return [NodeFacts(name=e.name, server_code=e.server_code, node_user=e.node_user, enforces=list(e.enforces),
-                      here=e.here, heard=datetime.fromtimestamp(e.heard, timezone.utc).isoformat(timespec="seconds")
+                      here=e.here, heard=datetime.fromtimestamp(e.heard, UTC).isoformat(timespec="seconds")
                       if e.heard else None) for e in listed]
 
 

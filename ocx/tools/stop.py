@@ -1,18 +1,18 @@
 """`stop`: end a record's run (C3), or answer a lost one by hand (D31)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from pydantic import Field
 
+from ..fossil.repository import Repository
+from ..node.config import NodeConfig
+from ..protocol.errors import FieldError
 from ..protocol.messages import Outcome, Record, Response
 from ..protocol.messages import Stop as StopMessage
 from ..protocol.render import render_message
-from ..protocol.errors import FieldError
-from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
-from ..fossil.repository import Repository
-from ..node.config import NodeConfig
 from .caller import Caller
+from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
 from .places import FORUM, answer_of, the_record
 
 NODE_USER = NodeConfig.model_fields["node_user"].default  # off the node's host: the usual one (D20)
@@ -58,7 +58,7 @@ class StopTool(Tool):
         if given.lost:
             received = where.sender.time
             due = received + timedelta(seconds=record.budget.wall_seconds) if received else None
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             if due is None or now < due:
                 raise FieldError("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
                                    "until then only its node answers it (D31)")

@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -22,16 +23,22 @@ from .conftest import Served, start_served
 pytestmark = pytest.mark.fossil
 
 
+@dataclass(frozen=True)
+class _Stopped:
+    base_url: str
+    passwords: dict[str, str]
+
+
 @pytest.fixture(scope="module")
-def stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A repository whose server has stopped: its port refuses connections. The port stays bound
-    here, not listening, so that no other server a busy machine starts meanwhile answers on it."""
+def stopped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Stopped]:
+    """A repository whose server has stopped: its address refuses connections. The address is a
+    port bound here and never listened on, not the stopped server's own port, which a child
+    of that server still exiting, or another server a busy machine starts meanwhile, may hold."""
     served = start_served(tmp_path_factory.mktemp("stopped"), {"alice": "i4"})
     served.server.stop()
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        held.bind(("127.0.0.1", served.server.port))
-        yield served
+        held.bind(("127.0.0.1", 0))
+        yield _Stopped(f"http://127.0.0.1:{held.getsockname()[1]}", served.passwords)
 
 
 class _Unavailable(http.server.BaseHTTPRequestHandler):

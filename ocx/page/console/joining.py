@@ -9,7 +9,7 @@ hash (page/join_tokens.py).
 from __future__ import annotations
 
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 from .forms import TOKEN_FIELD
 from .words import esc
@@ -23,8 +23,8 @@ def is_join_post(form: Mapping[str, str]) -> bool:
 
 def make(view, form: Mapping[str, str]) -> dict:
     """The page's answer to the form: web_joining's, after D30's and D43's checks."""
-    from ..web_viewer import refusal
     from ..web_joining import make_join_token
+    from ..web_viewer import refusal
 
     refused = refusal(view.env, view.node, form.get(TOKEN_FIELD, ""))
     if refused is not None:
