@@ -22,7 +22,7 @@ set -eu
 
 # nodejs: the agents the runner pages name (claude, codex's launcher) run on it.
 PACKAGES="systemd systemd-sysv dbus libsystemd0 python3 python3-venv fossil
-ca-certificates procps iproute2 util-linux less nodejs"
+ca-certificates procps iproute2 util-linux less nodejs git systemd-container"
 
 requirements() {
     # One list, in pyproject.toml. testcontainers is left out: it drives

@@ -10,7 +10,8 @@ MAX_LINES = 400
 
 # Each external program is run from one place (the brief; architecture.md).
 PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"},
-                 "useradd": {"ocx/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"}}
+                 "useradd": {"ocx/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"},
+                 "git": {"ocx/git/program.py"}}
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
@@ -18,17 +19,19 @@ SUBPROCESS_HOMES = {
     "ocx/inside_run/relay.py",  # the program a runner page names behind the relay (D14)
     "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
     "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (docs/console.md)
+    "ocx/git/program.py",  # git: the node's git mirror and the way back (D49, D50)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md): the processes' packages on top, each named for
 # the process that runs it; beneath them the shared layer. Which modules of another process a
 # process may import (the entries it starts) is tests/guards/test_processes.py's.
-SHARED = {"node", "tools", "reading", "protocol", "fossil", "systemd", "files"}
+SHARED = {"node", "tools", "reading", "protocol", "fossil", "systemd", "git", "files"}
 PROCESSES = {"node_service", "run_steps", "inside_run", "page", "tool_service", "follower", "setup", "cli", "hook"}
 LAYER_MAY_IMPORT = {
     "protocol": {"protocol"},
     "fossil": {"fossil", "protocol", "files"},  # files: ocx/files.py, writing a file whole
     "systemd": {"systemd", "protocol", "files"},
+    "git": {"git", "protocol", "fossil", "files"},  # git's own program and the mirror's files (D49, D50)
     "node": {"node", "protocol", "fossil", "systemd", "files"},
     "reading": {"reading", "protocol", "fossil", "systemd", "files"},  # readers of verdicts (V2, D25, D33)
     "tools": {"tools", "node", "reading", "protocol", "fossil", "systemd", "files"},
