@@ -11,6 +11,8 @@ STATE_ROOT = "/var/lib/ocx"
 RUNTIME_ROOT = "/run/ocx"
 # The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
 RUNS_STATE_DIRECTORY = "ocx-runs"
+# The node's releases: immutable copies of OCX and the links that say which serves (D45-D47, node/releases).
+RELEASES_DIRECTORY = f"{STATE_ROOT}/releases"
 
 
 def page_secret_path(config_file: str | Path) -> Path:
