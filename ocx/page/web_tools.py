@@ -38,7 +38,7 @@ def run_call(env: Mapping[str, str], node: Node, name: str, raw: Any, given_toke
         return run_tool(tool, raw, as_viewer)
 
 
-def answer_call(env: Mapping[str, str], node: Node, body: str) -> dict:
+def answer_call(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]:
     """A JSON call, `{"tool", "input", "token"}`: the tool's answer."""
     try:
         call = json.loads(body)
