@@ -86,7 +86,8 @@ def find_session(caller: Caller, prefix: str) -> Session:
         try:
             full = repository.resolve(prefix)
         except AmbiguousPrefix as error:
-            raise FieldError("record", f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
+            raise FieldError("record",
+                             f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
         except UnknownArtifact:
             raise FieldError("record", f"{prefix} names no artifact in {caller.where} (D11)") from None
         except (BadPrefix, RepositoryError) as error:
