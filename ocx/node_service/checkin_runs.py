@@ -31,6 +31,15 @@ from ..fossil.repository import Repository
 from ..node import bounded, spare, template
 from ..node.cut import cut_here
 from ..node.record_dirs import RecordDir
+from ..node.run_end import (
+    decide_outcome,
+    end_facts,
+    end_from_systemd,
+    ended_before_this_boot,
+    keep,
+    letters_found,
+    never_started,
+)
 from ..node.run_layout import RunHome, unit_stem
 from ..node.states import Mark, RecordState, RunState, ending
 from ..protocol.decide import OpenRecord
@@ -38,8 +47,6 @@ from ..protocol.messages import Outcome
 from ..protocol.verdict import Judgement, VerdictTag, format_verdict
 from ..systemd.errors import BusError
 from .context import NodeContext
-from .outcome import decide_outcome
-from .run_end import end_facts, end_from_systemd, ended_before_this_boot, letters_found
 from .run_units import LAST_LINE, command_service, prepared_in_unit
 from .start_stop import egress_filter, start_unit
 
@@ -141,8 +148,7 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
 
 def cut_off(ended: dict, record_dir: RecordDir) -> bool:
     """Whether a check-in's run was ended by a host shutdown, not by itself, a limit or a stop (D4, D18)."""
-    facts = end_facts(ended, record_dir)
-    return facts.system_stopping and facts.stopped_by is None
+    return end_facts(ended, record_dir).cut_off
 
 
 async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> bool:
@@ -150,10 +156,8 @@ async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord,
     failed = record_dir.marked(Mark.UNPREPARED, stem)
     if not failed or not failed.get("fault") or record_dir.marked(Mark.PREPARED, stem) is not None:
         return False
-    from ..node.marks import failures
-
     step, now = f"prepare-{stem}", time.time()
-    failure = failures(record_dir.path).get(step)
+    failure = record_dir.failures().get(step)
     ended = record_dir.marked(Mark.ENDED, stem) or {}
     if failure is None or failure.last < ended.get("at", 0):  # this end not counted yet
         failure = tending.failed_as(record_dir, step, failed.get("why", "?"), True, now,
@@ -210,7 +214,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
             if record_dir.run_state(stem) is RunState.NONE:
                 record_dir.mark(Mark.STARTING, {"unit": f"{stem}.service", "at": time.time()}, stem)
             record_dir.mark(Mark.UNPREPARED, {"why": failure.error, "fault": failure.fault}, stem)
-            record_dir.mark(Mark.ENDED, {"unit": f"{stem}.service", "at": time.time(), "result": "exit-code"}, stem)
+            keep(record_dir, stem, never_started(stem))
         return
     finally:
         if pulling is not None:  # never left running past this start: one pull at a time (template.py)
@@ -267,7 +271,7 @@ def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem
         else:
             context.log(f"ci {value} on {checkin}", record=opened.hash)
             cut_here(context.config.name, "tagged", opened.hash)
-    record_dir.mark(Mark.JUDGED, {"value": value, "tag": tag}, stem)
+    record_dir.mark(Mark.VERDICT, {"value": value, "tag": tag}, stem)
     tending.succeeded(record_dir, step)
     try:
         bounded.remove_tree(home.inside)  # the link systemd makes to it (removed, never followed)

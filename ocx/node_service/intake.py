@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from itertools import takewhile
 
 from ..fossil.repository import SETTLE_SECONDS, Repository
-from ..node import marks
+from ..node import record_store
 from ..node.admit import admission
 from ..node.arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from ..node.cut import cut_here
@@ -72,7 +72,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
     once for each arrival, which grew with the records open (docs/node.md, 'Measured')."""
     seen = {} if seen is None else seen
     found = record_dirs(context.config)
-    now = {r.hash: seen[r.hash] if r.hash in seen else marks.present(r.path)[0] for r in found}
+    now = {r.hash: seen[r.hash] if r.hash in seen else r.present()[0] for r in found}
     seen.clear()
     seen.update(now)
     states = {r: record_state(now[r.hash]) for r in found}
@@ -84,7 +84,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
 
 async def run_pass(context: NodeContext, systemd) -> PassReport:
     report = PassReport()
-    with node_lock(context.config), marks.one_look():
+    with node_lock(context.config), record_store.one_look():
         remove_leftovers(context.config.state_dir / "records")
         tending = Tending(context, systemd, await Units.read(systemd, context.server_code), report)
         await tending.all()  # ended runs answered, cut-off steps taken again
@@ -275,7 +275,7 @@ class PassReading:
         """The records open on the node (saved, not answered), as admission asks (admit.py)."""
         self.facts(context)
         return [RecordDir.of(context.config, name).load()[0] for name, own in self.seen.items()
-                if Mark.SAVED in own and record_state(own) is not RecordState.ANSWERED]
+                if Mark.RECORD in own and record_state(own) is not RecordState.ANSWERED]
 
 
 async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport,

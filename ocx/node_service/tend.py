@@ -9,7 +9,7 @@ boot (D6, check.py). For a session:
 | --------------- | ----------------------------------------- | ---------------------------------- |
 | answering       | any                                       | write the answer (respond.py)      |
 | answered        | a unit still runs / none                  | stop it / remove the workspace     |
-| open            | ended (its stop step's record)            | answer from the end (run_end.py)   |
+| open            | ended (its stop step's record)            | answer from the end (node/run_end) |
 | stop, unenforced| its unit runs                             | stop it                            |
 | stop, unenforced| no unit                                   | answer `stopped` / `unenforced`    |
 | open            | its unit ended, no record (systemd's)     | record the end from systemd        |
@@ -29,20 +29,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fossil.repository import Repository
-from ..node import marks
+from ..node import record_store, runner_homes
 from ..node.admit import runner_page
 from ..node.cut import cut_here
 from ..node.faults import describe, is_node_fault
 from ..node.record_dirs import RecordDir, record_dirs
+from ..node.run_end import before_this_boot, decide_outcome, end_facts, end_from_systemd, letters_found
 from ..node.run_layout import unit_stem
 from ..node.states import Failure, Mark, RecordState, RunState, ending
 from ..protocol.admission import Inadmissible
 from ..protocol.messages import Outcome
 from ..systemd.manager import ListedUnit
 from .context import NodeContext
-from .outcome import decide_outcome
 from .respond import answer, decide_answer
-from .run_end import before_this_boot, end_facts, end_from_systemd, letters_found, return_homes
 from .run_units import prepared_in_unit
 from .start_stop import start_session, stop_session
 
@@ -126,7 +125,7 @@ class Tending:
     def failed_as(self, record_dir: RecordDir, step: str, what: str, fault: bool, received: float,
                   wall_seconds: float) -> Failure:
         try:
-            failure = marks.note_failure(record_dir.path, step, what, fault)
+            failure = record_dir.note_failure(step, what, fault)
         except OSError:  # a full disk: nothing more can be kept; the next pass tries again
             failure = Failure(step, 1, time.time(), what, True, time.time())
         gives_up = failure.gives_up(time.time(), received, wall_seconds)
@@ -139,18 +138,18 @@ class Tending:
 
     def waiting(self, record_dir: RecordDir, step: str) -> bool:
         """Whether STEP failed lately and its next try is not due yet."""
-        failure = marks.failures(record_dir.path).get(step)
+        failure = record_dir.failures().get(step)
         if failure is None or failure.due(time.time()):
             return False
         self.report.retry(failure.wait(time.time()))
         return True
 
     def succeeded(self, record_dir: RecordDir, step: str) -> None:
-        marks.clear_failure(record_dir.path, step)
+        record_dir.clear_failure(step)
 
     # -- every record ------------------------------------------------------
     async def all(self) -> None:
-        marks.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
+        record_store.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
         every = record_dirs(self.context.config)
         self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
         self.waiting_to_start = 0
@@ -235,7 +234,7 @@ class Tending:
             self.decide(record_dir, *self.ended_unstarted(record_dir))
             return
         if run is not RunState.NONE:
-            present = marks.present(record_dir.path)[1].get(stem, frozenset())
+            present = record_dir.run_marks(stem)
             ran = Mark.STARTED in present or (prepared_in_unit(opened)
                                               and run in (RunState.PREPARED, RunState.UNPREPARED))
             if ran:  # D6: it started, its unit is gone, and nothing recorded its end
@@ -304,12 +303,12 @@ class Tending:
         ended = record_dir.marked(Mark.ENDED, stem) or {}
         budget = opened.record.budget
         facts = end_facts(ended, record_dir, budget.cpu)
-        if facts.system_stopping and facts.stopped_by is None:
+        if facts.cut_off:
             self.decide(record_dir, Outcome.lost, "the node went down during the session (shut down)")
             return
         if facts.unprepared is not None and facts.unprepared_fault and not ending(state):
             # Its home could not be made for a fault of the node's own: the run never ran, so it runs again.
-            failure = marks.failures(record_dir.path).get("prepare")
+            failure = record_dir.failures().get("prepare")
             if failure is None or failure.last < ended.get("at", 0):  # this end not counted yet
                 failure = self.failed_as(record_dir, "prepare", facts.unprepared, True, opened.received,
                                          budget.wall_seconds)
@@ -326,6 +325,18 @@ class Tending:
             self.decide(record_dir, *decided)
 
 
+def return_homes(context: NodeContext, record_dir: RecordDir, ended: dict) -> None:
+    """What the run changed in its copies of its runner's homes, written back once it ended (D42)."""
+    stem = str(ended.get("unit", "")).removesuffix(".service")
+    try:
+        count = runner_homes.copy_back(record_dir.path, stem)
+    except OSError as error:  # the answer still goes out; the home keeps what it had
+        context.log(f"runner homes not written back: {error}", record=record_dir.hash, priority=4)
+        return
+    if count:
+        context.log(f"{count} files of the runner's homes written back from {stem}", record=record_dir.hash)
+
+
 def _received_order(record_dir: RecordDir) -> int:
     """A record's receipt (D26: in the order the node reads them); a half-saved one, first."""
     try:
@@ -338,5 +349,5 @@ def _preparing(record_dir: RecordDir, units: Units) -> int:
     """Its runs whose units systemd is starting and whose preparation has not ended: its mark, written
     before it pokes the node, says so before systemd does."""
     done = (Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED)
-    return sum(1 for stem, present in marks.present(record_dir.path)[1].items()
+    return sum(1 for stem, present in record_dir.present()[1].items()
                if not any(mark in present for mark in done) and units.starting(f"{stem}.service"))
