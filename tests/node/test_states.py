@@ -147,3 +147,19 @@ def test_failures_are_counted_in_the_records_directory(tmp_path):
     assert RecordStore(tmp_path).failures()["answer"] == second
     RecordStore(tmp_path).clear_failure("answer")
     assert RecordStore(tmp_path).failures() == {} and not (tmp_path / FAILURES).exists()
+
+
+def test_each_mark_is_named_as_its_file_and_the_files_keep_the_names_nodes_wrote():
+    """A node upgraded mid-run reads the directories the old code wrote: the members follow the files."""
+    assert all(mark.name == mark.value.upper() for mark in Mark)
+    assert {mark.value for mark in RECORD_MARKS} == {"record", "stop", "unenforced", "answering", "answered"}
+    assert {mark.value for mark in RUN_MARKS} == {"starting", "started", "prepared", "unprepared", "ended",
+                                                  "judging", "verdict"}
+
+
+def test_the_store_writes_each_mark_under_its_name_on_disk(tmp_path):
+    store = RecordStore(tmp_path)
+    store.mark(Mark.RECORD, "{}\n")
+    store.mark(Mark.STARTING, {}, STEM)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["record.json", f"starting-{STEM}.json"]
+    assert store.saved_file() == tmp_path / "record.json"
