@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
 
 
 @contextmanager
-def node_lock(config: NodeConfig):
+def node_lock(config: NodeConfig) -> Iterator[None]:
     """One actor on a node's records at a time: the hook's pass, the check, a tool (D5)."""
     config.state_dir.mkdir(parents=True, exist_ok=True)
     with open(config.state_dir / "lock", "w") as handle:

@@ -190,7 +190,7 @@ class Failure:
 
     def retry_in(self) -> float:
         """Seconds from the last failure to the next try: doubling, from 1 s up to 10 s."""
-        return min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2 ** max(0, self.count - 1))
+        return min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2.0 ** max(0, self.count - 1))
 
     def due(self, now: float) -> bool:
         """Whether the next try may come now (a pass that comes sooner leaves it be)."""

@@ -24,6 +24,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..files import write_atomically
 from ..fossil.errors import FOSSIL_FAILURES, UnknownArtifact
@@ -50,6 +51,9 @@ from .context import NodeContext
 from .run_units import LAST_LINE, command_service, prepared_in_unit
 from .start_stop import egress_filter, start_unit
 
+if TYPE_CHECKING:
+    from .tend import Tending
+
 
 def queue_dir(record_dir: RecordDir) -> Path:
     return record_dir.path / "checkins"
@@ -67,7 +71,8 @@ def enqueue(record_dir: RecordDir, checkin: str, branch: str) -> bool:
     if any(name.endswith(f"-{checkin}.json") for name in names):
         return False
     sequence = 1 + max((int(name.split("-", 1)[0]) for name in names), default=0)
-    write_atomically(queue / f"{sequence:08d}-{checkin}.json", json.dumps({"checkin": checkin, "branch": branch}) + "\n")
+    write_atomically(queue / f"{sequence:08d}-{checkin}.json",
+                     json.dumps({"checkin": checkin, "branch": branch}) + "\n")
     return True
 
 
@@ -79,7 +84,7 @@ def queued(record_dir: RecordDir) -> list[str]:
     return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
 
 
-def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict,
+def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict[str, Any],
                 home: RunHome) -> tuple[Judgement, str] | None:
     """`pass` on exit 0, else `fail`; the reason its last line, or the limit it hit (D17)."""
     facts = end_facts(ended, record_dir, opened.record.budget.cpu)
@@ -98,7 +103,7 @@ def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord,
     return (Judgement.passed if passed else Judgement.failed), last or note
 
 
-async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
+async def tend_record(tending: Tending, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
     """Judge each ended check-in run and start the record's next (D18); or, once stopped, end it."""
     if ending(state):
         await _stop(tending, record_dir, opened)
@@ -146,12 +151,13 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
                 pass
 
 
-def cut_off(ended: dict, record_dir: RecordDir) -> bool:
+def cut_off(ended: dict[str, Any], record_dir: RecordDir) -> bool:
     """Whether a check-in's run was ended by a host shutdown, not by itself, a limit or a stop (D4, D18)."""
     return end_facts(ended, record_dir).cut_off
 
 
-async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> bool:
+async def _again_after_fault(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str,
+                             stem: str) -> bool:
     """Its home could not be made for a fault of the node's own: it runs again, within a bound."""
     failed = record_dir.marked(Mark.UNPREPARED, stem)
     if not failed or not failed.get("fault") or record_dir.marked(Mark.PREPARED, stem) is not None:
@@ -172,7 +178,7 @@ async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord,
     return True
 
 
-async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> None:
+async def start_checkin(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> None:
     context = tending.context
     stem = unit_stem(context.server_code, opened.hash, checkin)
     step = f"start-{stem}"
@@ -244,7 +250,7 @@ def place_ahead(context: NodeContext, stem: str) -> int | None:
     return spare.take(clone, RunHome(stem).on_host, lineage=lineage, upto=template.held(clone))
 
 
-def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:
+def judge(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:
     """The `ci` verdict of one ended run, as the node user, once (V1, D20)."""
     context, step = tending.context, f"judge-{stem}"
     if tending.waiting(record_dir, step):
@@ -304,7 +310,7 @@ def write_verdict(context: NodeContext, checkin: str, value: str, again: bool) -
     return clone.tag(checkin, VerdictTag.ci.value, value)
 
 
-async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
+async def _stop(tending: Tending, record_dir: RecordDir, opened: OpenRecord) -> None:
     """A stop ends the check-in run in progress, then the record is answered (C2, C4); no later one runs."""
     code, units = tending.context.server_code, tending.units
     running = [u for u in units.of_record(code, opened.hash) if units.live(u.name)

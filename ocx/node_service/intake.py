@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
+from typing import TYPE_CHECKING, Any
 
 from ..fossil.repository import SETTLE_SECONDS, Repository
 from ..node import record_store
@@ -58,6 +59,10 @@ from .pass_mark import read_mark, write_mark
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
 
+if TYPE_CHECKING:
+    from ..fossil.artifacts import Receipt
+    from ..systemd.manager import Systemd
+
 __all__ = ["PassReport", "run_pass"]
 
 # A pass that admitted records (or queued check-ins) reads receipts this long, then its tending starts
@@ -82,7 +87,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
     return NodeFacts(context.server_code, context.config.node_user, opened, answered=done)
 
 
-async def run_pass(context: NodeContext, systemd) -> PassReport:
+async def run_pass(context: NodeContext, systemd: Systemd) -> PassReport:
     report = PassReport()
     with node_lock(context.config), record_store.one_look():
         remove_leftovers(context.config.state_dir / "records")
@@ -98,7 +103,7 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
     return report
 
 
-async def read_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
+async def read_receipts(context: NodeContext, systemd: Systemd, repository: Repository, report: PassReport) -> None:
     mark, retry = read_mark(context)
     if context.config.elsewhere:  # its clone cannot tell senders: the server's receipts (D37)
         try:
@@ -157,11 +162,11 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         mark = upto
 
 
-async def read_served_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport,
-                               mark: int, retry: dict[int, dict]) -> None:
+async def read_served_receipts(context: NodeContext, systemd: Systemd, repository: Repository, report: PassReport,
+                               mark: int, retry: dict[int, dict[str, Any]]) -> None:
     """A node elsewhere's receipts: the server's (node/served.py), each sender with the letters the
     server gives it, acted on once its clone holds their artifacts (D37)."""
-    def reader(receipts: list, letters: dict[str, frozenset[str]]) -> PassReading:
+    def reader(receipts: list[Receipt], letters: dict[str, frozenset[str]]) -> PassReading:
         return PassReading(ReceiptReader(repository, receipts, lambda login: letters.get(login or "", frozenset())),
                            behind=frozenset(behind))
 
@@ -212,8 +217,8 @@ class Failed:
     target: Target | None = None
 
 
-def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, failed: list[Failed],
-             report: PassReport) -> dict[int, dict]:
+def _retried(context: NodeContext, retry: dict[int, dict[str, Any]], rcvid: int, receipt: Receipt | None,
+             failed: list[Failed], report: PassReport) -> dict[int, dict[str, Any]]:
     """RETRY after one more try of receipt RCVID: kept while it may pass, else given up, its record answered."""
     retry = dict(retry)
     if not failed:
@@ -278,7 +283,7 @@ class PassReading:
                 if Mark.RECORD in own and record_state(own) is not RecordState.ANSWERED]
 
 
-async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport,
+async def handle(context: NodeContext, systemd: Systemd, repository: Repository, receipt: Receipt, report: PassReport,
                  reading: PassReading | None = None) -> tuple[list[Failed], bool]:
     """Every artifact of RECEIPT, each on its own; what failed, and whether anything was done."""
     reading = reading or PassReading(ReceiptReader(repository, [receipt]))

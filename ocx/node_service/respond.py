@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..fossil.repository import Repository
 from ..node.cut import cut_here
@@ -42,7 +43,7 @@ class Target:
 
 
 def decide_answer(context: NodeContext, record_dir: RecordDir, outcome: Outcome, note: str,
-                  target: Target | None = None, **extra) -> None:
+                  target: Target | None = None, **extra: Any) -> None:
     """The answer, kept before it is written (ANSWERING); TARGET for a record never saved (a refusal)."""
     body = {"outcome": outcome.value, "note": note, "at": time.time(), **extra}
     if target is not None:

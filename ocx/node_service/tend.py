@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fossil.repository import Repository
 from ..node import record_store, runner_homes
@@ -44,6 +44,10 @@ from .context import NodeContext
 from .respond import answer, decide_answer
 from .run_units import prepared_in_unit
 from .start_stop import start_session, stop_session
+
+if TYPE_CHECKING:
+    from ..protocol.decide import OpenRecord
+    from ..systemd.manager import Systemd
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
 # docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units
@@ -73,7 +77,7 @@ class Units:
     by_name: dict[str, ListedUnit]
 
     @classmethod
-    async def read(cls, systemd, server_code: str) -> Units:
+    async def read(cls, systemd: Systemd, server_code: str) -> Units:
         return cls({u.name: u for u in await systemd.units([f"ocx-{server_code[:12]}-*"])})
 
     def live(self, name: str) -> bool:
@@ -182,7 +186,7 @@ class Tending:
                 await self.session(record_dir, opened, state)
 
     # -- answering ---------------------------------------------------------
-    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str, **extra) -> None:
+    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str, **extra: Any) -> None:
         decide_answer(self.context, record_dir, outcome, note, **extra)
         cut_here(self.context.config.name, "answering", record_dir.hash)
         self.report.actions.append(f"decided-{outcome.value}")
@@ -204,7 +208,7 @@ class Tending:
         self.report.actions.append("answered")
 
     # -- sessions ----------------------------------------------------------
-    async def session(self, record_dir: RecordDir, opened, state: RecordState) -> None:
+    async def session(self, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
@@ -246,7 +250,7 @@ class Tending:
             record_dir.reset(stem)  # it never reached systemd: asked again (D5)
         await self.start(record_dir, opened)
 
-    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict) -> None:
+    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict[str, Any]) -> None:
         """A preparation found its run user's letters changed (node/letters.py), and gave none: refused
         naming `user`, the login left as it is (D40); or `unenforced` (D24)."""
         if "refused_user" in found:
@@ -265,7 +269,7 @@ class Tending:
         unenforced = record_dir.marked(Mark.UNENFORCED) or {}
         return Outcome.unenforced, f"{unenforced.get('why', 'a restriction no longer held')}; {ended}"
 
-    async def start(self, record_dir: RecordDir, opened) -> None:
+    async def start(self, record_dir: RecordDir, opened: OpenRecord) -> None:
         if self.waiting(record_dir, "start"):
             return
         gated = prepared_in_unit(opened)  # D34: a run the node prepares itself is one at a time already
@@ -297,7 +301,7 @@ class Tending:
             self.starts_left -= 1
         self.report.actions.append("started")
 
-    async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
+    async def answer_end(self, record_dir: RecordDir, opened: OpenRecord, state: RecordState, stem: str) -> None:
         if self.shutting_down():
             return  # D4: a node shutting down writes no response; the next start answers lost
         ended = record_dir.marked(Mark.ENDED, stem) or {}
@@ -325,7 +329,7 @@ class Tending:
             self.decide(record_dir, *decided)
 
 
-def return_homes(context: NodeContext, record_dir: RecordDir, ended: dict) -> None:
+def return_homes(context: NodeContext, record_dir: RecordDir, ended: dict[str, Any]) -> None:
     """What the run changed in its copies of its runner's homes, written back once it ended (D42)."""
     stem = str(ended.get("unit", "")).removesuffix(".service")
     try:

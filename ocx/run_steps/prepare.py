@@ -183,7 +183,8 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
                f"({(root / CLONE).stat().st_size >> 20} MB)")
     # Fossil's update begins at once, beside the copy's making its own and keeping the password, as a
     # fresh checkout does (make_home): it records nothing they change, and each waits for the other's lock.
-    with _fossil_meanwhile(step, "update", lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
+    with _fossil_meanwhile(step, "update",
+                           lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
         # The run user was made while the node pulled: its password is kept in the same Fossil run.
         _own(step, root, password, steps, checkout=root / CHECKOUT, meanwhile=" (its checkout moved meanwhile)")
         moving.result()
