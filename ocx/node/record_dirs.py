@@ -65,7 +65,7 @@ class RecordDir(RecordStore):
         os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,
                 "rcvid": opened.rcvid, "record": opened.record.model_dump(mode="json", exclude_none=True)}
-        super().mark(Mark.RECORD, json.dumps(body, indent=1) + "\n")
+        self.mark(Mark.RECORD, json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
         """The saved record; parsed once per version of its file, since every
@@ -88,6 +88,7 @@ class RecordDir(RecordStore):
         return self.saved_file().exists()
 
     def mark(self, mark: Mark, body: dict[str, Any] | str | None = None, stem: str | None = None) -> None:
+        """The store's change (RecordStore.mark), in a directory made first for a record never saved."""
         if mark is not Mark.RECORD and not self.path.is_dir():
             self.path.mkdir(parents=True)  # a refusal of a record never saved (states.RECORD_CHANGES)
         super().mark(mark, body, stem)
