@@ -36,6 +36,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.repository import Repository
@@ -49,6 +50,9 @@ from ..systemd.notify import status
 from .context import NodeContext
 from .intake import PassReport, run_pass
 from .start_stop import spare_bounds
+
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
 
 SD_LISTEN_FDS_START = 3
 # Every `fossil` the service starts (the pull into the runs' clone, a home made ahead, a user
@@ -148,7 +152,7 @@ class RepositoryChanges:
         self._reader.close()
 
 
-async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassReport, int]:
+async def one_pass(context: NodeContext, systemd: Systemd, failures: int) -> tuple[PassReport, int]:
     try:
         return await run_pass(context, systemd), 0
     except Exception as error:  # each record's own trouble is tended on its own; this is the pass's
@@ -218,7 +222,8 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
         status("idle: waiting for a poke or a change of the repository" if timeout is None
                else f"waiting: a step is due again in {timeout:.1f} s" if due is not None
                else "settling: the runs' clone brought up to date and homes made ahead while nothing comes")
-        ready, _, _ = await asyncio.to_thread(select.select, [listener, changes.fd], [], [], timeout)
+        watched: list[socket.socket | int] = [listener, changes.fd]
+        ready, _, _ = await asyncio.to_thread(select.select, watched, [], [], timeout)
         if listener in ready or (changes.fd in ready and changes.written()):
             return settle
         if ready:
@@ -232,9 +237,12 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
             keep, settle = (time.monotonic(), True) if more else (None, False)
 
 
-def config_stamp(config: node_config.NodeConfig) -> tuple:
+Stamp = tuple[tuple[int, int, int] | None, ...]  # each file's inode, mtime and size, or None when it is not there
+
+
+def config_stamp(config: node_config.NodeConfig) -> Stamp:
     """What says the node's configuration or its password changed (`ocx node init` run again)."""
-    stamps = []
+    stamps: list[tuple[int, int, int] | None] = []
     for path in (node_config.config_path(config.name), config.password_file):
         try:
             found = os.stat(path)
@@ -244,7 +252,7 @@ def config_stamp(config: node_config.NodeConfig) -> tuple:
     return tuple(stamps)
 
 
-def reloaded(context: NodeContext, name: str, stamp: tuple) -> tuple[NodeContext, tuple]:
+def reloaded(context: NodeContext, name: str, stamp: Stamp) -> tuple[NodeContext, Stamp]:
     """The context read again when its files changed, as a start of the service would have read it."""
     now = config_stamp(context.config)
     if now == stamp:

@@ -1,7 +1,7 @@
 """The response a run's end gets (C4 order, D4, D17): pure, no systemd."""
 import pytest
 
-from ocx.node_service.outcome import EndFacts, decide_outcome
+from ocx.node.run_end import EndFacts, decide_outcome
 from ocx.protocol import Outcome
 from ocx.protocol.messages import Budget
 
