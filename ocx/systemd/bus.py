@@ -12,9 +12,11 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dbus_next import BusType, Message, MessageType, Variant
-from dbus_next.aio import MessageBus
+from dbus_next.aio.message_bus import MessageBus
+from dbus_next.constants import BusType, MessageType
 from dbus_next.errors import AuthError
+from dbus_next.message import Message
+from dbus_next.signature import Variant
 
 from .errors import BusError, BusUnreadable, Property
 
