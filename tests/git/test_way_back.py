@@ -1,0 +1,175 @@
+"""The way back (D50, D21), for real: a `fossil server`, a mirror made by
+`fossil git export` (the stand-in for the node's /ext/git), `git clone` of
+it, commits made with the real `git`, `ocx git import` into a person's own
+clone, and their `fossil push`: the server then holds check-ins with the
+commits' messages, files and order, sent by that person's login."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ocx.fossil.lineage import CloneLineage
+from ocx.fossil.program import run_fossil
+from ocx.git.program import run_git
+from tests.fossil.conftest import Served, start_served
+
+if shutil.which("git") is None:  # pragma: no cover - the image has it
+    pytest.skip("git is not installed", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+IDENTITY = {"GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "bob@example.org", "GIT_COMMITTER_NAME": "Bob",
+            "GIT_COMMITTER_EMAIL": "bob@example.org"}
+
+
+@pytest.fixture
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server per test: the check-ins one test makes move another's trunk."""
+    running = start_served(tmp_path_factory.mktemp("served"))
+    try:
+        running.commit("alice", "keep.txt", "kept\n")
+        running.commit("alice", "change.txt", "before\n")
+        running.commit("alice", "gone.txt", "to be deleted\n")
+        yield running
+    finally:
+        running.server.stop()
+
+
+def ocx_git_import(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The worktree's `ocx` (not an installed one), as a person runs it."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "HOME": "/nonexistent"}
+    return subprocess.run([sys.executable, "-m", "ocx.cli.launch", "git", "import", *map(str, args)],
+                          capture_output=True, text=True, timeout=180, env=env, check=False)
+
+
+class Mirror:
+    """The node's mirror's stand-in (an admin's clone exported by Fossil) and a person's git clone of it."""
+
+    def __init__(self, served: Served, base: Path) -> None:
+        self.served, self.base = served, base
+        self.home = base / "git-home"
+        self.export_dir = base / "mirror"
+        self.work = base / "work"
+
+    def export(self) -> None:
+        admin = self.served.clone("admin")
+        admin.pull()
+        run_fossil(["git", "export", str(self.export_dir), "-R", str(admin.path)], home=admin.home)
+
+    def git(self, *args: str) -> str:
+        return run_git(list(args), home=self.home, cwd=self.work, env=IDENTITY).stdout
+
+    def clone(self) -> None:
+        run_git(["clone", str(self.export_dir), str(self.work)], home=self.home)
+
+    def commit(self, message: str, writes: dict[str, str], deletes: tuple[str, ...] = (),
+               executable: tuple[str, ...] = (), date: str | None = None) -> str:
+        for name, text in writes.items():
+            (self.work / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.work / name).write_text(text)
+            (self.work / name).chmod(0o755 if name in executable else 0o644)
+        if deletes:
+            self.git("rm", "-q", "--", *deletes)
+        self.git("add", "-A")
+        run_git(["commit", "-q", "-m", message], home=self.home, cwd=self.work,
+                env={**IDENTITY, **({"GIT_AUTHOR_DATE": date} if date else {})})
+        return self.git("rev-parse", "HEAD").strip()
+
+
+def server_checkin(served: Served, comment: str) -> str:
+    rows = served.sql("SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='ci' AND e.comment=?",
+                      (comment,))
+    assert len(rows) == 1, f"{comment!r}: {len(rows)} check-ins on the server"
+    return rows[0][0]
+
+
+def server_files(served: Served, checkin: str) -> dict[str, bytes]:
+    with CloneLineage(served.path) as repository:
+        return {name: repository.content(f.hash) for name, f in repository.files_of(checkin).items()}
+
+
+def test_commits_in_git_come_back_as_the_persons_checkins_in_order(served: Served, tmp_path: Path) -> None:
+    mirror = Mirror(served, tmp_path)
+    mirror.export()
+    mirror.clone()
+    bob = served.clone("bob")
+    first = mirror.commit("bob changes a file and adds one\n\nwith a body", {"change.txt": "after\n",
+                                                                             "new/file.txt": "new\n"},
+                        date="2020-01-02T03:04:05Z")  # older than its parent: the author's date is kept
+    second = mirror.commit("bob deletes a file", {}, deletes=("gone.txt",))
+    mirror.git("checkout", "-q", "-b", "feature")
+    mirror.commit("bob starts a feature", {"tool.sh": "#!/bin/sh\necho hi\n"}, executable=("tool.sh",))
+
+    dry = ocx_git_import("master", "--clone", bob.path, "--git", mirror.work, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"would make {first[:12]} on trunk as bob" in dry.stdout and f"would make {second[:12]}" in dry.stdout
+    with CloneLineage(bob.path) as clone:
+        assert clone.branch_size("trunk") == 4, "a dry run made a check-in"
+
+    done = ocx_git_import("master", "--clone", bob.path, "--git", mirror.work)
+    assert done.returncode == 0, done.stderr
+    feature = ocx_git_import("feature", "--clone", bob.path, "--git", mirror.work)
+    assert feature.returncode == 0, feature.stderr
+    assert "(new branch feature)" in feature.stdout
+    again = ocx_git_import("feature", "--clone", bob.path, "--git", mirror.work)
+    assert again.returncode == 0 and "nothing to import" in again.stdout, again.stdout + again.stderr
+    bob.push()
+
+    made = [server_checkin(served, c) for c in ("bob changes a file and adds one\n\nwith a body",
+                                                "bob deletes a file", "bob starts a feature")]
+    with CloneLineage(served.path) as repository:
+        checkins = [repository.checkin(h) for h in made]
+        assert [c.branch for c in checkins] == ["trunk", "trunk", "feature"]
+        assert checkins[1].parents[0] == made[0] and checkins[2].parents[0] == made[1]
+        assert repository.files_of(made[2])["tool.sh"].executable
+        assert abs(checkins[0].time - datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)).total_seconds() < 0.5
+    for checkin in made:
+        assert served.sender_by_sql(checkin)[0] == "bob"
+        assert served.sql("SELECT user FROM event e JOIN blob b ON b.rid=e.objid WHERE b.uuid=?",
+                          (checkin,)) == [("bob",)]
+    assert server_files(served, made[0]) == {"keep.txt": b"kept\n", "change.txt": b"after\n",
+                                             "gone.txt": b"to be deleted\n", "new/file.txt": b"new\n"}
+    assert "gone.txt" not in server_files(served, made[1])
+    assert server_files(served, made[2])["tool.sh"] == b"#!/bin/sh\necho hi\n"
+
+    # Through the mirror and back: the exported commits (other git hashes) are known, nothing is made twice.
+    mirror.export()
+    mirror.git("fetch", "-q", "origin")
+    mirror.git("checkout", "-q", "-B", "master", "origin/master")
+    after_fetch = ocx_git_import("master", "--clone", bob.path, "--git", mirror.work)
+    assert "nothing to import" in after_fetch.stdout, after_fetch.stdout + after_fetch.stderr
+
+
+def test_a_merge_a_foreign_history_and_a_branch_that_moved_on_are_refused(served: Served, tmp_path: Path) -> None:
+    mirror = Mirror(served, tmp_path)
+    mirror.export()
+    mirror.clone()
+    erin = served.clone("erin")
+    mirror.git("checkout", "-q", "-b", "side")
+    mirror.commit("on the side", {"side.txt": "side\n"})
+    mirror.git("checkout", "-q", "master")
+    mirror.commit("on master", {"main.txt": "main\n"})
+    mirror.git("merge", "-q", "--no-edit", "side")
+    merged = ocx_git_import("master", "--clone", erin.path, "--git", mirror.work)
+    assert merged.returncode == 1 and "is a merge" in merged.stderr, merged.stderr
+
+    mirror.git("checkout", "-q", "--orphan", "foreign")
+    mirror.commit("a history of its own", {"x.txt": "x\n"})
+    foreign = ocx_git_import("foreign", "--clone", erin.path, "--git", mirror.work)
+    assert foreign.returncode == 1 and "not based on the node's mirror" in foreign.stderr, foreign.stderr
+
+    mirror.git("checkout", "-q", "-B", "master", "origin/master")
+    mirror.commit("erin's change", {"erin.txt": "erin\n"})
+    served.commit("alice", "meanwhile.txt", "trunk moved on\n")
+    erin.pull()
+    moved = ocx_git_import("master", "--clone", erin.path, "--git", mirror.work)
+    assert moved.returncode == 1 and "moved on" in moved.stderr, moved.stderr
+
+    missing = ocx_git_import("nosuch", "--clone", erin.path, "--git", mirror.work)
+    assert missing.returncode == 1 and "'nosuch': no such branch" in missing.stderr, missing.stderr
