@@ -76,7 +76,6 @@ def parse_log(text: str) -> list[Commit]:
     commits = []
     for at in range(0, len(fields), 4):
         hash_, parents, seconds, message = fields[at:at + 4]
-        hash_ = hash_.lstrip("\n")  # git puts the commit's separator before the next one's first field
         listed = tuple(parents.split(" ")) if parents else ()
         if not _OBJECT.fullmatch(hash_) or not all(_OBJECT.fullmatch(p) for p in listed) \
                 or not _SECONDS.fullmatch(seconds):
