@@ -9,8 +9,10 @@ import base64
 import os
 import secrets
 import shutil
+import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -201,3 +203,18 @@ def test_a_bad_forge_in_the_configuration_is_refused_naming_the_field_not_the_va
         NodeConfig(name="n", repository="/r.fossil", url="http://127.0.0.1:8080", git_forges=(url,))
     assert refused.value.errors()[0]["loc"] == ("git_forges",)
     assert "token" not in str(refused.value)
+
+
+def test_a_forge_that_never_answers_is_given_up_in_bounded_time(mirror: Path, tmp_path: Path) -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # connections are taken by the kernel and never answered
+    try:
+        started = time.monotonic()
+        results = push_mirror(mirror, [f"http://127.0.0.1:{silent.getsockname()[1]}/r.git"],
+                              tmp_path / "none", home=tmp_path / "h", timeout=3)
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert not results[0].ok and "timed out" in results[0].detail
+    assert took < 30, took  # the push's own bound (3 s), far from git's stall timer or none
