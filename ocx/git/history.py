@@ -84,6 +84,14 @@ def parse_log(text: str) -> list[Commit]:
     return commits
 
 
+def unsafe_path(path: str) -> bool:
+    """Whether PATH could leave a checkout or touch git's or Fossil's own files there: an empty, `.` or
+    `..` part, `.git` anywhere, Fossil's checkout database at the top, a control character."""
+    parts = path.split("/")
+    return (any(part in ("", ".", "..") or part.lower() == ".git" for part in parts)
+            or parts[0] in (".fslckout", "_FOSSIL_") or any(ord(c) < 32 or ord(c) == 127 for c in path))
+
+
 def parse_tree(text: str) -> list[TreeFile]:
     """Files from `git ls-tree -r -z --full-tree`'s output; anything but a plain or executable
     file (a symbolic link, a submodule) is refused naming its path: Fossil's check-ins hold files."""
@@ -96,6 +104,8 @@ def parse_tree(text: str) -> list[TreeFile]:
         if not tab or len(parts) != 3 or not path or not _OBJECT.fullmatch(parts[2]):
             raise HistoryError(f"git ls-tree: an entry does not parse: {entry[:200]!r}")
         mode, kind, blob = parts
+        if unsafe_path(path):
+            raise HistoryError(f"{path!r}: not a name a checkout may hold")
         if kind != "blob" or mode not in FILE_MODES:
             raise HistoryError(f"{path!r}: a {kind} of mode {mode}; only files and executables become check-ins")
         files.append(TreeFile(path, blob, FILE_MODES[mode]))

@@ -11,6 +11,7 @@ with the same comment and the same files (names, contents, executable
 bits): so a second run makes nothing, and neither does a run after the
 check-ins came back through the mirror under other git hashes.
 
+The base's files must be its check-in's (anyone may write the trailer).
 Refused, naming what: a branch with no such base (its history is not the
 mirror's); a base the clone lacks (pull first); a merge commit, a symbolic
 link or submodule, an empty message among the candidates; a Fossil branch
@@ -105,6 +106,11 @@ def _candidates(git: GitRepository, clone: CloneLineage, tip: str) -> tuple[str,
             if not clone.holding([origin]):
                 raise ImportRefused(f"commit {commit.hash[:12]} was exported from check-in {origin[:12]}, which"
                                     f" your Fossil clone lacks: `fossil pull` first")
+            # Anyone may write the trailer: a base whose files are not its check-in's would slip its
+            # differences into the first new check-in, unlisted.
+            if not same_files(tuple(git.tree(commit.hash)), clone.files_of(origin), clone.content):
+                raise ImportRefused(f"commit {commit.hash[:12]} names check-in {origin[:12]} but its files are"
+                                    f" not that check-in's: it is not the mirror's")
             return origin, above
         if len(commit.parents) > 1:
             raise ImportRefused(f"commit {commit.hash[:12]} is a merge; merges are not imported:"

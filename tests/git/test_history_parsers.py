@@ -9,14 +9,15 @@ from hypothesis import strategies as st
 
 from ocx.fossil.lineage import FossilFile, files_of_cards
 from ocx.fossil.manifest import Card, escape
-from ocx.git.history import Commit, HistoryError, TreeFile, fossil_origin, parse_log, parse_tree
+from ocx.git.history import Commit, HistoryError, TreeFile, fossil_origin, parse_log, parse_tree, unsafe_path
 from ocx.git.way_back import git_blob_hash, same_files
 
 hashes = st.sampled_from([40, 64]).flatmap(lambda n: st.text("0123456789abcdef", min_size=n, max_size=n))
 messages = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=200)
 commits = st.builds(Commit, hashes, st.lists(hashes, max_size=3).map(tuple),
                     st.integers(min_value=-(10**11), max_value=10**11), messages)
-paths = st.text(st.characters(blacklist_characters="\0\t", blacklist_categories=("Cs",)), min_size=1, max_size=60)
+parts = st.text(st.characters(blacklist_characters="/", blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12)
+paths = st.lists(parts, min_size=1, max_size=4).map("/".join).filter(lambda p: not unsafe_path(p))
 
 
 def as_git_log(listed: list[Commit]) -> str:
@@ -72,6 +73,13 @@ def test_a_tree_reads_back_as_git_wrote_it(entries: list[tuple[str, str, bool]])
 def test_a_link_or_submodule_is_refused_naming_its_path(mode: str, kind: str) -> None:
     with pytest.raises(HistoryError, match="'odd/path'"):
         parse_tree(f"{mode} {kind} {'a' * 40}\todd/path\0")
+
+
+@pytest.mark.parametrize("path", ["..", "a/../b", "./a", "a//b", "/abs", "a/", ".git/config", "x/.GIT/hooks/pre",
+                                  ".fslckout", "_FOSSIL_", "a\nb", "esc\x1b[2J"])
+def test_a_path_that_could_leave_the_checkout_is_refused_naming_it(path: str) -> None:
+    with pytest.raises(HistoryError, match="not a name a checkout may hold"):
+        parse_tree(f"100644 blob {'a' * 40}\t{path}\0")
 
 
 @given(st.text(max_size=80))

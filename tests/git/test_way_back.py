@@ -173,3 +173,41 @@ def test_a_merge_a_foreign_history_and_a_branch_that_moved_on_are_refused(served
 
     missing = ocx_git_import("nosuch", "--clone", erin.path, "--git", mirror.work)
     assert missing.returncode == 1 and "'nosuch': no such branch" in missing.stderr, missing.stderr
+
+
+def test_what_others_wrote_in_the_mirror_cannot_slip_in_leave_the_checkout_or_reach_the_terminal(
+        served: Served, tmp_path: Path) -> None:
+    mirror = Mirror(served, tmp_path)
+    mirror.export()
+    mirror.clone()
+    bob = served.clone("bob")
+    tip = served.sql("SELECT b.uuid FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='ci'"
+                     " ORDER BY e.mtime DESC LIMIT 1")[0][0]
+
+    # A commit claiming the tip's check-in with other files: its change would ride in unlisted.
+    mirror.git("checkout", "-q", "-b", "forged")
+    mirror.commit(f"looks exported\n\nFossilOrigin-Name: {tip}", {"keep.txt": "tampered\n"})
+    mirror.commit("bob's honest change", {"honest.txt": "ok\n"})
+    forged = ocx_git_import("forged", "--clone", bob.path, "--git", mirror.work, "--dry-run")
+    assert forged.returncode == 1 and "its files are not that check-in's" in forged.stderr, forged.stderr
+
+    # A tree naming `..`: refused while planning, before any file is written.
+    blob = run_git(["hash-object", "-w", "--stdin"], home=mirror.home, cwd=mirror.work, input="escaped\n").stdout
+    inner = run_git(["mktree"], home=mirror.home, cwd=mirror.work, input=f"100644 blob {blob.strip()}\tx\n").stdout
+    master = mirror.git("rev-parse", "master").strip()
+    listing = mirror.git("ls-tree", "master") + f"040000 tree {inner.strip()}\t..\n"
+    tree = run_git(["mktree"], home=mirror.home, cwd=mirror.work, input=listing).stdout.strip()
+    escaping = run_git(["commit-tree", tree, "-p", master, "-m", "escape"], home=mirror.home, cwd=mirror.work,
+                       env=IDENTITY).stdout.strip()
+    mirror.git("branch", "escaping", escaping)
+    escaped = ocx_git_import("escaping", "--clone", bob.path, "--git", mirror.work)
+    assert escaped.returncode == 1 and "'../x': not a name a checkout may hold" in escaped.stderr, escaped.stderr
+
+    # A message holding a terminal's controls reaches it escaped (D41).
+    mirror.git("checkout", "-q", "master")
+    mirror.commit("\x1b]52;c;cHduZWQ=\x07\x1b[2J clipboard", {"t.txt": "t\n"})
+    shown = ocx_git_import("master", "--clone", bob.path, "--git", mirror.work, "--dry-run")
+    assert shown.returncode == 0 and "clipboard" in shown.stdout, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    with CloneLineage(bob.path) as clone:
+        assert clone.branch_size("escaping") == clone.branch_size("forged") == 0
