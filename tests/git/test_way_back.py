@@ -5,16 +5,16 @@ clone, and their `fossil push`: the server then holds check-ins with the
 commits' messages, files and order, sent by that person's login."""
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from ocx.cli.cli import app
 from ocx.fossil.lineage import CloneLineage
 from ocx.fossil.program import run_fossil
 from ocx.git.program import run_git
@@ -23,7 +23,6 @@ from tests.fossil.conftest import Served, start_served
 if shutil.which("git") is None:  # pragma: no cover - the image has it
     pytest.skip("git is not installed", allow_module_level=True)
 
-ROOT = Path(__file__).resolve().parents[2]
 IDENTITY = {"GIT_AUTHOR_NAME": "Bob", "GIT_AUTHOR_EMAIL": "bob@example.org", "GIT_COMMITTER_NAME": "Bob",
             "GIT_COMMITTER_EMAIL": "bob@example.org"}
 
@@ -41,11 +40,19 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         running.server.stop()
 
 
-def ocx_git_import(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """The worktree's `ocx` (not an installed one), as a person runs it."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "HOME": "/nonexistent"}
-    return subprocess.run([sys.executable, "-m", "ocx.cli.launch", "git", "import", *map(str, args)],
-                          capture_output=True, text=True, timeout=180, env=env, check=False)
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def ocx_git_import(*args: str | Path) -> Ran:
+    """`ocx git import ARGS` through the command line's own parser, in this process (so measured)."""
+    done = CliRunner().invoke(app, ["git", "import", *map(str, args)])
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return Ran(done.exit_code, done.stdout, done.stderr)
 
 
 class Mirror:
