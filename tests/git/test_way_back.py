@@ -6,6 +6,7 @@ commits' messages, files and order, sent by that person's login."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -127,6 +128,8 @@ def test_commits_in_git_come_back_as_the_persons_checkins_in_order(served: Serve
     again = ocx_git_import("feature", "--clone", bob.path, "--git", mirror.work)
     assert again.returncode == 0 and "nothing to import" in again.stdout, again.stdout + again.stderr
     bob.push()
+    with sqlite3.connect(f"file:{bob.path}?mode=ro", uri=True) as db:  # the private checkouts left no trace
+        assert db.execute("SELECT name FROM config WHERE name GLOB 'ckout:*'").fetchall() == []
 
     made = [server_checkin(served, c) for c in ("bob changes a file and adds one\n\nwith a body",
                                                 "bob deletes a file", "bob starts a feature")]
