@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..protocol.errors import OcxError
@@ -88,3 +90,42 @@ def push_mirror(mirror: Path, forges: Sequence[str], credentials_file: Path, *, 
         words = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}").splitlines()
         results.append(ForgeResult(url, done.returncode == 0, words[-1][:500]))
     return results
+
+
+class ForgePusher:
+    """push_mirror off the caller's thread (D50: a forge never holds back a record): `push_soon()`
+    returns at once; one worker thread pushes, one push at a time, and asks made while a push runs
+    become one more push after it (the mirror then holds everything they asked about). REPORT is
+    told each push's results, on the worker's thread; it must not raise."""
+
+    def __init__(self, mirror: Path, forges: Sequence[str], credentials_file: Path, *, home: Path,
+                 report: Callable[[list[ForgeResult]], None], timeout: float = PUSH_SECONDS) -> None:
+        self._push = partial(push_mirror, mirror, tuple(forges), credentials_file, home=home, timeout=timeout)
+        self._report = report
+        self._asked = threading.Event()
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def push_soon(self) -> None:
+        self._asked.set()
+        with self._lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="ocx-forge-push", daemon=True)
+                self._worker.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._asked.is_set():
+                    self._worker = None  # a push_soon() from now on starts a new worker
+                    return
+                self._asked.clear()
+            self._report(self._push())
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the pushes asked for so far ended within TIMEOUT (a service stopping waits on this)."""
+        with self._lock:
+            worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+        return worker is None or not worker.is_alive()

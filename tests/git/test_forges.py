@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from ocx.git.forges import push_mirror
+from ocx.git.forges import ForgePusher, ForgeResult, push_mirror
 from ocx.git.program import run_git
 from ocx.node.config import NodeConfig
 
@@ -218,3 +218,32 @@ def test_a_forge_that_never_answers_is_given_up_in_bounded_time(mirror: Path, tm
         silent.close()
     assert not results[0].ok and "timed out" in results[0].detail
     assert took < 30, took  # the push's own bound (3 s), far from git's stall timer or none
+
+
+def test_the_pusher_returns_at_once_and_reports_each_push_off_the_callers_thread(
+        forge: Forge, mirror: Path, tmp_path: Path) -> None:
+    reports: list[list[ForgeResult]] = []
+    threads: set[str] = set()
+
+    def report(results: list[ForgeResult]) -> None:
+        threads.add(threading.current_thread().name)
+        reports.append(results)
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    try:
+        pusher = ForgePusher(mirror, [f"http://127.0.0.1:{silent.getsockname()[1]}/r.git", forge.url],
+                             credentials(tmp_path, forge, forge.password), home=tmp_path / "h", report=report,
+                             timeout=3)
+        started = time.monotonic()
+        for _ in range(3):
+            pusher.push_soon()
+        assert time.monotonic() - started < 1.0  # the silent forge holds the worker, not the caller
+        assert pusher.wait(60)
+    finally:
+        silent.close()
+    assert 1 <= len(reports) <= 2, reports  # asks made while a push runs are one more push, not one each
+    assert all([r.ok for r in results] == [False, True] for results in reports), reports
+    assert threads == {"ocx-forge-push"}
+    assert refs(forge.root / "mirror.git", tmp_path / "home") == refs(mirror, tmp_path / "home")
