@@ -63,8 +63,10 @@ def credentials_problem(path: Path) -> str | None:
 
 def _options(credentials_file: Path) -> list[str]:
     """git's -c options: the store helper alone reads the credentials (the empty value first drops
-    any helper configured before), and a stalled transfer is cut."""
-    return ["-c", "credential.helper=", "-c", f"credential.helper=store --file={credentials_file}",
+    any helper configured before), a stalled transfer is cut, and no hook or fsmonitor program in the
+    mirror runs as root (D41; git itself refuses a mirror that is not root's: safe.directory is never set)."""
+    return ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+            "-c", "credential.helper=", "-c", f"credential.helper=store --file={credentials_file}",
             "-c", "http.lowSpeedLimit=1", "-c", f"http.lowSpeedTime={STALL_SECONDS}",
             "-c", "core.askPass=", "-c", "credential.interactive=false"]
 

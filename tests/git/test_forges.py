@@ -247,3 +247,13 @@ def test_the_pusher_returns_at_once_and_reports_each_push_off_the_callers_thread
     assert all([r.ok for r in results] == [False, True] for results in reports), reports
     assert threads == {"ocx-forge-push"}
     assert refs(forge.root / "mirror.git", tmp_path / "home") == refs(mirror, tmp_path / "home")
+
+
+def test_a_hook_in_the_mirror_never_runs_when_the_node_pushes(forge: Forge, mirror: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "hook-ran"
+    hook = mirror / ".git" / "hooks" / "pre-push"
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(0o755)
+    results = push_mirror(mirror, [forge.url], credentials(tmp_path, forge, forge.password), home=tmp_path / "h")
+    assert results[0].ok, results
+    assert not ran.exists()
