@@ -126,6 +126,10 @@ from .cli_attach import register as _register_attach  # noqa: E402  (D32)
 
 _register_attach(app)
 
+from .cli_git import register as _register_git  # noqa: E402  (the way back from git, D50)
+
+_register_git(app)
+
 
 def main() -> None:
     app()
