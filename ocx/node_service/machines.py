@@ -1,0 +1,119 @@
+"""Each live run a machine of systemd-machined, named as its unit (D3, D27, D32).
+
+An admin on the node lists runs with `machinectl list`, looks at one with
+`machinectl status` and `show`, and ends one with `machinectl terminate` or
+`kill` (docs/operating.md, 'An admin's round'). The node's service, as root,
+registers each of its runs once its program started (RegisterMachine: no
+scope, machined takes the unit the leader is in and follows it, so the machine
+is gone when the unit ends); nothing here stops, kills or unregisters a run
+that is the node's. The unit's name stays the index (D3): the machine's name
+is the unit's without `.service`.
+
+When a program started the node learns from PID 1's JobRemoved of the unit's
+start job (a hint only: the unit's state and main process are then asked of
+PID 1), and, for what it missed (its own restart, a bus reconnected), from a
+sweep of its running units after each pass.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from ..node.run_layout import parse_unit_name
+from ..systemd import machines
+from ..systemd.errors import BusError
+from .context import NodeContext
+
+_FULL_HASH = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+
+
+def machine_name(unit: str) -> str:
+    """`ocx-NODE12-RECORD12[-CHECKIN12]`, as its unit (D3)."""
+    return unit.removesuffix(".service")
+
+
+def machine_service(description: str) -> str:
+    """What `machinectl list` and `status` print as the machine's service: the unit's Description
+    (the record, the runner or check-in, the user; D3) with the record's hash as its first twelve digits."""
+    return machines.service_text(_FULL_HASH.sub(r"\1", description))
+
+
+class RunMachines:
+    """The node's runs as machines, over the node's own connection to the system bus."""
+
+    def __init__(self, context: NodeContext, systemd: Any):
+        self.context = context
+        self.systemd = systemd
+        self.prefix = f"ocx-{context.server_code[:12]}-"
+        self.registered: set[str] = set()  # machine names this service registered, or found registered
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._told_unavailable = False
+
+    def ours(self, unit: str) -> bool:
+        return unit.startswith(self.prefix) and parse_unit_name(unit) is not None
+
+    async def watch(self) -> None:
+        """From now on, each run's start job done registers its machine at once."""
+        await self.systemd.subscribe()
+        await self.systemd.bus.watch_manager("JobRemoved", self._on_job_removed)
+
+    def _on_job_removed(self, body: list[Any]) -> None:
+        if len(body) == 4 and body[3] == "done" and isinstance(body[2], str) and self.ours(body[2]):
+            self.soon(body[2])
+
+    def soon(self, unit: str) -> None:
+        """UNIT's registration, in its own task: one at a time for each machine."""
+        name = machine_name(unit)
+        if name in self.registered or name in self._pending:
+            return
+        task = asyncio.get_running_loop().create_task(self.register(unit))
+        self._pending[name] = task
+        task.add_done_callback(lambda _: self._pending.pop(name, None))
+
+    async def sweep(self) -> None:
+        """Each running unit of this node's registered, the names of those that ended forgotten."""
+        units = await self.systemd.units([f"{self.prefix}*.service"])
+        running = {u.name for u in units if u.active_state == "active" and self.ours(u.name)}
+        self.registered &= {machine_name(u) for u in running}
+        for unit in sorted(running):
+            if machine_name(unit) not in self.registered and machine_name(unit) not in self._pending:
+                await self.register(unit)
+
+    async def register(self, unit: str) -> None:
+        name, bus = machine_name(unit), self.systemd.bus
+        try:
+            leader = await self.systemd.running_leader(unit)
+            if leader is None:
+                return  # not running, or not yet: its start job's end, or the next sweep, comes back
+            pid, description = leader
+            try:
+                await machines.register(bus, name, machine_service(description), pid)
+            except BusError as error:
+                if error.name != machines.MACHINE_EXISTS:
+                    raise
+            # machined took the unit its leader is in at that moment: a leader gone meanwhile, its
+            # number taken by a process of another unit, would leave this name on that unit. Checked,
+            # and undone without stopping anything.
+            took = await machines.unit_of(bus, name)
+            if took is not None and took != unit:
+                await machines.unregister(bus, name)
+                self.context.log(f"machine {name} was registered for {took}, not {unit}: unregistered", priority=3)
+                return
+        except BusError as error:
+            if self.systemd.bus.connected and not await self._still_running(unit):
+                return  # it ended while it was registered: nothing to list
+            unavailable = error.name == "org.freedesktop.DBus.Error.ServiceUnknown"
+            self.context.log(f"{unit} not registered as a machine: {error}",
+                             priority=4 if not unavailable or not self._told_unavailable else 7)
+            self._told_unavailable = self._told_unavailable or unavailable
+            return
+        if took == unit:
+            self.registered.add(name)
+            self.context.log(f"{unit}: machine {name}", priority=7)
+
+    async def _still_running(self, unit: str) -> bool:
+        try:
+            return await self.systemd.running_leader(unit) is not None
+        except BusError:
+            return True
