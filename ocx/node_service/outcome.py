@@ -22,6 +22,7 @@ class EndFacts:
     seconds: float = 0.0  # from the program's start to its end
     stopped_by: str | None = None  # the sender of the stop the node acted on
     stop_hash: str | None = None
+    ended_on_node: bool = False  # root stopped its unit on the node, not the node for a stop message
     cpu_budget_hit: bool = False  # the node stopped it at its cpu budget (D17)
     unenforced: str | None = None  # what the node could no longer hold (D24)
     system_stopping: bool = False  # ended by a shutdown: the next start answers lost (D4)
@@ -55,6 +56,9 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if facts.stopped_by is not None:
         by = f" (stop {facts.stop_hash})" if facts.stop_hash else ""
         return Outcome.stopped, f"stopped by {facts.stopped_by}{by} {after}"
+    if facts.ended_on_node:
+        return Outcome.stopped, ("ended on the node by root (machinectl terminate, systemctl stop), "
+                                 f"not by a stop message, {after}")
     if facts.unprepared is not None:
         # C4: `refused` is for what the node cannot hold; its own fault that outlasted the tries is `lost`.
         outcome = Outcome.lost if facts.unprepared_fault else Outcome.refused

@@ -16,6 +16,9 @@ from ..node.states import Mark
 from .context import NodeContext
 from .outcome import EndFacts
 
+# A job on the unit while it stopped that ends it: queued by a client of PID 1's, never by the run (D4).
+ENDING_JOBS = frozenset({"stop", "restart", "try-restart"})
+
 
 def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None) -> EndFacts:
     stop = record_dir.marked(Mark.STOP)
@@ -32,6 +35,9 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         oom_killed=bool(memory.get("oom_kill")) or bool(memory.get("oom_killed")),
         seconds=max(0.0, ended.get("at", time.time()) - started.get("at", ended.get("at", 0.0))),
         stopped_by=stop.get("by") if stop else None,
+        # Root's stop on the node (machinectl terminate, systemctl stop): a stop job the node did not queue,
+        # for it queues one only after its own mark of why (a stop message's, a lost restriction's).
+        ended_on_node=ended.get("job") in ENDING_JOBS and not stop and not unenforced,
         stop_hash=stop.get("stop") if stop else None,
         # D17: the stop step's own cgroup reading decides, not anything the run says.
         cpu_budget_hit=bool(cpu_budget) and (ended.get("cpu_usec") or 0) >= cpu_budget * 1_000_000,

@@ -25,13 +25,15 @@ from ..node.host_paths import STATE_ROOT
 from ..node.states import Mark
 from ..node.wake import poke
 from ..systemd import stoppost
-from ..systemd.system_state import stopping
+from ..systemd.system_state import job_on, stopping
 
 
 def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     record_dir = Path(STATE_ROOT) / node / "records" / record
     report = stoppost.collect(env)
-    body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
+    # JOB: a stop job on the unit while it stops, which the node asked for or root did (run_end.py).
+    body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(),
+            "job": job_on(f"{stem}.service"), **asdict(report)}
     # No directory: its record was answered and removed (cleanup.py). An end kept already (the node's,
     # from systemd's record, or a start given up on) is the end: a step done is not done again.
     if record_dir.is_dir() and marks.read(record_dir, Mark.ENDED, stem) is None:
