@@ -25,7 +25,7 @@ from ..systemd import machines
 from ..systemd.errors import BusError
 from .context import NodeContext
 
-_FULL_HASH = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+_FULL_HASH = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b", re.ASCII)
 
 
 def machine_name(unit: str) -> str:

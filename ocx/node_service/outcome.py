@@ -23,6 +23,7 @@ class EndFacts:
     stopped_by: str | None = None  # the sender of the stop the node acted on
     stop_hash: str | None = None
     ended_on_node: bool = False  # root stopped its unit on the node, not the node for a stop message
+    signalled_on_node: str | None = None  # the signal that ended it, sent by PID 1 as root asked (KillUnit)
     cpu_budget_hit: bool = False  # the node stopped it at its cpu budget (D17)
     unenforced: str | None = None  # what the node could no longer hold (D24)
     system_stopping: bool = False  # ended by a shutdown: the next start answers lost (D4)
@@ -30,7 +31,7 @@ class EndFacts:
     unprepared_fault: bool = False  # ... for a fault of the node's own (its server restarting, say)
 
 
-def _signal(status: str | None) -> str:
+def signal_name(status: str | None) -> str:
     if status is None:
         return "a signal"
     if is_digits(status):
@@ -59,6 +60,9 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if facts.ended_on_node:
         return Outcome.stopped, ("ended on the node by root (machinectl terminate, systemctl stop), "
                                  f"not by a stop message, {after}")
+    if facts.signalled_on_node is not None and not facts.cpu_budget_hit:  # the cpu watch's KillUnit is the node's
+        return Outcome.stopped, (f"ended on the node by root ({facts.signalled_on_node} sent by machinectl kill or "
+                                 f"systemctl kill), not by a stop message, {after}")
     if facts.unprepared is not None:
         # C4: `refused` is for what the node cannot hold; its own fault that outlasted the tries is `lost`.
         outcome = Outcome.lost if facts.unprepared_fault else Outcome.refused
@@ -69,13 +73,13 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if oom and budget.memory is not None:
         return Outcome.budget, f"memory {budget.memory} reached"
     if oom:  # no limit of the record's was reached: the host ran out (C4; docs/security.md, 'Class 8')
-        return Outcome.exited, f"killed by {_signal(facts.status or 'KILL')} (out of memory on the host) {after}"
+        return Outcome.exited, f"killed by {signal_name(facts.status or 'KILL')} (out of memory on the host) {after}"
     if facts.cpu_budget_hit:
         return Outcome.budget, f"cpu {format_seconds(budget.cpu or 0)} reached"
     if facts.unenforced is not None:
         return Outcome.unenforced, f"{facts.unenforced}; the run was ended"
     if facts.code in ("killed", "dumped"):
-        return Outcome.exited, f"killed by {_signal(facts.status)} {after}"
+        return Outcome.exited, f"killed by {signal_name(facts.status)} {after}"
     if facts.code == "exited" and facts.status is not None:
         if facts.status == "203":
             return Outcome.exited, f"exit 203: the program could not be started {after}"

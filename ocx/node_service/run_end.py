@@ -38,6 +38,7 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         # Root's stop on the node (machinectl terminate, systemctl stop): a stop job the node did not queue,
         # for it queues one only after its own mark of why (a stop message's, a lost restriction's).
         ended_on_node=ended.get("job") in ENDING_JOBS and not stop and not unenforced,
+        signalled_on_node=None if stop or unenforced else signalled_on_node(ended),
         stop_hash=stop.get("stop") if stop else None,
         # D17: the stop step's own cgroup reading decides, not anything the run says.
         cpu_budget_hit=bool(cpu_budget) and (ended.get("cpu_usec") or 0) >= cpu_budget * 1_000_000,
@@ -47,6 +48,19 @@ def end_facts(ended: dict, record_dir: RecordDir, cpu_budget: int | None = None)
         unprepared=unprepared(record_dir, stem),
         unprepared_fault=bool(failed and failed.get("fault")),
     )
+
+
+def signalled_on_node(ended: dict) -> str | None:
+    """The signal that ended the run when PID 1 sent it because root asked (`machinectl kill`, `systemctl
+    kill`), as PID 1's own line in the journal says, or None: a run's own kill of its processes leaves
+    the same end, and no such line (docs/security.md, 'Runs as machines')."""
+    from ..systemd.journal_tail import requested_signal
+    from .outcome import signal_name
+
+    if ended.get("code") not in ("killed", "dumped") or not isinstance(ended.get("invocation"), str):
+        return None
+    sent = requested_signal(str(ended.get("unit", "")), ended["invocation"])
+    return sent if sent is not None and sent == signal_name(ended.get("status")) else None
 
 
 def unprepared(record_dir: RecordDir, stem: str) -> str | None:

@@ -32,8 +32,10 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
     record_dir = Path(STATE_ROOT) / node / "records" / record
     report = stoppost.collect(env)
     # JOB: a stop job on the unit while it stops, which the node asked for or root did (run_end.py).
+    # INVOCATION: systemd's id of this start of the unit, which PID 1's lines about it carry (run_end.py).
     body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(),
-            "job": job_on(f"{stem}.service"), **asdict(report)}
+            "job": job_on(f"{stem}.service"), "invocation": (os.environ if env is None else env).get("INVOCATION_ID"),
+            **asdict(report)}
     # No directory: its record was answered and removed (cleanup.py). An end kept already (the node's,
     # from systemd's record, or a start given up on) is the end: a step done is not done again.
     if record_dir.is_dir() and marks.read(record_dir, Mark.ENDED, stem) is None:

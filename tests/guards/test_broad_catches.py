@@ -19,6 +19,10 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the pass: a pass that fails as a whole is logged and tried again, backing off"),
     ("ocx/node_service/serve.py", "serve"): (
         1, "the service's start: whatever stops it, the pokes that started it are read, or systemd starts it for ever"),
+    ("ocx/node_service/serve.py", "run_machines"): (
+        1, "runs listed as machines (D32): no record waits on it; each pass's sweep tries again"),
+    ("ocx/node_service/serve.py", "keep_machines"): (
+        1, "runs listed as machines (D32): no record waits on it; the next pass's sweep tries again"),
     ("ocx/node_service/check.py", "_one_pass"): (
         1, "the deliberate check's pass, tried again twice before it fails"),
     ("ocx/node_service/tend.py", "Tending.all"): (

@@ -97,3 +97,10 @@ def test_a_stop_job_is_roots_only_when_the_node_left_no_reason_of_its_own(tmp_pa
     record_dir.mark(Mark.SAVED, {"at": time.time()})
     record_dir.mark(Mark.UNENFORCED, {"why": "run user x was given admin"})  # the node stops it for D24
     assert not end_facts({**ended, "job": "stop"}, record_dir).ended_on_node
+
+
+def test_a_signal_root_asked_pid_1_to_send_is_stopped_unless_the_cpu_watch_sent_it():
+    found = outcome(code="killed", status="TERM", signalled_on_node="SIGTERM", seconds=3)
+    assert found == (Outcome.stopped, "ended on the node by root (SIGTERM sent by machinectl kill or systemctl kill), "
+                                      "not by a stop message, after 3 seconds")
+    assert outcome(code="killed", status="KILL", signalled_on_node="SIGKILL", cpu_budget_hit=True)[0] is Outcome.budget

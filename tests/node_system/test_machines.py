@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,8 @@ from .test_exposure import LIMITS, exposure
 pytestmark = pytest.mark.systemd
 
 ATTACK = "machineattack"
+ATTACK_PROGRAM = str(Path(__file__).with_name("machine_attack.py"))
+REFUSED = ("Access denied", "Transport endpoint is not connected")
 ROOTS_STOP = "ended on the node by root (machinectl terminate, systemctl stop), not by a stop message"
 
 
@@ -59,6 +62,13 @@ def machine_of(node, record: str) -> tuple[str, str]:
     name = unit.removesuffix(".service")
     wait_for(lambda: name in listed(), 90, 0.1, f"machine {name} in `machinectl list`")
     return unit, name
+
+
+def attack_runner(node) -> None:
+    """The runner page whose program is machine_attack.py."""
+    node.clone_of(node.admin).write_wiki(f"sandbox/{ATTACK}", f"# Runner {ATTACK} for tests\n\n```json\n"
+                                         + json.dumps({"command": [PYTHON, ATTACK_PROGRAM], "homes": [], "env": {}})
+                                         + "\n```\n")
 
 
 def test_a_live_run_is_a_machine_from_its_programs_start_to_its_units_end(node):
@@ -105,17 +115,17 @@ def test_a_run_ended_with_machinectl_is_answered_once_and_never_lost(node, comma
     response = node.response(record, timeout=120)
     if command[0] == "terminate":  # a stop job the node did not queue: root's, which a run cannot queue
         assert response.outcome is Outcome.stopped and response.note.startswith(ROOTS_STOP), response
-    else:  # a signal: as a run's own kill -TERM leaves it (docs/security.md, 'Runs as machines')
-        assert response.outcome is Outcome.exited and response.note.startswith("killed by SIGTERM"), response
+    else:  # a signal PID 1 sent as root asked: its own line in the journal says so, which a run cannot write
+        assert response.outcome is Outcome.stopped and response.note.startswith(
+            "ended on the node by root (SIGTERM sent by machinectl kill or systemctl kill), not by a stop message"), \
+            response
     wait_for(lambda: name not in listed(), 30, 0.1, f"machine {name} gone with its unit")
     node.barrier()  # every later pass has looked: still one response, never a second (`lost`, say)
     assert len(node.responses(record)) == 1, node.responses(record)
 
 
 def test_a_run_cannot_register_rename_terminate_or_kill_a_machine(node):
-    node.clone_of(node.admin).write_wiki(f"sandbox/{ATTACK}", f"# Runner {ATTACK} for tests\n\n```json\n"
-                                         + json.dumps({"command": [PYTHON, "/src/tests/node_system/machine_attack.py"],
-                                                       "homes": [], "env": {}}) + "\n```\n")
+    attack_runner(node)
     other = node.post(node.record(objective="sleep 600", budget={"wall": "10m"}))
     other_unit, other_name = machine_of(node, other)
     attack_record = node.post(node.record(runner=ATTACK, objective=f"attack {other_name}",
@@ -124,7 +134,17 @@ def test_a_run_cannot_register_rename_terminate_or_kill_a_machine(node):
     said = wait_for(lambda: [line for line in journal(unit).splitlines() if line.startswith("attack ")], 90, 0.2,
                     "the attack's report")
     attempts = json.loads(said[0].removeprefix("attack "))
-    assert all(attempt["code"] != 0 for attempt in attempts.values()), attempts
+    # Refused by the bus itself where the run's dynamic user is no user it knows (no libnss-systemd,
+    # as in this image), else by machined and PID 1: root alone registers, ends or unregisters.
+    assert all(attempt["code"] != 0 and any(why in attempt["said"] for why in REFUSED)
+               for attempt in attempts.values()), attempts
+    # The same calls by a user the bus knows, from a unit that is no run's: refused by machined and PID 1.
+    plain = subprocess.run(["systemd-run", "--quiet", "--wait", "--pipe", "-p", "User=nobody", PYTHON, ATTACK_PROGRAM],
+                           input=json.dumps({"objective": f"attack {other_name} {name}"}) + "\n",
+                           capture_output=True, text=True, timeout=120)
+    by_nobody = json.loads(plain.stdout.split("attack ", 1)[1])
+    assert all(attempt["code"] != 0 and "Access denied" in attempt["said"] for attempt in by_nobody.values()), \
+        by_nobody
     # Nothing it tried took: no machine of its own, its own and the other still listed, on their units.
     assert not {"ocx-evil", "ocx-evil2", f"{name}-renamed"} & listed()
     assert {name, other_name} <= listed()
@@ -133,3 +153,13 @@ def test_a_run_cannot_register_rename_terminate_or_kill_a_machine(node):
     for record in (attack_record, other):
         node.stop(record)
         assert node.response(record).outcome is Outcome.stopped
+
+
+def test_a_run_that_forges_roots_kill_and_kills_itself_is_answered_as_killed_by_its_signal(node):
+    """PID 1's line for a kill root asked for, written by the run (its output, the journal's socket, its
+    unit's fields), then SIGTERM to itself: the journal's own _PID and _UID tell the forgery (D4)."""
+    attack_runner(node)
+    record = node.post(node.record(runner=ATTACK, objective="forge", budget={"wall": "10m"}))
+    response = node.response(record, timeout=120)
+    assert "forged " in journal(node.unit(record))  # it wrote its lines before it ended
+    assert response.outcome is Outcome.exited and response.note.startswith("killed by SIGTERM"), response
