@@ -95,7 +95,8 @@ def test_a_live_run_is_a_machine_from_its_programs_start_to_its_units_end(node):
     # `ocx attach` takes the machine's name; the attachment is posted in the record's place as before (D32).
     wait_for(lambda: "delivery " in journal(unit), 60, 0.2, "the session's first delivery")
     by_name = NamedTerminal(node, name, node.admin.name, node.admin.password)
-    by_name.read_until(b"detach with Ctrl-]")
+    by_name.read_until(b"attached to " + unit.encode())
+    by_name.read_until(b"delivery {")  # relayed: its terminal is in raw mode now, so Ctrl-] is one key
     by_name.type(b"\x1d")
     assert by_name.finish() == 0, by_name.seen
     assert [p for p in thread_posts(node, record) if POSTED.search(p.body)], "no attachment posted"
