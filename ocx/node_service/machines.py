@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from typing import Any
 
+from ..node.faults import describe
 from ..node.run_layout import parse_unit_name
 from ..systemd import machines
 from ..systemd.errors import BusError
@@ -117,3 +119,58 @@ class RunMachines:
             return await self.systemd.running_leader(unit) is not None
         except BusError:
             return True
+
+
+class MachinesThread:
+    """RunMachines on a bus connection and an event loop of their own, in a thread of the node's
+    service: a pass's slow steps (a pull, a home made ahead) never hold up a run's listing. Each
+    pass asks for a sweep (`sweep_soon`); nothing is done on a timer (D26)."""
+
+    def __init__(self, context: NodeContext):
+        self.context = context
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, name="ocx-machines", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def sweep_soon(self, context: NodeContext) -> None:
+        """After a pass: the runs registered that a signal did not bring (the context read again, too)."""
+        self.context = context
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            loop.call_soon_threadsafe(wake.set)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        from ..systemd.manager import Systemd
+
+        self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        while True:
+            try:
+                systemd = await Systemd.connect()
+            except Exception as error:  # no bus now: the next pass asks again
+                self.context.log(f"runs not listed as machines: {describe(error)}", priority=4)
+                await self._wait()
+                continue
+            runs = RunMachines(self.context, systemd)
+            try:
+                await runs.watch()
+                while systemd.bus.connected:
+                    runs.context = self.context
+                    await runs.sweep()
+                    await self._wait()
+            except Exception as error:  # no record waits on a listing: logged, and asked again at the next pass
+                self.context.log(f"runs not listed as machines: {describe(error)}", priority=4)
+                await self._wait()
+            finally:
+                systemd.close()
+
+    async def _wait(self) -> None:
+        assert self._wake is not None  # set first thing in _serve
+        await self._wake.wait()
+        self._wake.clear()

@@ -24,7 +24,8 @@ times (FAILED_PASSES), then the service exits cleanly: the next event
 starts it (never a restart loop; killed, systemd restarts it,
 Restart=on-failure). It reads its configuration again when its file or
 the node user's password file changed, so `ocx node init` run again needs
-no restart.
+no restart. A thread of its own lists each live run as a machine
+(machines.py, D32).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from ..node.inotify import drain as drain_events
 from ..systemd.notify import status
 from .context import NodeContext
 from .intake import PassReport, run_pass
-from .machines import RunMachines
+from .machines import MachinesThread
 from .start_stop import spare_bounds
 
 SD_LISTEN_FDS_START = 3
@@ -179,7 +180,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     awake = Awake(name)
     awake.set()
     passes, failures, settle, stamp = 0, 0, False, config_stamp(context.config)
-    runs = await run_machines(context, systemd)
+    machines = MachinesThread(context)  # each live run a machine (D32), in a thread of its own
+    machines.start()
     try:
         while True:
             if listener is not None:
@@ -187,12 +189,11 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             changes.seen()
             if not systemd.bus.connected:  # the bus restarted while it waited: a new connection
                 systemd = await Systemd.connect()
-                runs = await run_machines(context, systemd)
             status(f"pass {passes + 1}")
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
-            await keep_machines(runs)
+            machines.sweep_soon(context)
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
                         f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
             if report.more and failures == 0:  # receipts left for the next pass (intake.py, RECEIPTS_SECONDS): no wait
@@ -203,29 +204,10 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             settle = settle or bool(report.receipts or report.actions)
             settle = await wait_for_work(context, listener, changes, report.retry_in, settle, idle)
             context, stamp = reloaded(context, name, stamp)
-            runs.context = context
     finally:
         awake.clear()
         changes.close()
         systemd.close()
-
-
-async def run_machines(context: NodeContext, systemd) -> RunMachines:
-    """The node's runs as machines (machines.py): watched from now on, and those already running registered."""
-    runs = RunMachines(context, systemd)
-    try:
-        await runs.watch()
-    except Exception as error:  # no machines listed is no reason to answer no record: each pass's sweep tries
-        context.log(f"runs not watched to be listed as machines: {describe(error)}", priority=4)
-    await keep_machines(runs)
-    return runs
-
-
-async def keep_machines(runs: RunMachines) -> None:
-    try:
-        await runs.sweep()
-    except Exception as error:  # the next pass sweeps again
-        runs.context.log(f"runs not listed as machines: {describe(error)}", priority=4)
 
 
 async def wait_for_work(context: NodeContext, listener: socket.socket, changes: RepositoryChanges,

@@ -79,6 +79,7 @@ def test_a_live_run_is_a_machine_from_its_programs_start_to_its_units_end(node):
     # Within a second of its program's start, on the same clock (CLOCK_MONOTONIC, microseconds).
     started = int(unit_shown(unit, "ExecMainStartTimestampMonotonic")["ExecMainStartTimestampMonotonic"])
     registered = int(machine["TimestampMonotonic"])
+    print(f"\n{name} listed {(registered - started) / 1000:.1f} ms after its program's start")
     assert 0 <= registered - started < 1_000_000, (started, registered)
     assert (machine["Unit"], machine["Class"]) == (unit, "container")
     assert machine["Leader"] == unit_shown(unit, "MainPID")["MainPID"]  # the feeder, its unit's main process
