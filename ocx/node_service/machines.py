@@ -50,10 +50,11 @@ class RunMachines:
         self.prefix = f"ocx-{context.server_code[:12]}-"
         self.registered: set[str] = set()  # machine names this service registered, or found registered
         self._pending: dict[str, asyncio.Task[None]] = {}
-        self._told_unavailable = False
+        self._told: set[str] = set()  # units whose registration failed, told once at warning priority
 
     def ours(self, unit: str) -> bool:
-        return unit.startswith(self.prefix) and parse_unit_name(unit) is not None
+        return (unit.startswith(self.prefix) and parse_unit_name(unit) is not None
+                and machines.valid_name(machine_name(unit)))
 
     async def watch(self) -> None:
         """From now on, each run's start job done registers its machine at once."""
@@ -78,6 +79,7 @@ class RunMachines:
         units = await self.systemd.units([f"{self.prefix}*.service"])
         running = {u.name for u in units if u.active_state == "active" and self.ours(u.name)}
         self.registered &= {machine_name(u) for u in running}
+        self._told &= running | {"machined"}
         for unit in sorted(running):
             if machine_name(unit) not in self.registered and machine_name(unit) not in self._pending:
                 await self.register(unit)
@@ -105,10 +107,10 @@ class RunMachines:
         except BusError as error:
             if self.systemd.bus.connected and not await self._still_running(unit):
                 return  # it ended while it was registered: nothing to list
-            unavailable = error.name == "org.freedesktop.DBus.Error.ServiceUnknown"
-            self.context.log(f"{unit} not registered as a machine: {error}",
-                             priority=4 if not unavailable or not self._told_unavailable else 7)
-            self._told_unavailable = self._told_unavailable or unavailable
+            # Once each, and once in all when machined is not there (no systemd-container): each sweep tries again.
+            told = "machined" if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" else unit
+            self.context.log(f"{unit} not registered as a machine: {error}", priority=7 if told in self._told else 4)
+            self._told.add(told)
             return
         if took == unit:
             self.registered.add(name)
