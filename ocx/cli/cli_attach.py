@@ -8,7 +8,8 @@ import typer
 from .say import say
 
 
-def attach(record: str = typer.Argument(..., help="The session record's hash, or its first 10 or more hex digits."),
+def attach(record: str = typer.Argument(..., help="The session record's hash, its first 10 or more hex digits, "
+                                                "or its run's machine (machinectl list)."),
            login: str | None = typer.Option(None, "--login", help="Your Fossil login (D22)."),
            password_file: str | None = typer.Option(None, "--password-file",
                                                     help="A file whose first line is your password."),

@@ -43,9 +43,13 @@ _EXIT_CODES = {1: "exited", 2: "killed", 3: "dumped"}  # systemd's ExecMainCode 
 
 # -- systemd's account, kept as the ENDED mark -------------------------------
 
-def by_stop_step(stem: str, report: StopReport, at: float, system_stopping: bool) -> dict[str, Any]:
-    """What the unit's stop step saw of its end (systemd/stoppost.py), and whether the host is going down."""
-    return {"unit": f"{stem}.service", "at": at, "system_stopping": system_stopping, **asdict(report)}
+def by_stop_step(stem: str, report: StopReport, at: float, system_stopping: bool, *, job: str | None = None,
+                 invocation: str | None = None) -> dict[str, Any]:
+    """What the unit's stop step saw of its end (systemd/stoppost.py), and whether the host is going down.
+    JOB: a job on the unit while it stops, which the node asked for or root did (`end_facts`).
+    INVOCATION: systemd's id of this start of the unit, which PID 1's lines about it carry."""
+    return {"unit": f"{stem}.service", "at": at, "system_stopping": system_stopping, "job": job,
+            "invocation": invocation, **asdict(report)}
 
 
 def never_started(stem: str) -> dict[str, Any]:
@@ -84,6 +88,9 @@ def _from_properties(stem: str, properties: Mapping[str, Any]) -> dict[str, Any]
 
 # -- the telling: the facts of an end, then its outcome and note ------------
 
+# A job on the unit while it stopped that ends it: queued by a client of PID 1's, never by the run (D4).
+ENDING_JOBS = frozenset({"stop", "restart", "try-restart"})
+
 @dataclass(frozen=True)
 class EndFacts:
     result: str  # systemd's Result: success, exit-code, signal, timeout, oom-kill, core-dump…
@@ -93,6 +100,8 @@ class EndFacts:
     seconds: float = 0.0  # from the program's start to its end
     stopped_by: str | None = None  # the sender of the stop the node acted on
     stop_hash: str | None = None
+    ended_on_node: bool = False  # root stopped its unit on the node, not the node for a stop message
+    signalled_on_node: str | None = None  # the signal that ended it, sent by PID 1 as root asked (KillUnit)
     cpu_budget_hit: bool = False  # the node stopped it at its cpu budget (D17)
     unenforced: str | None = None  # what the node could no longer hold (D24)
     system_stopping: bool = False  # ended by a shutdown: the next start answers lost (D4)
@@ -122,6 +131,10 @@ def end_facts(ended: Mapping[str, Any], store: RecordStore, cpu_budget: int | No
         seconds=max(0.0, ended.get("at", time.time()) - started.get("at", ended.get("at", 0.0))),
         stopped_by=stop.get("by") if stop else None,
         stop_hash=stop.get("stop") if stop else None,
+        # Root's stop on the node (machinectl terminate, systemctl stop): a stop job the node did not queue,
+        # for it queues one only after its own mark of why (a stop message's, a lost restriction's).
+        ended_on_node=ended.get("job") in ENDING_JOBS and not stop and not unenforced,
+        signalled_on_node=None if stop or unenforced else signalled_on_node(ended),
         # D17: the stop step's own cgroup reading decides, not anything the run says.
         cpu_budget_hit=bool(cpu_budget) and (ended.get("cpu_usec") or 0) >= (cpu_budget or 0) * 1_000_000,
         unenforced=unenforced.get("why") if unenforced else None,
@@ -130,6 +143,19 @@ def end_facts(ended: Mapping[str, Any], store: RecordStore, cpu_budget: int | No
         unprepared=unprepared(store, stem),
         unprepared_fault=bool(failed and failed.get("fault")),
     )
+
+
+def signalled_on_node(ended: Mapping[str, Any]) -> str | None:
+    """The signal that ended the run when PID 1 sent it because root asked (`machinectl kill`, `systemctl
+    kill`), as PID 1's own line in the journal says, or None: a run's own kill of its processes leaves
+    the same end, and no such line (docs/security.md, 'Runs as machines')."""
+    from ..systemd.journal_tail import requested_signal
+
+    invocation = ended.get("invocation")
+    if ended.get("code") not in ("killed", "dumped") or not isinstance(invocation, str):
+        return None
+    sent = requested_signal(str(ended.get("unit", "")), invocation)
+    return sent if sent is not None and sent == signal_name(ended.get("status")) else None
 
 
 def unprepared(store: RecordStore, stem: str) -> str | None:
@@ -158,7 +184,7 @@ def before_this_boot(at: float | None) -> bool:
     return booted is not None and at is not None and at < booted
 
 
-def _signal(status: str | None) -> str:
+def signal_name(status: str | None) -> str:
     if status is None:
         return "a signal"
     if is_digits(status):
@@ -186,6 +212,12 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if facts.stopped_by is not None:
         by = f" (stop {facts.stop_hash})" if facts.stop_hash else ""
         return Outcome.stopped, f"stopped by {facts.stopped_by}{by} {after}"
+    if facts.ended_on_node:
+        return Outcome.stopped, ("ended on the node by root (machinectl terminate, systemctl stop), "
+                                 f"not by a stop message, {after}")
+    if facts.signalled_on_node is not None and not facts.cpu_budget_hit:  # the cpu watch's KillUnit is the node's
+        return Outcome.stopped, (f"ended on the node by root ({facts.signalled_on_node} sent by machinectl kill or "
+                                 f"systemctl kill), not by a stop message, {after}")
     if facts.unprepared is not None:
         # C4: `refused` is for what the node cannot hold; its own fault that outlasted the tries is `lost`.
         outcome = Outcome.lost if facts.unprepared_fault else Outcome.refused
@@ -196,13 +228,13 @@ def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | Non
     if oom and budget.memory is not None:
         return Outcome.budget, f"memory {budget.memory} reached"
     if oom:  # no limit of the record's was reached: the host ran out (C4; docs/security.md, 'Class 8')
-        return Outcome.exited, f"killed by {_signal(facts.status or 'KILL')} (out of memory on the host) {after}"
+        return Outcome.exited, f"killed by {signal_name(facts.status or 'KILL')} (out of memory on the host) {after}"
     if facts.cpu_budget_hit:
         return Outcome.budget, f"cpu {format_seconds(budget.cpu or 0)} reached"
     if facts.unenforced is not None:
         return Outcome.unenforced, f"{facts.unenforced}; the run was ended"
     if facts.code in ("killed", "dumped"):
-        return Outcome.exited, f"killed by {_signal(facts.status)} {after}"
+        return Outcome.exited, f"killed by {signal_name(facts.status)} {after}"
     if facts.code == "exited" and facts.status is not None:
         if facts.status == "203":
             return Outcome.exited, f"exit 203: the program could not be started {after}"

@@ -24,7 +24,8 @@ times (FAILED_PASSES), then the service exits cleanly: the next event
 starts it (never a restart loop; killed, systemd restarts it,
 Restart=on-failure). It reads its configuration again when its file or
 the node user's password file changed, so `ocx node init` run again needs
-no restart.
+no restart. A thread of its own lists each live run as a machine
+(machines.py, D32).
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ from ..node.inotify import drain as drain_events
 from ..systemd.notify import status
 from .context import NodeContext
 from .intake import PassReport, run_pass
+from .machines import MachinesThread
 from .start_stop import spare_bounds
 
 if TYPE_CHECKING:
@@ -182,6 +184,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     awake = Awake(name)
     awake.set()
     passes, failures, settle, stamp = 0, 0, False, config_stamp(context.config)
+    machines = MachinesThread(context)  # each live run a machine (D32), in a thread of its own
+    machines.start()
     try:
         while True:
             if listener is not None:
@@ -193,6 +197,7 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
+            machines.sweep_soon(context)
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
                         f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
             if report.more and failures == 0:  # receipts left for the next pass (intake.py, RECEIPTS_SECONDS): no wait

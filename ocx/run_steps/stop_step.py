@@ -25,13 +25,15 @@ from ..node.host_paths import STATE_ROOT
 from ..node.record_store import RecordStore
 from ..node.wake import poke
 from ..systemd import stoppost
-from ..systemd.system_state import stopping
+from ..systemd.system_state import job_on, stopping
 
 
 def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     store = RecordStore(Path(STATE_ROOT) / node / "records" / record)
     report = stoppost.collect(env)
-    ended = run_end.by_stop_step(stem, report, at=time.time(), system_stopping=stopping())
+    ended = run_end.by_stop_step(stem, report, at=time.time(), system_stopping=stopping(),
+                                 job=job_on(f"{stem}.service"),
+                                 invocation=(os.environ if env is None else env).get("INVOCATION_ID"))
     if store.path.is_dir():  # none: its record was answered and removed (cleanup.py)
         run_end.keep(store, stem, ended)
     return ended

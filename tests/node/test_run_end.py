@@ -29,8 +29,8 @@ def test_the_stop_steps_account_is_kept_as_the_ended_mark_and_told_as_the_outcom
     report = StopReport(result="signal", code="killed", status="9", control_group="/x", cpu_usec=5,
                         memory=MemoryEvidence(oom_kill=1))
     ended = run_end.by_stop_step(STEM, report, at=NOW + 4, system_stopping=False)
-    assert set(ended) == {"unit", "at", "system_stopping", "result", "code", "status", "control_group", "cpu_usec",
-                          "memory"}
+    assert set(ended) == {"unit", "at", "system_stopping", "job", "invocation", "result", "code", "status",
+                          "control_group", "cpu_usec", "memory"}
     assert run_end.keep(store, STEM, ended) == ended and store.run_state(STEM) is RunState.ENDED
     kept = store.marked(Mark.ENDED, STEM)
     facts = run_end.end_facts(kept, store)
