@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 
 from ...files import write_atomically
@@ -57,6 +58,21 @@ def _pip(python: str, step: str, *args: str, cwd: str | None = None) -> None:
     raise BuildFailed(f"{step}: pip exited {done.returncode}: {done.stderr.strip()[-OUTPUT_MAX:]}")
 
 
+def _build_requires(tree: str) -> list[str]:
+    """What the check-in's pyproject.toml says its build needs (PEP 518), installed from the wheels
+    given, offline: a missing one is refused, named. setuptools before 70.1 builds a wheel only
+    with `wheel` installed beside it."""
+    try:
+        with open(os.path.join(tree, "pyproject.toml"), "rb") as project:
+            system = tomllib.load(project).get("build-system", {})
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise BuildFailed(f"pyproject.toml: {error}") from None
+    requires = [str(r) for r in system.get("requires", ["setuptools"])]
+    if system.get("build-backend", "setuptools.build_meta") == "setuptools.build_meta":
+        requires.append("wheel")
+    return requires
+
+
 def _ocx_wheel(directory: str) -> str:
     wheels = sorted(name for name in os.listdir(directory) if name.startswith("ocx-") and name.endswith(".whl"))
     if len(wheels) != 1:
@@ -73,23 +89,30 @@ def build(staged: str, inputs: str, checkin: str, token: str) -> str:
     kept = os.path.join(work, "wheels")  # the wheels a later stage finds here (D45: "the current release's")
     os.mkdir(kept)
     source = os.path.join(inputs, "source")
+    wheels = os.path.join(inputs, "wheels")
     if os.path.isdir(source):
         # The check-in's tree, copied where its build may write (setuptools writes build/ and *.egg-info).
         tree = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"source-{token}")
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(source, tree, symlinks=True)
+        requires = _build_requires(tree)
+        _pip(python, "build requirements", "install", "--no-index", "--find-links", wheels, *requires)
+        # kept too, so that the next check-in builds from this release's wheels alone
+        _pip(python, "download", "download", "--no-index", "--find-links", wheels, "--dest", kept, *requires)
         _pip(python, "wheel", "wheel", "--no-index", "--no-build-isolation", "--no-deps", "--wheel-dir", kept, tree)
         shutil.rmtree(tree, ignore_errors=True)
     else:
         shutil.copy(_ocx_wheel(os.path.join(inputs, "wheel")), kept)
     wanted = f"{_ocx_wheel(kept)}[node]"
-    _pip(python, "download", "download", "--no-index", "--find-links", os.path.join(inputs, "wheels"),
+    _pip(python, "download", "download", "--no-index", "--find-links", wheels,
          "--find-links", kept, "--dest", kept, wanted)
     _pip(python, "install", "install", "--no-index", "--no-compile", "--find-links", kept, wanted)
     # Bytecode that is never checked against its source's time: the copy root makes at accept has new
     # times, and a release is never written after its digest (-B below; the units run it so too).
     _run([python, "-I", "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", work], PIP_SECONDS)
     smoke = {"version": _smoke_version(python, work)}
+    if not smoke["version"].startswith("passed"):
+        raise BuildFailed(f"smoke: version {smoke['version']}")  # nothing staged (D45)
     digest = tree_digest(work)
     release = release_id(checkin, digest)
     home = os.path.join(staged, release)

@@ -73,7 +73,8 @@ def build_unit(root: str, inputs: str, checkin: str, token: str, hidden: Sequenc
         memory_max=BUILD_MEMORY, tasks_max=BUILD_TASKS, runtime_max_sec=BUILD_SECONDS, cpu_quota=BUILD_CPU,
         protect_system="strict", protect_home="yes", private_tmp=True, private_network=True,
         read_write_paths=[os.path.join(root, STAGED)],
-        inaccessible_paths=[f"-{path}" for path in hidden],
+        # a path holding ROOT (an adopted repository's directory, say) would hide staged/ too: not hidden
+        inaccessible_paths=[f"-{path}" for path in hidden if not f"{root}/".startswith(f"{path.rstrip('/')}/")],
         hardening=Hardening(capability_bounding_set=0, no_new_privileges=True, restrict_suid_sgid=True,
                             private_devices=True, protect_kernel_tunables=True, protect_kernel_modules=True,
                             protect_kernel_logs=True, protect_control_groups=True, protect_clock=True,
