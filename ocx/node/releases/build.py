@@ -96,9 +96,10 @@ def build(staged: str, inputs: str, checkin: str, token: str) -> str:
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(source, tree, symlinks=True)
         requires = _build_requires(tree)
-        _pip(python, "build requirements", "install", "--no-index", "--find-links", wheels, *requires)
-        # kept too, so that the next check-in builds from this release's wheels alone
-        _pip(python, "download", "download", "--no-index", "--find-links", wheels, "--dest", kept, *requires)
+        if requires:  # none: a backend in the tree itself (PEP 517 backend-path)
+            _pip(python, "build requirements", "install", "--no-index", "--find-links", wheels, *requires)
+            # kept too, so that the next check-in builds from this release's wheels alone
+            _pip(python, "download", "download", "--no-index", "--find-links", wheels, "--dest", kept, *requires)
         _pip(python, "wheel", "wheel", "--no-index", "--no-build-isolation", "--no-deps", "--wheel-dir", kept, tree)
         shutil.rmtree(tree, ignore_errors=True)
     else:
