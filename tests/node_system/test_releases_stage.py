@@ -179,3 +179,32 @@ def test_a_checkin_whose_build_needs_a_wheel_nobody_gave_is_refused_naming_it(no
     assert refused.returncode == 1, refused
     assert "build: dependency: flit_core>=3.9 is in no wheel given" in refused.stderr, refused.stderr
     assert shown(root)["next"] is None and os.listdir(f"{root}/staged") == []
+
+
+IN_TREE_BACKEND = '[build-system]\nrequires = []\nbuild-backend = "release_wheels"\nbackend-path = ["."]\n'
+
+
+def test_a_checkin_that_passed_its_ci_is_built_from_its_tree_and_staged(node):
+    """The whole path of a check-in (D45): the gate, its tree written by the Fossil layer, OCX's wheel built
+    from it in the build's unit (its backend is in the tree: the image holds no `wheel`), smoked, next."""
+    root = fresh_root()
+    branch = f"release-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    project = (SRC / "pyproject.toml").read_text()
+    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
+    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
+             if "__pycache__" not in path.parts}
+    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
+              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
+              "ci.py": 'print("checked")\n'}
+    checkin = Committer(node, branch).commit(files)
+    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
+    node.stop(record)
+    done = release("stage", "--checkin", checkin[:16], "--node", node.name, "--wheelhouse", WHEELHOUSE_INSIDE,
+                   root=root)
+    staged = done.stdout.strip().splitlines()[-1].removeprefix("next: ")
+    assert staged.startswith(checkin[:16] + "-"), done.stdout
+    links = shown(root)
+    assert links["next"]["checkin"] == checkin and links["next"]["smoke"]["version"].startswith("passed: ocx 0.1.0")
+    assert [w.name for w in Path(f"{root}/staged/{staged}/wheels").glob("ocx-*.whl")] == ["ocx-0.1.0-py3-none-any.whl"]
