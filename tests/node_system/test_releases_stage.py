@@ -86,14 +86,37 @@ def test_accept_makes_roots_own_copy_current_and_it_runs(first):
     assert f"{root}/current" in done.stdout or f"{root}/{staged}" in done.stdout, done.stdout  # its own, not staged/
 
 
+def stage_from_current(root: str) -> str:
+    """Staged again with no wheelhouse named: the build takes the current release's own wheels (D45)."""
+    done = release("stage", "--wheel", str(next(Path(f"{root}/current/wheels").glob("ocx-*.whl"))), root=root)
+    return done.stdout.strip().splitlines()[-1].removeprefix("next: ")
+
+
+def test_a_roll_back_makes_previous_current_again(first):
+    root, accepted = first
+    if shown(root)["current"] is None:
+        release("accept", root=root)
+    refused = release("rollback", root=root, check=False)
+    assert refused.returncode == 1 and "previous: there is no release to roll back to" in refused.stderr, refused
+    second = stage_from_current(root)
+    release("accept", root=root)
+    assert (shown(root)["current"]["release"], shown(root)["previous"]["release"]) == (second, accepted)
+    said = release("rollback", "--dry-run", root=root).stdout
+    assert f"would make {accepted} current and {second} previous" in said
+    release("rollback", root=root)
+    links = shown(root)
+    assert (links["current"]["release"], links["previous"]["release"], links["next"]) == (accepted, second, None)
+    assert os.readlink(f"{root}/current") == accepted and os.path.isdir(f"{root}/{second}")
+
+
 def test_a_release_changed_after_staging_is_refused_at_accept(first):
     """Staged again from the current release's own wheels (no wheelhouse named), then changed by the build
     user: root's copy's digest is not the one staged, and nothing moves."""
     root, accepted = first
     if shown(root)["current"] is None:
         release("accept", root=root)
-    again = release("stage", "--wheel", str(next(Path(f"{root}/current/wheels").glob("ocx-*.whl"))), root=root)
-    second = again.stdout.strip().splitlines()[-1].removeprefix("next: ")
+    accepted = shown(root)["current"]["release"]
+    second = stage_from_current(root)
     assert second != accepted and shown(root)["next"]["release"] == second
     target = f"{root}/staged/{second}/lib/python3.11/site-packages/ocx/__init__.py"
     subprocess.run(["setpriv", "--reuid=ocx-build", "--regid=ocx-build", "--clear-groups", "sh", "-c",
