@@ -3,13 +3,14 @@ description, where the wheels come from, the dry run, and what a build leaves re
 The build itself runs in the systemd container (tests/node_system/test_releases_stage.py)."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from ocx.node.releases.links import ReleaseError, Releases
-from ocx.node.releases.staging import BUILD_USER, INPUTS, Plan, Source, _read_note, build_unit, moving, stage
+from ocx.node.releases.staging import BUILD_USER, INPUTS, Plan, Source, _read_note, build_unit, moving, stage, sweep
 from ocx.systemd.units import properties
 
 CHECKIN = "c" * 64
@@ -61,3 +62,38 @@ def test_moving_holds_the_root_and_removes_what_a_killed_stage_left(tmp_path: Pa
     with moving(str(tmp_path)) as releases:
         assert releases.root == str(tmp_path) and not left.exists()
         assert all(value is None for value in releases.links().values())
+
+
+def staged_release(root: Path, checkin: str) -> str:
+    from ocx.node.releases.links import release_id
+    from ocx.node.releases.tree import tree_digest
+
+    work = root / "staged" / f"build-{checkin[:4]}"
+    (work / "lib").mkdir(parents=True)
+    (work / "lib" / "version.txt").write_text(checkin)
+    digest = tree_digest(str(work))
+    release = release_id(checkin, digest)
+    work.rename(root / "staged" / release)
+    (root / "staged" / f"{release}.json").write_text(json.dumps({"checkin": checkin, "digest": digest,
+                                                                  "smoke": {"version": "passed"}}))
+    return release
+
+
+def test_a_sweep_keeps_next_and_the_accepted_records_and_removes_what_killed_stages_left(tmp_path: Path) -> None:
+    releases = Releases(str(tmp_path))
+    accepted = staged_release(tmp_path, "a" * 64)
+    releases.offer(accepted)
+    releases.accept()
+    offered = staged_release(tmp_path, "b" * 64)
+    releases.offer(offered)
+    never = staged_release(tmp_path, "c" * 64)  # built, then its stage was killed before the offer
+    staged = tmp_path / "staged"
+    (staged / "build-0123456789abcdef" / "lib").mkdir(parents=True)
+    (staged / "0123456789abcdef.done").write_text(never)
+    outside = tmp_path / "outside"
+    (outside / "kept").mkdir(parents=True)
+    (staged / "link").symlink_to(outside)
+    sweep(releases)
+    assert sorted(os.listdir(staged)) == sorted([f"{accepted}.json", offered, f"{offered}.json"])
+    assert (outside / "kept").is_dir()  # a link is removed, never followed
+    assert releases.links() == {"current": accepted, "previous": None, "next": offered}

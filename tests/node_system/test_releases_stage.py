@@ -17,7 +17,7 @@ import pytest
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
 from .battery import Committer, ci_values, open_command_record
-from .harness import ocx, wait_for
+from .harness import PYTHON, ocx, systemctl, wait_for
 from .release_wheels import make_wheel, working_tree_wheel
 
 pytestmark = pytest.mark.systemd
@@ -231,3 +231,30 @@ def test_a_checkin_that_passed_its_ci_is_built_from_its_tree_and_staged(node):
     links = shown(root)
     assert links["next"]["checkin"] == checkin and links["next"]["smoke"]["version"].startswith("passed: ocx 0.1.0")
     assert [w.name for w in Path(f"{root}/staged/{staged}/wheels").glob("ocx-*.whl")] == ["ocx-0.1.0-py3-none-any.whl"]
+
+
+def building() -> list[str]:
+    return [line.split()[0] for line in systemctl("list-units", "--plain", "--no-legend", "--state=active",
+                                                   "ocx-release-build-*.service").splitlines() if line.strip()]
+
+
+def test_a_stage_killed_while_it_builds_is_swept_by_the_next(wheels):
+    """A cut point of stage (D46): the command killed while its build's unit runs. Nothing is offered, and
+    the next stage stops the orphaned build, removes what it left in staged/, and stages whole."""
+    root = fresh_root()
+    wheel = str(next(wheels.glob("ocx-*.whl")))
+    command = [PYTHON, "-m", "ocx.cli.launch", "release", "stage", "--wheel", wheel, "--wheelhouse",
+               WHEELHOUSE_INSIDE, "--root", root]
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        orphan = wait_for(building, 120, 0.2, "the build's unit")
+    finally:
+        killed.kill()
+        killed.wait(timeout=30)
+    assert shown(root)["next"] is None
+    assert building() == orphan  # the unit outlives the command that started it
+    done = release("stage", "--wheel", wheel, "--wheelhouse", WHEELHOUSE_INSIDE, root=root)
+    staged = done.stdout.strip().splitlines()[-1].removeprefix("next: ")
+    assert shown(root)["next"]["release"] == staged and not set(orphan) & set(building())
+    assert sorted(os.listdir(f"{root}/staged")) == [staged, f"{staged}.json"]
+    assert sorted(os.listdir(root)) == [".lock", "next", "staged"]

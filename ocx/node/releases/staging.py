@@ -23,11 +23,15 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...systemd.hardening import Hardening
 from ...systemd.units import TransientService
 from .links import STAGED, ReleaseError, Releases, Staged
 from .tree import tree_digest
+
+if TYPE_CHECKING:
+    from ...systemd.manager import Systemd
 
 BUILD_USER = "ocx-build"
 INPUTS = ".input-"  # ROOT/.input-TOKEN: root's own, read-only to the build
@@ -168,14 +172,54 @@ def smoke_passed(staged: Staged) -> bool:
     return "version" in staged.smoke and all(result.startswith("passed") for result in staged.smoke.values())
 
 
-async def _build(service: TransientService) -> str:
+BUILD_UNITS = "ocx-release-build-*.service"
+STOP_SECONDS = 60.0
+
+
+async def _stop_earlier_builds(systemd: Systemd) -> None:
+    """A build a killed `stage` left running (its unit outlives the command) is stopped before another
+    starts, so nothing writes staged/ while it is swept (sweep)."""
+    from ...systemd.errors import BusError
+
+    running = [unit.name for unit in await systemd.units([BUILD_UNITS]) if unit.active_state not in ("inactive",)]
+    for name in running:
+        try:
+            await systemd.stop(name)
+        except BusError:
+            pass  # ended meanwhile
+    deadline = asyncio.get_running_loop().time() + STOP_SECONDS
+    while any(unit.active_state in ("active", "activating", "deactivating")
+              for unit in await systemd.units([BUILD_UNITS])):
+        if asyncio.get_running_loop().time() > deadline:
+            raise ReleaseError(f"build: an earlier build's unit did not stop within {STOP_SECONDS:.0f} s")
+        await asyncio.sleep(0.2)
+
+
+async def _build(service: TransientService, releases: Releases) -> str:
     from ...systemd.manager import Systemd
 
     async with await Systemd.connect() as systemd:
+        await _stop_earlier_builds(systemd)
+        sweep(releases)
         run = await systemd.run(service)
         end = await run.ended(timeout=BUILD_SECONDS + 60)
         await systemd.release(service.name)
     return f"{end.result} ({end.code} {end.status})"
+
+
+def sweep(releases: Releases) -> None:
+    """What killed or failed stages left in staged/ (a build's directory, its notes, a release staged
+    but never offered) is removed, with no link followed; kept are `next`'s release and record, and the
+    record of each accepted release (`show` reads its check-in and smoke there)."""
+    staged = os.path.join(releases.root, STAGED)
+    if not os.path.isdir(staged) or os.path.islink(staged):
+        return
+    offered = releases.link("next")
+    records = set(releases.accepted()) | ({offered} if offered else set())
+    for name in os.listdir(staged):
+        if name == offered or (name.endswith(".json") and name.removesuffix(".json") in records):
+            continue
+        _forget(staged, [name])
 
 
 def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequence[str] = (),
@@ -191,7 +235,7 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
     prepare_root(releases.root, uid, gid)
     try:
         _inputs(releases.root, token, source, wheels)
-        ended = asyncio.run(_build(service))
+        ended = asyncio.run(_build(service, releases))
     finally:
         shutil.rmtree(inputs, ignore_errors=True)
     staged_dir = os.path.join(releases.root, STAGED)
