@@ -82,6 +82,14 @@ def _hidden() -> list[str]:
     return sorted(hidden | {CONFIG_DIR, RUNTIME_ROOT})
 
 
+def _configurations() -> list[str]:
+    """Each node's configuration file here (/etc/ocx/NAME.json: no secret in it, D20), for the smoke."""
+    from ..node import config as node_config
+    from ..node.host_paths import configured_nodes
+
+    return [str(node_config.config_path(name)) for name in configured_nodes()]
+
+
 @release_app.command("stage")
 def stage(
     wheel: str | None = typer.Option(None, "--wheel", help="A wheel of OCX (a first install from outside)."),
@@ -117,7 +125,8 @@ def stage(
         account, _ = ensure(BUILD_USER, os.path.join(root, "staged"), comment="OCX release builds (D48)",
                             create_home=False)
         with moving(root) as releases:
-            staged = stage_release(releases, source, account.uid, account.gid, _hidden())
+            staged = stage_release(releases, source, account.uid, account.gid, _hidden(),
+                                   configurations=_configurations())
     except (OcxError, OSError, ValueError) as error:
         raise _refuse(error) from None
     assert not isinstance(staged, Plan)

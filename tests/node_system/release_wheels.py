@@ -32,11 +32,14 @@ def make_wheel(directory: Path, version: str, files: dict[str, bytes], requires:
     return path
 
 
-def working_tree_wheel(src: Path, directory: Path) -> Path:
-    """A wheel of the working tree's OCX, its dependencies as pyproject.toml names them."""
+def working_tree_wheel(src: Path, directory: Path, appended: dict[str, bytes] | None = None) -> Path:
+    """A wheel of the working tree's OCX, its dependencies as pyproject.toml names them; APPENDED: bytes
+    added at the end of some of its files."""
     project = tomllib.loads((src / "pyproject.toml").read_text())["project"]
     files = {str(path.relative_to(src)): path.read_bytes() for path in sorted((src / "ocx").rglob("*"))
              if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith(".pyc")}
+    for name, tail in (appended or {}).items():
+        files[name] += tail
     return make_wheel(directory, project["version"], files, project["dependencies"],
                       project.get("optional-dependencies", {}))
 

@@ -49,19 +49,23 @@ def wheels(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def first(wheels) -> tuple[str, str]:
+def first(wheels, node) -> tuple[str, str]:
+    """The first release staged, with a node configured on the host (the smoke reads its configuration)."""
     root = fresh_root()
     done = release("stage", "--wheel", str(next(wheels.glob("ocx-*.whl"))), "--wheelhouse", WHEELHOUSE_INSIDE,
                    root=root)
     return root, done.stdout.strip().splitlines()[-1].removeprefix("next: ")
 
 
-def test_a_wheel_of_the_working_tree_is_staged_as_next_once_its_smoke_passed(first):
+def test_a_wheel_of_the_working_tree_is_staged_as_next_once_its_smoke_passed(first, node):
     root, staged = first
     links = shown(root)
     assert links["current"] is None and links["next"]["release"] == staged
-    smoke = links["next"]["smoke"]["version"]
-    assert smoke.startswith("passed: ocx 0.1.0 (protocol v1"), smoke  # its own `ocx version`, run by the build
+    smoke = links["next"]["smoke"]
+    assert smoke["version"].startswith("passed: ocx 0.1.0 (protocol v1"), smoke  # its own `ocx version`
+    # and it reads the node's live configuration (a copy, no secret) as the node would
+    read = smoke["configuration"]
+    assert read.startswith("passed: read the configuration of ") and node.name in read, read
     # built by the build user, not root, and only there (D48)
     build = pwd.getpwnam("ocx-build").pw_uid
     assert os.stat(f"{root}/staged/{staged}").st_uid == build
@@ -258,3 +262,13 @@ def test_a_stage_killed_while_it_builds_is_swept_by_the_next(wheels):
     assert shown(root)["next"]["release"] == staged and not set(orphan) & set(building())
     assert sorted(os.listdir(f"{root}/staged")) == [staged, f"{staged}.json"]
     assert sorted(os.listdir(root)) == [".lock", "next", "staged"]
+
+
+def test_a_release_that_cannot_read_the_live_configuration_is_not_staged(node, tmp_path):
+    root = fresh_root()
+    broken = b"\n\ndef load_file(config_file):\n    raise ValueError('this release reads no configuration')\n"
+    wheel = working_tree_wheel(SRC, tmp_path, appended={"ocx/node/config.py": broken})
+    refused = release("stage", "--wheel", str(wheel), "--wheelhouse", WHEELHOUSE_INSIDE, root=root, check=False)
+    assert refused.returncode == 1 and "smoke: configuration failed: exit 1" in refused.stderr, refused
+    assert "this release reads no configuration" in refused.stderr, refused.stderr
+    assert shown(root)["next"] is None and os.listdir(f"{root}/staged") == []

@@ -112,8 +112,12 @@ def build(staged: str, inputs: str, checkin: str, token: str) -> str:
     # times, and a release is never written after its digest (-B below; the units run it so too).
     _run([python, "-I", "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", work], PIP_SECONDS)
     smoke = {"version": _smoke_version(python, work)}
-    if not smoke["version"].startswith("passed"):
-        raise BuildFailed(f"smoke: version {smoke['version']}")  # nothing staged (D45)
+    configurations = os.path.join(inputs, "config")
+    if os.path.isdir(configurations):
+        smoke["configuration"] = _smoke_configuration(python, work, configurations)
+    for step, result in smoke.items():
+        if not result.startswith("passed"):
+            raise BuildFailed(f"smoke: {step} {result}")  # nothing staged (D45)
     digest = tree_digest(work)
     release = release_id(checkin, digest)
     home = os.path.join(staged, release)
@@ -135,6 +139,20 @@ def _smoke_version(python: str, work: str) -> str:
     if done.returncode == 0 and said.startswith("ocx ") and (work in said or os.path.realpath(work) in said):
         return f"passed: {said}"
     return f"failed: exit {done.returncode}: {said}"
+
+
+CONFIGURATION_CHECK = ("import sys\nfrom ocx.node.config import load_file\n"
+                       "names = [load_file(path).name for path in sys.argv[1:]]\n"
+                       "print('read the configuration of', ', '.join(names))\n")
+
+
+def _smoke_configuration(python: str, work: str, directory: str) -> str:
+    """The staged release reads each node's live configuration as its node would (a copy, with no
+    secret: the node's password sits beside it in /etc/ocx, which the build cannot see)."""
+    files = [os.path.join(directory, name) for name in sorted(os.listdir(directory)) if name.endswith(".json")]
+    done = _run([python, "-I", "-B", "-c", CONFIGURATION_CHECK, *files], SMOKE_SECONDS, cwd=work)
+    said = (done.stdout.strip() or done.stderr.strip())[-OUTPUT_MAX:]
+    return f"passed: {said}" if done.returncode == 0 else f"failed: exit {done.returncode}: {said}"
 
 
 def main(argv: list[str] | None = None) -> int:

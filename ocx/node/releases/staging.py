@@ -131,10 +131,16 @@ def prepare_root(root: str, uid: int, gid: int) -> None:
     os.chmod(staged, 0o755)  # a directory of ROOT's, which only root can rename or replace
 
 
-def _inputs(root: str, token: str, source: Source, wheels: str) -> str:
+def _inputs(root: str, token: str, source: Source, wheels: str, configurations: Sequence[str]) -> str:
     inputs = os.path.join(root, f"{INPUTS}{token}")
     os.mkdir(inputs, 0o755)
     source.fill(inputs)
+    if configurations:  # the nodes' live configurations, for the smoke; their secrets sit beside, never here
+        os.mkdir(os.path.join(inputs, "config"), 0o755)
+        for path in configurations:
+            copied = os.path.join(inputs, "config", os.path.basename(path))
+            shutil.copyfile(path, copied)
+            os.chmod(copied, 0o644)
     kept = os.path.join(inputs, "wheels")
     os.mkdir(kept, 0o755)
     for name in sorted(os.listdir(wheels)):
@@ -223,9 +229,11 @@ def sweep(releases: Releases) -> None:
 
 
 def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequence[str] = (),
-          dry_run: bool = False) -> Plan | Staged:
+          dry_run: bool = False, configurations: Sequence[str] = ()) -> Plan | Staged:
     """Stage SOURCE: build and smoke it as the build user, then offer it as `next` (D45). The dry
-    run says what would be built, from which wheels, in which unit, and changes nothing."""
+    run says what would be built, from which wheels, in which unit, and changes nothing.
+    CONFIGURATIONS: the nodes' configuration files (never their secrets), which the staged release
+    must read (the smoke's `configuration` step)."""
     wheels = wheels_for(releases, source.wheelhouse)
     token = secrets.token_hex(8)
     inputs = os.path.join(releases.root, f"{INPUTS}{token}")
@@ -234,7 +242,7 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
         return Plan(source.checkin, wheels, service)
     prepare_root(releases.root, uid, gid)
     try:
-        _inputs(releases.root, token, source, wheels)
+        _inputs(releases.root, token, source, wheels, configurations)
         ended = asyncio.run(_build(service, releases))
     finally:
         shutil.rmtree(inputs, ignore_errors=True)
