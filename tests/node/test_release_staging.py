@@ -18,17 +18,24 @@ CHECKIN = "c" * 64
 
 def test_the_build_unit_is_the_build_users_with_no_network_a_budget_and_only_staged_writable() -> None:
     service = build_unit("/var/lib/ocx/releases", "/var/lib/ocx/releases/.input-x", CHECKIN, "0" * 16,
-                         hidden=["/etc/ocx", "/var/lib/ocx/demo", "/var/lib/ocx", "/var/lib"])
+                         hidden=["/etc/ocx", "/var/lib/ocx/demo", "/var/lib/ocx/releases-not"])
     props = {name: value for name, _, value in properties(service)}
     assert props["User"] == BUILD_USER and props["Group"] == BUILD_USER and "DynamicUser" not in props
     assert props["PrivateNetwork"] is True and props["RestrictAddressFamilies"] == [True, ["AF_UNIX"]]
     assert props["ProtectSystem"] == "strict" and props["ProtectHome"] == "yes" and props["PrivateTmp"] is True
     assert props["ReadWritePaths"] == ["/var/lib/ocx/releases/staged"]
-    # the node's own paths hidden; one holding the releases' root would hide staged/ too, so it is not
-    assert props["InaccessiblePaths"] == ["-/etc/ocx", "-/var/lib/ocx/demo"]
+    assert props["InaccessiblePaths"] == ["-/etc/ocx", "-/var/lib/ocx/demo", "-/var/lib/ocx/releases-not"]
     assert props["MemoryMax"] > 0 and props["TasksMax"] > 0 and props["RuntimeMaxUSec"] > 0
     assert props["CPUQuotaPerSecUSec"] > 0 and props["CapabilityBoundingSet"] == 0 and props["NoNewPrivileges"]
     assert service.argv[1:4] == ["-I", "-m", "ocx.node.releases.build"]  # root's own code, isolated (D41)
+
+
+@pytest.mark.parametrize("holder", ["/var/lib/ocx", "/var/lib/ocx/releases", "/var/lib/ocx/releases/", "/"])
+def test_a_nodes_path_holding_the_releases_root_refuses_the_build(holder: str) -> None:
+    """A node named `releases` (its state is the releases' root) or a repository adopted in /var/lib/ocx:
+    hiding it would hide staged/, not hiding it would show the node's own to the build (D16, D48)."""
+    with pytest.raises(ReleaseError, match="hidden: .* holds the releases' root"):
+        build_unit("/var/lib/ocx/releases", "/x", CHECKIN, "0" * 16, hidden=["/etc/ocx", holder])
 
 
 def fill(inputs: str) -> None:

@@ -63,6 +63,16 @@ class Plan:
     build_unit: TransientService
 
 
+def _hideable(root: str, hidden: Sequence[str]) -> list[str]:
+    """HIDDEN, when none of it holds ROOT: one that did (an adopted repository's directory, a node
+    named `releases`) could not be hidden without hiding staged/ too, so the build is refused."""
+    for path in hidden:
+        if f"{root}/".startswith(f"{path.rstrip('/')}/"):
+            raise ReleaseError(f"hidden: {path} holds the releases' root {root}: the build could not be "
+                               "kept out of it")
+    return list(hidden)
+
+
 def build_unit(root: str, inputs: str, checkin: str, token: str, hidden: Sequence[str] = ()) -> TransientService:
     """The build's unit (D48): BUILD_USER, no network, a budget, `staged/` its only writable place,
     the node's configuration, state and sockets (HIDDEN) out of its sight."""
@@ -77,8 +87,7 @@ def build_unit(root: str, inputs: str, checkin: str, token: str, hidden: Sequenc
         memory_max=BUILD_MEMORY, tasks_max=BUILD_TASKS, runtime_max_sec=BUILD_SECONDS, cpu_quota=BUILD_CPU,
         protect_system="strict", protect_home="yes", private_tmp=True, private_network=True,
         read_write_paths=[os.path.join(root, STAGED)],
-        # a path holding ROOT (an adopted repository's directory, say) would hide staged/ too: not hidden
-        inaccessible_paths=[f"-{path}" for path in hidden if not f"{root}/".startswith(f"{path.rstrip('/')}/")],
+        inaccessible_paths=[f"-{path}" for path in _hideable(root, hidden)],
         hardening=Hardening(capability_bounding_set=0, no_new_privileges=True, restrict_suid_sgid=True,
                             private_devices=True, protect_kernel_tunables=True, protect_kernel_modules=True,
                             protect_kernel_logs=True, protect_control_groups=True, protect_clock=True,
