@@ -19,8 +19,8 @@ app.add_typer(message_app, name="message")
 
 @app.command()
 def version() -> None:
-    """Print OCX's version and the protocol it speaks."""
-    say(f"ocx {__version__} (protocol v1, draft 4.6)")
+    """Print OCX's version, the protocol it speaks and the release it runs from (D45)."""
+    say(f"ocx {__version__} (protocol v1, draft 4.6) from {sys.prefix}")
 
 
 @message_app.command("check")
@@ -125,6 +125,9 @@ _register_readers(app)
 from .cli_attach import register as _register_attach  # noqa: E402  (D32)
 
 _register_attach(app)
+from .cli_release import register as _register_release  # noqa: E402  (D45-D48)
+
+_register_release(app)
 
 from .cli_git import register as _register_git  # noqa: E402  (the way back from git, D50)
 

@@ -29,14 +29,15 @@ def find(name: str) -> Account | None:
     return Account(entry.pw_name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
 
 
-def ensure(name: str, home: str) -> tuple[Account, bool]:
+def ensure(name: str, home: str, comment: str = "Fossil server of an OCX node",
+           create_home: bool = True) -> tuple[Account, bool]:
     """The account NAME, made if missing; (account, whether it was made)."""
     found = find(name)
     if found is not None:
         return found, False
     done = subprocess.run(
-        [USERADD, "--system", "--user-group", "--home-dir", home, "--create-home",
-         "--shell", NOLOGIN, "--comment", "Fossil server of an OCX node", name],
+        [USERADD, "--system", "--user-group", "--home-dir", home,
+         "--create-home" if create_home else "--no-create-home", "--shell", NOLOGIN, "--comment", comment, name],
         capture_output=True, text=True, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     if done.returncode != 0:
         raise RuntimeError(f"useradd {name} exited {done.returncode}: {done.stderr.strip()}")

@@ -19,6 +19,17 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 DEFAULT_DOCKER_HOST = "unix:///run/ocx-docker.sock"
 AGENTS_INSIDE = "/var/cache/ocx-tests/agents"  # the host's agent CLIs, read-only
+WHEELHOUSE_INSIDE = "/var/cache/ocx-tests/wheelhouse"  # OCX's dependencies' wheels, read-only (releases, D45)
+
+
+def wheelhouse(cache: str = "/var/cache/ocx-tests") -> Path | None:
+    """The wheels build-image.sh built for this pyproject.toml's requirements, when complete."""
+    import hashlib
+
+    requirements = subprocess.run(["sh", str(REPO / "vagrant" / "provision.sh"), "--requirements",
+                                   str(REPO / "pyproject.toml")], capture_output=True, check=True).stdout
+    found = Path(cache) / f"wheelhouse-{hashlib.sha256(requirements).hexdigest()[:12]}"
+    return found if (found / ".complete").is_file() else None
 
 # Ryuk (testcontainers' reaper) is an image from Docker Hub, unreachable here;
 # we stop our containers ourselves.
@@ -115,6 +126,9 @@ class SystemdContainer:
         agents = Path(os.environ.get("OCX_AGENTS_DIR", "/var/cache/ocx-tests/agents"))
         if agents.is_dir():  # the CLIs the runner pages name, run in a real unit (tests/contrib)
             c = c.with_volume_mapping(str(agents), AGENTS_INSIDE, "ro")
+        wheels = wheelhouse()
+        if wheels is not None:  # a release staged offline (tests/node_system/test_releases_stage.py)
+            c = c.with_volume_mapping(str(wheels), WHEELHOUSE_INSIDE, "ro")
         for outside, inside in self.volumes.items():
             c = c.with_volume_mapping(outside, inside, "ro")
         if self.results is not None:

@@ -20,6 +20,7 @@ SUBPROCESS_HOMES = {
     "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
     "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (docs/console.md)
     "ocx/git/program.py",  # git: the node's git mirror and the way back (D49, D50)
+    "ocx/node/releases/build.py",  # pip and the staged release's smoke, as the build user in its unit (D48)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md): the processes' packages on top, each named for

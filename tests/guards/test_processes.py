@@ -24,6 +24,7 @@ CROSSINGS = {
     ("cli", "ocx.setup.elsewhere"): "`ocx node init --name NAME --server URL` (D36)",
     ("cli", "ocx.setup.demo"): "`ocx demo`",
     ("cli", "ocx.setup.leave"): "`ocx node remove NAME --at-node SRV` (D36)",
+    ("cli", "ocx.setup.account"): "`ocx release stage`: the build's own unprivileged account (D48)",
     ("cli", "ocx.hook.after_receive"): "`ocx hook REPOSITORY`, which Fossil runs after each receipt (D5)",
     ("node_service", "ocx.run_steps.prepare"): "a run without network is prepared by the node itself, in its "
                                                "process (D34); the step's command line is Preparation's argv",

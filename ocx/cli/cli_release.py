@@ -1,0 +1,219 @@
+"""`ocx release`: staging a release, showing the links, accepting and rolling back, on the node
+as root (D45-D48; docs/releases.md). The operations are ocx/node/releases'; this renders them."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+
+import typer
+
+from ..node.host_paths import RELEASES_DIRECTORY
+from .say import say
+
+release_app = typer.Typer(help="A node's releases (D45-D48): stage, show, accept, roll back.", no_args_is_help=True)
+
+ROOT_OPTION = typer.Option(RELEASES_DIRECTORY, "--root", help="The releases' root.", hidden=True)
+DRY_RUN = typer.Option(False, "--dry-run", help="Say what would be done, and do nothing.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(release_app, name="release")
+
+
+def _refuse(error: Exception) -> typer.Exit:
+    say(f"ocx release: {error}", err=True)
+    return typer.Exit(1)
+
+
+def _wheel_source(wheel: str) -> tuple[str, Callable[[str], None]]:
+    name = os.path.basename(wheel)
+    if not (name.startswith("ocx-") and name.endswith(".whl")) or not os.path.isfile(wheel):
+        raise ValueError(f"wheel: {wheel} is not a wheel of OCX (ocx-*.whl)")
+    digest = hashlib.sha256()
+    with open(wheel, "rb") as given:
+        while chunk := given.read(1 << 20):
+            digest.update(chunk)
+
+    def fill(inputs: str) -> None:
+        os.mkdir(os.path.join(inputs, "wheel"), 0o755)
+        shutil.copyfile(wheel, os.path.join(inputs, "wheel", name))
+
+    return digest.hexdigest(), fill
+
+
+def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str], None]]:
+    """A check-in of the node's served repository that passed its CI (D25, D45), written out by the
+    Fossil layer as plain files for the build; nothing of it is run here."""
+    from ..fossil.checkin_tree import write_checkin_tree
+    from ..fossil.repository import Repository
+    from ..node import config as node_config
+    from ..node.host_paths import configured_nodes
+    from ..reading.release_gate import passing_checkin
+
+    names = [node] if node else configured_nodes()
+    if len(names) != 1:
+        raise ValueError(f"node: {len(names)} nodes here: name the one whose repository holds the check-in")
+    repository_path = str(node_config.load(names[0]).repository)
+    with Repository(repository_path) as repository:
+        checkin = passing_checkin(repository, prefix)
+
+    def fill(inputs: str) -> None:
+        with Repository(repository_path) as repository:
+            write_checkin_tree(repository, checkin, os.path.join(inputs, "source"))
+
+    return checkin, fill
+
+
+def _hidden() -> list[str]:
+    """What the build must not see: each node's configuration, state, repository and sockets (D16, D48)."""
+    from ..node import config as node_config
+    from ..node.host_paths import CONFIG_DIR, RUNTIME_ROOT, configured_nodes
+    from ..protocol.errors import OcxError
+
+    hidden: set[str] = set()
+    for name in configured_nodes():
+        try:
+            hidden.update(str(path) for path in node_config.load(name).own_paths())
+        except (OcxError, OSError, ValueError) as error:  # a broken file: the build is refused, named
+            raise ValueError(f"node: {name}'s configuration: {error}") from None
+    return sorted(hidden | {CONFIG_DIR, RUNTIME_ROOT})
+
+
+def _configurations() -> list[str]:
+    """Each node's configuration file here (/etc/ocx/NAME.json: no secret in it, D20), for the smoke."""
+    from ..node import config as node_config
+    from ..node.host_paths import configured_nodes
+
+    return [str(node_config.config_path(name)) for name in configured_nodes()]
+
+
+@release_app.command("stage")
+def stage(
+    wheel: str | None = typer.Option(None, "--wheel", help="A wheel of OCX (a first install from outside)."),
+    checkin: str | None = typer.Option(None, "--checkin", help="A check-in of the served repository whose "
+                                                                "counted ci verdicts pass (D25)."),
+    wheelhouse: str | None = typer.Option(None, "--wheelhouse", help="Where the build finds OCX's dependencies "
+                                                                      "(else the current release's wheels)."),
+    node: str | None = typer.Option(None, "--node", help="With --checkin: the node whose repository it is."),
+    dry_run: bool = DRY_RUN,
+    root: str = ROOT_OPTION,
+) -> None:
+    """Build a release offline as the build user, smoke it, and offer it as `next` (D45, D48)."""
+    from ..node.releases.staging import BUILD_USER, Plan, Source, moving
+    from ..node.releases.staging import stage as stage_release
+    from ..protocol.errors import OcxError
+    from ..setup.account import ensure
+
+    if (wheel is None) == (checkin is None):
+        say("ocx release stage: give one of --wheel FILE and --checkin HASH", err=True)
+        raise typer.Exit(2)
+    try:
+        named, fill = _wheel_source(wheel) if wheel is not None else _checkin_source(node, str(checkin))
+        source = Source(named, fill, wheelhouse)
+        if dry_run:
+            from ..node.releases.links import Releases
+
+            plan = stage_release(Releases(root), source, 0, 0, _hidden(), dry_run=True)
+            assert isinstance(plan, Plan)
+            say(f"would build {named} from the wheels in {plan.wheels} as {BUILD_USER} in "
+                f"{plan.build_unit.name} (no network, {plan.build_unit.memory_max} bytes, "
+                f"{plan.build_unit.runtime_max_sec:.0f} s), smoke it, and offer it as next")
+            return
+        account, _ = ensure(BUILD_USER, os.path.join(root, "staged"), comment="OCX release builds (D48)",
+                            create_home=False)
+        with moving(root) as releases:
+            staged = stage_release(releases, source, account.uid, account.gid, _hidden(),
+                                   configurations=_configurations())
+    except (OcxError, OSError, ValueError) as error:
+        raise _refuse(error) from None
+    assert not isinstance(staged, Plan)
+    say(f"staged {staged.release}: checkin {staged.checkin}, digest {staged.digest}")
+    for step, result in sorted(staged.smoke.items()):
+        say(f"smoke {step}: {result}")
+    say(f"next: {staged.release}")
+
+
+def _described(root: str) -> dict[str, dict[str, object] | None]:
+    from ..node.releases.links import ReleaseError, Releases
+
+    releases = Releases(root)
+    shown: dict[str, dict[str, object] | None] = {}
+    for link, release in releases.links().items():
+        if release is None:
+            shown[link] = None
+            continue
+        try:
+            staged = releases.staged(release)
+            shown[link] = {"release": release, "checkin": staged.checkin, "digest": staged.digest,
+                           "smoke": staged.smoke}
+        except (ReleaseError, OSError) as error:
+            shown[link] = {"release": release, "record": str(error)}
+    return shown
+
+
+@release_app.command("show")
+def show(as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+         root: str = ROOT_OPTION) -> None:
+    """The releases `current`, `previous` and `next` name, with their check-ins and smoke (D46)."""
+    shown = _described(root) if os.path.isdir(root) else {"current": None, "previous": None, "next": None}
+    if as_json:
+        say(json.dumps(shown))
+        return
+    for link, facts in shown.items():
+        if facts is None:
+            say(f"{link}: none")
+        elif "checkin" in facts:
+            say(f"{link}: {facts['release']} checkin {facts['checkin']} digest {facts['digest']} "
+                f"smoke {json.dumps(facts['smoke'])}")
+        else:
+            say(f"{link}: {facts['release']} ({facts['record']})")
+
+
+@release_app.command("accept")
+def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
+    """`next` becomes `current`, once its copy's digest is the one staged (D46, D48)."""
+    from ..node.releases.links import Releases
+    from ..node.releases.staging import moving
+    from ..protocol.errors import OcxError
+
+    try:
+        if dry_run:
+            links = Releases(root).links() if os.path.isdir(root) else {}
+            if links.get("next") is None:
+                raise ValueError("next: nothing is staged")
+            if links.get("next") == links.get("current"):
+                raise ValueError(f"next: {links['next']} is current already")
+            say(f"would copy staged/{links['next']} as root's own, check its digest, and make it current "
+                f"(previous: {links.get('current') or 'none'})")
+            return
+        with moving(root) as releases:
+            was = releases.link("current")
+            accepted = releases.accept()
+    except (OcxError, OSError, ValueError) as error:
+        raise _refuse(error) from None
+    say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
+
+
+@release_app.command("rollback")
+def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
+    """`previous` becomes `current`, and `current` `previous` (D46)."""
+    from ..node.releases.links import Releases
+    from ..node.releases.staging import moving
+    from ..protocol.errors import OcxError
+
+    try:
+        if dry_run:
+            links = Releases(root).links() if os.path.isdir(root) else {}
+            if links.get("previous") is None:
+                raise ValueError("previous: there is no release to roll back to")
+            say(f"would make {links['previous']} current and {links.get('current') or 'none'} previous")
+            return
+        with moving(root) as releases:
+            was = releases.link("current")
+            back = releases.rollback()
+    except (OcxError, OSError, ValueError) as error:
+        raise _refuse(error) from None
+    say(f"rolled back to {back}: current {back}, previous {was or 'none'}")

@@ -1,0 +1,75 @@
+"""A check-in's files, read from the repository and written as plain files (D45).
+
+A release is built from a check-in's tree, and the tree is whatever its sender committed: its
+names and contents are hostile bytes (D41). So a name is taken only as a relative path of
+ordinary parts, a file is written as a regular file (a committed link's target becomes its
+content), and the whole is bounded in count and size. Nothing here runs or imports what it
+writes; the build's unprivileged unit does (node/releases/build.py, D48).
+"""
+from __future__ import annotations
+
+import os
+
+from .errors import RepositoryError
+from .manifest import unescape
+from .repository import Repository
+
+MAX_FILES = 20_000
+MAX_BYTES = 256 << 20
+_NAME_MAX = 1024
+
+
+class CheckinTreeError(RepositoryError):
+    """A check-in whose tree cannot be written as it is: the message names the file or the bound."""
+
+
+def checkin_files(repository: Repository, checkin: str) -> dict[str, tuple[str, str]]:
+    """The check-in's files: name -> (content's hash, permission: "", "x" or "l"), its baseline's
+    (a delta manifest's B card) taken first and its own F cards over them."""
+    artifact = repository.parsed(checkin)
+    files: dict[str, tuple[str, str]] = {}
+    baseline = artifact.first("B")
+    if baseline is not None and baseline.args:
+        for card in repository.parsed(baseline.args[0]).all("F"):
+            if len(card.args) >= 2:
+                files[unescape(card.args[0])] = (card.args[1], card.args[2] if len(card.args) > 2 else "")
+    for card in artifact.all("F"):
+        if not card.args:
+            continue
+        name = unescape(card.args[0])
+        if len(card.args) < 2:
+            files.pop(name, None)  # removed since the baseline
+        else:
+            files[name] = (card.args[1], card.args[2] if len(card.args) > 2 else "")
+    return files
+
+
+def _parts(name: str) -> list[str]:
+    parts = name.split("/")
+    if len(name) > _NAME_MAX or "\0" in name or any(part in ("", ".", "..") for part in parts):
+        raise CheckinTreeError(f"file: {name[:120]!r} is not a plain relative name")
+    return parts
+
+
+def write_checkin_tree(repository: Repository, checkin: str, target: str) -> int:
+    """Write the check-in's files under TARGET (made here, must not exist); the count written."""
+    files = checkin_files(repository, checkin)
+    if len(files) > MAX_FILES:
+        raise CheckinTreeError(f"files: more than {MAX_FILES}")
+    os.mkdir(target, 0o755)
+    total = 0
+    for name, (hash_, permission) in sorted(files.items()):
+        parts = _parts(name)
+        directory = target
+        for part in parts[:-1]:
+            directory = os.path.join(directory, part)
+            if not os.path.isdir(directory):
+                os.mkdir(directory, 0o755)  # root's fresh tree: nothing else writes here
+        data = repository.artifact(hash_, limit=MAX_BYTES - total)
+        total += len(data)
+        path = os.path.join(directory, parts[-1])
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o755 if permission == "x" else 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+    return len(files)
