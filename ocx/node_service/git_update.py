@@ -24,6 +24,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..files import write_atomically
 from ..fossil.git_export import export, exported_commits, keep_copy
@@ -35,6 +36,10 @@ from ..node.host_paths import GIT_SERVED_NAME, git_served_root
 from ..protocol.git_mirror import author_addresses, note_text
 from ..protocol.verdict_rules import VERDICT_TAGS, counted
 from ..reading.verdicts import verdicts_of
+
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
+    from .context import NodeContext
 
 UPDATES_AT_MOST = 20  # in one run of the unit: then it ends, pokes, and the next pass starts it again
 MEMORY_MAX = 1024 * 1024 * 1024
@@ -104,7 +109,7 @@ def update(config: node_config.NodeConfig) -> int:
     return count
 
 
-async def after_pass(context, systemd) -> bool:
+async def after_pass(context: NodeContext, systemd: Systemd) -> bool:
     """Start the update in its unit when the repository holds receipts the mirror has not
     (module doc); whether it started one. Never waits for it, never raises for it."""
     from ..systemd.units import TransientService

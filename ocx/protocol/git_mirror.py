@@ -1,6 +1,6 @@
 """What the node's git mirror says of people and verdicts (D49): pure.
 
-Authors (issue 34's item 6). Fossil 2.21's `fossil git export` writes a
+Authors (D49). Fossil 2.21's `fossil git export` writes a
 check-in's git author as its login and an address it finds in the login's
 contact info, free text a login may hold anything in: a line break there
 stops the export at that login's first check-in (`Missing > in ident
