@@ -116,14 +116,14 @@ def main(argv: list[str]) -> int:
     os.lseek(given, 0, os.SEEK_SET)
     os.dup2(given, 0)
     os.close(given)
-    served = f"{root}/{SERVED}"
     env = {"GIT_PROJECT_ROOT": root, "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": f"/{SERVED}{environ['PATH_INFO']}",
            "REQUEST_METHOD": environ.get("REQUEST_METHOD", "GET"), "QUERY_STRING": environ.get("QUERY_STRING", ""),
            "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""), "CONTENT_LENGTH": str(len(body)),
            "REMOTE_USER": environ.get("FOSSIL_USER", ""), "REMOTE_ADDR": environ.get("REMOTE_ADDR", ""),
            "PATH": "/usr/bin:/bin", "HOME": root, "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8",
-           # The repository is root's and this account only reads it: git's ownership check named it safe.
-           "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": served,
+           # The repository is root's and this account only reads it: git's ownership check told it is safe.
+           # `*`: upload-pack checks the path `.` it runs in; this door serves no repository but SERVED.
+           "GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*",
            "GIT_CONFIG_KEY_1": "http.receivepack", "GIT_CONFIG_VALUE_1": "false"}
     os.execve(GIT, [GIT, "http-backend"], env)
     return 1  # not reached
