@@ -76,6 +76,16 @@ def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) 
     return done.stdout
 
 
+def leaves(copy: Path) -> list[str]:
+    """The check-ins (Fossil hashes) with no child in COPY: Fossil's leaves, forks of a branch too."""
+    connection = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+    try:
+        rows = connection.execute("SELECT blob.uuid FROM leaf JOIN blob ON blob.rid=leaf.rid").fetchall()
+    finally:
+        connection.close()
+    return sorted(str(row[0]) for row in rows)
+
+
 def exported_commits(work: Path) -> dict[str, str]:
     """Each exported check-in's git commit: Fossil hash -> git hash, from the export's own marks."""
     path = work / ".mirror_state" / "db"

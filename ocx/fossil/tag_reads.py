@@ -82,7 +82,7 @@ class TagReads:
     def checkins_tagged(self, names: Iterable[str]) -> list[str]:
         """The check-ins (full hashes) on which a tag of NAMES was ever set or cancelled, as
         Fossil's tagxref holds them: which ones a reader of those tags needs to look at."""
-        wanted = sorted(set(names))
+        wanted = sorted({name for given in names for name in (given, SYMBOLIC + given)})  # raw, or `tag add`'s
         if not wanted:
             return []
         marks = ", ".join("?" * len(wanted))

@@ -58,6 +58,30 @@ def write_notes(work: Path, notes: Mapping[str, str], *, home: Path) -> bool:
     return True
 
 
+LEAF_PREFIX = "refs/heads/fossil-leaf/"
+
+
+def keep_leaves(work: Path, leaves: Mapping[str, str], *, home: Path) -> None:
+    """A branch `fossil-leaf/HASH12` in WORK for each Fossil leaf (Fossil hash -> git commit) that
+    no branch of the export points to: a fork of a Fossil branch, or a check-in dated before its
+    branch's newest, which `fossil git export` leaves out of every ref (git's branch holds one
+    head); the ones no longer leaves removed. So a clone holds every check-in."""
+    listed = run_git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], home=home, cwd=work).stdout
+    heads: set[str] = set()
+    kept: dict[str, str] = {}
+    for line in listed.splitlines():
+        commit, _, ref = line.partition(" ")
+        if ref.startswith(LEAF_PREFIX):
+            kept[ref] = commit
+        else:
+            heads.add(commit)
+    wanted = {LEAF_PREFIX + fossil[:12]: commit for fossil, commit in leaves.items() if commit not in heads}
+    commands = [f"delete {ref}\n" for ref in kept if ref not in wanted]
+    commands += [f"update {ref} {commit}\n" for ref, commit in sorted(wanted.items()) if kept.get(ref) != commit]
+    if commands:
+        run_git(["update-ref", "--stdin"], home=home, cwd=work, input="".join(commands))
+
+
 def _same(batch: str, have: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
     """Whether the notes `git cat-file --batch` showed (for HAVE's blobs, in order) are WANTED's texts."""
     texts: dict[str, str] = {}

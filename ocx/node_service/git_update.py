@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import write_atomically
-from ..fossil.git_export import export, exported_commits, keep_copy
+from ..fossil.git_export import export, exported_commits, keep_copy, leaves
 from ..fossil.repository import Repository
 from ..git import mirror
 from ..git.program import git_available
@@ -87,6 +87,7 @@ def update_once(config: node_config.NodeConfig) -> int:
     keep_copy(served_file, copy, home=home)
     export(copy, work, addresses, home=home)
     commits = exported_commits(work)
+    mirror.keep_leaves(work, {leaf: commits[leaf] for leaf in leaves(copy) if leaf in commits}, home=home)
     with Repository(served_file) as repository:
         standing = verdicts_of(repository, [c for c in checkins_with_verdicts(repository) if c in commits])
     mirror.write_notes(work, {commits[c]: note_text(counted(v)) for c, v in standing.items()}, home=home)

@@ -22,7 +22,7 @@ import pytest
 from ocx.fossil import admin
 from ocx.protocol.verdict import Judgement, format_verdict
 
-from .harness import wait_for
+from .harness import journal, wait_for
 
 pytestmark = pytest.mark.systemd
 
@@ -144,7 +144,11 @@ def test_a_verdict_shows_as_a_note(node, cloned):
         note = git("notes", "--ref=ocx", "show", commit, cwd=cloned, check=False).stdout if commit else ""
         return note if reason in note else None
 
-    note = wait_for(noted, UPDATE_SECONDS, 0.3, "the verdict's note")
+    try:
+        note = wait_for(noted, UPDATE_SECONDS, 0.3, "the verdict's note")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{journal(f'ocx-git-{node.name}.service')[-3000:]}\n"
+                             f"{git('notes', '--ref=ocx', 'list', cwd=cloned, check=False)}") from None
     assert f"audited: pass by {reviewer.login.name} against README.md: {reason}" in note, note
     assert reviewer.login.name in git("log", "--notes=ocx", "-1", fetched_subject(cloned, subject), cwd=cloned).stdout
 
