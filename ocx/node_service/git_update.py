@@ -136,8 +136,10 @@ def main(argv: list[str]) -> int:
     from ..node.wake import poke
 
     config = node_config.load(argv[0])
+    began = time.monotonic()
     count = update(config)  # a failure ends the unit failed, in the journal; the next receipt tries again
-    print(f"git mirror of {config.name}: {count} update(s), through receipt {read_mark(config)}", flush=True)
+    print(f"git mirror of {config.name}: {count} update(s) in {time.monotonic() - began:.3f} s, through receipt "
+          f"{read_mark(config)}", flush=True)
     poke(config.name, "git mirror updated")
     return 0
 
