@@ -17,7 +17,7 @@ from pathlib import Path
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
 from ..fossil.web import WebError
 from ..node.config import CONFIG_DIR, configured_nodes
-from ..node.run_layout import RunHome, unit_stem
+from ..node.run_layout import RunHome, parse_unit_name, unit_stem
 from ..protocol.errors import FieldError
 from ..protocol.hashes import is_hash_prefix
 from ..protocol.messages import Record
@@ -78,15 +78,31 @@ def check_caller(caller: Caller) -> None:
         raise FieldError("caller", str(error)) from None
 
 
-def find_session(caller: Caller, prefix: str) -> Session:
-    """RECORD as a session record of this node (D3: its unit; D32: its terminal)."""
+def record_prefix(given: str) -> tuple[str, str | None]:
+    """GIVEN as a record's hash prefix, and the node it names: a machine's name (`machinectl list`)
+    or its unit's, `ocx-NODE12-RECORD12` (D3), names both; a prefix names no node (None)."""
+    parsed = parse_unit_name(given if given.endswith(".service") else f"{given}.service")
+    if parsed is None:
+        return given, None
+    node, record, checkin = parsed
+    if checkin is not None:
+        raise FieldError("record", f"{given} is a check-in run of a command record: its runs have no terminal (C2)")
+    return record, node
+
+
+def find_session(caller: Caller, given: str) -> Session:
+    """RECORD as a session record of this node (D3: its unit; D32: its terminal), named by its
+    hash, a prefix of it, or its run's machine or unit."""
+    prefix, node = record_prefix(given)
     if not is_hash_prefix(prefix):
-        raise FieldError("record", f"{prefix!r} is not 10 to 64 lower-case hex digits of a hash (D11)")
+        raise FieldError("record", f"{prefix!r} is not 10 to 64 lower-case hex digits of a hash (D11), "
+                                   "nor a run's machine")
     with caller.reading() as repository:
         try:
             full = repository.resolve(prefix)
         except AmbiguousPrefix as error:
-            raise FieldError("record", f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
+            raise FieldError("record",
+                             f"{prefix} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
         except UnknownArtifact:
             raise FieldError("record", f"{prefix} names no artifact in {caller.where} (D11)") from None
         except (BadPrefix, RepositoryError) as error:
@@ -95,6 +111,8 @@ def find_session(caller: Caller, prefix: str) -> Session:
         server_code = repository.server_code
     if where is None or not isinstance(where.message, Record):
         raise FieldError("record", f"{full} is not a post or ticket change holding a record (C1)")
+    if node is not None and node != server_code[:12]:
+        raise FieldError("record", f"{given} is a run of node {node}, not of this one ({server_code[:12]})")
     if where.message.node != server_code:
         raise FieldError("record", f"{full} is a record for node {where.message.node}, not this one ({server_code})")
     if where.message.is_command:

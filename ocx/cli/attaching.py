@@ -13,6 +13,7 @@ import signal
 import socket
 import termios
 import tty
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def connect(path: Path, unit: str | None = None) -> socket.socket:
 
 
 @contextmanager
-def raw_mode(fd: int):
+def raw_mode(fd: int) -> Iterator[None]:
     """The local terminal passes every key on as it is typed, and is put back after."""
     if not os.isatty(fd):
         yield
@@ -107,7 +108,7 @@ def relay(sock: socket.socket, keys_fd: int = 0, screen_fd: int = 1, hang_ups: H
         while not (hang_ups is not None and hang_ups.noted):
             for key, _ in selector.select():
                 if key.data == "signal":
-                    os.read(hang_ups.fd, 256)
+                    os.read(key.fd, 256)  # hang_ups.fd: the wake-up byte
                 elif key.data == "session":
                     shown = sock.recv(65536)
                     if not shown:

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import typer
 
 from .. import __version__
 from .say import say
 
-app = typer.Typer(help="OCX: humans and AI agents on one Fossil repository, every request, limit and judgement on the record.",
+app = typer.Typer(help="OCX: humans and AI agents on one Fossil repository, every request, limit and judgement "
+                       "on the record.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 message_app = typer.Typer(help="OCX messages (records, stops, responses) as text.", no_args_is_help=True)
 app.add_typer(message_app, name="message")
@@ -23,7 +25,8 @@ def version() -> None:
 
 @message_app.command("check")
 def message_check(
-    path: str | None = typer.Argument(None, help="A file holding a post's or ticket change's text; - or nothing for standard input."),
+    path: str | None = typer.Argument(None, help="A file holding a post's or ticket change's text; - or nothing "
+                                                 "for standard input."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
 ) -> None:
     """Find the message in a text (D7) and check it as a node would (C2, C7, D8).
@@ -36,6 +39,7 @@ def message_check(
 
     text = sys.stdin.read() if path in (None, "-") else open(path, encoding="utf-8").read()
     found = find_message(text)
+    answer: dict[str, Any]  # as printed by --json
     if found is None:
         answer = {"message": None, "error": None, "why": "no fenced ```json block with an \"ocx\" key (D7)"}
         code = 2
@@ -93,7 +97,8 @@ def node_follow(name: str = typer.Argument(..., help="The node's name.")) -> Non
 
 @node_app.command("poke")
 def node_poke(name: str = typer.Argument(..., help="The node's name."),
-              wait_server: bool = typer.Option(False, help="First wait until the node's Fossil server answers.")) -> None:
+              wait_server: bool = typer.Option(False,
+                                               help="First wait until the node's Fossil server answers.")) -> None:
     """Wake the node's service: it answers ended runs and reads what arrived (D26)."""
     from ..node import config as node_config
     from ..node.wake import poke_when_server_answers
@@ -120,6 +125,10 @@ _register_readers(app)
 from .cli_attach import register as _register_attach  # noqa: E402  (D32)
 
 _register_attach(app)
+
+from .cli_git import register as _register_git  # noqa: E402  (the way back from git, D50)
+
+_register_git(app)
 
 
 def main() -> None:

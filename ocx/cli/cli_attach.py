@@ -8,11 +8,15 @@ import typer
 from .say import say
 
 
-def attach(record: str = typer.Argument(..., help="The session record's hash, or its first 10 or more hex digits."),
+def attach(record: str = typer.Argument(..., help="The session record's hash, its first 10 or more hex digits, "
+                                                "or its run's machine (machinectl list)."),
            login: str | None = typer.Option(None, "--login", help="Your Fossil login (D22)."),
-           password_file: str | None = typer.Option(None, "--password-file", help="A file whose first line is your password."),
-           clone: str | None = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
-           at_node: str | None = typer.Option(None, "--at-node", help="The node's name; needed only when this host has several.")) -> None:
+           password_file: str | None = typer.Option(None, "--password-file",
+                                                    help="A file whose first line is your password."),
+           clone: str | None = typer.Option(None, "--clone",
+                                            help="Your clone of the node's repository, made over HTTP."),
+           at_node: str | None = typer.Option(None, "--at-node",
+                                              help="The node's name; needed only when this host has several.")) -> None:
     """Attach to a session's terminal, as root on the node's host, with a login holding admin or setup (D32).
 
     You see what the program prints and your keys reach it; Ctrl-] detaches

@@ -3,10 +3,15 @@ of cli.py, which stays the list of what OCX can do)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from .say import say
+
+if TYPE_CHECKING:
+    from ..setup.init import InitReport
 
 
 def register(app: typer.Typer, node_app: typer.Typer) -> None:
@@ -17,7 +22,8 @@ def register(app: typer.Typer, node_app: typer.Typer) -> None:
 
 def node_init(
     name_argument: str | None = typer.Argument(None, metavar="NAME", help="The node's name (or --name)."),
-    name: str | None = typer.Option(None, "--name", help="The node's name: its units' instance and /etc/ocx/NAME.json."),
+    name: str | None = typer.Option(None, "--name",
+                                    help="The node's name: its units' instance and /etc/ocx/NAME.json."),
     port: int | None = typer.Option(None, help="The Fossil server's port on 127.0.0.1 (a new node: 8080)."),
     repository: str | None = typer.Option(None, help="Adopt this repository file instead of making a new one."),
     account: str = typer.Option("fossil", help="The Unix account the Fossil server runs as (never root, D27)."),
@@ -78,7 +84,7 @@ def node_init(
                + f" in {time.monotonic() - started:.1f} s")
 
 
-def _join_token(token_file: str | None, ask: bool):
+def _join_token(token_file: str | None, ask: bool) -> Callable[[], str] | None:
     """How the join token is read, when one is given: a file, stdin or the terminal (never argv or env, D41)."""
     from ..setup.init import InitError
 
@@ -107,7 +113,7 @@ def _join_token(token_file: str | None, ask: bool):
 
 
 def _init_elsewhere(name: str, server: str, admin: str, password_file: str | None, node_user: str | None,
-                    join_token=None, replace: bool = False):
+                    join_token: Callable[[], str] | None = None, replace: bool = False) -> InitReport:
     from pathlib import Path
 
     from ..setup.elsewhere import ElsewhereOptions, init_elsewhere

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, NoReturn
 from .say import say
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import typer
+
+    from ..fossil.repository import Repository
+    from ..node.activity import Placed
+    from ..protocol.verdict_rules import ReadVerdict
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse's own words, and Typer's exit code for a usage error
@@ -107,8 +113,8 @@ def register(app: typer.Typer) -> None:
     """List the readers in the whole command line and hand them their words as given."""
     import typer
 
-    def forward(name: str):
-        def run(ctx) -> None:
+    def forward(name: str) -> Callable[[typer.Context], None]:
+        def run(ctx: typer.Context) -> None:
             raise typer.Exit(main([name, *ctx.args]))
         run.__annotations__ = {"ctx": typer.Context, "return": None}  # resolved here, not from this module's names
         return run
@@ -149,7 +155,7 @@ def where(command: str, repository: str | None, at_node: str | None) -> tuple[st
     _fail(command, "say which repository: --repository FILE (-R), or --at-node NAME on the node's host", 2)
 
 
-def _open(command: str, path: str):
+def _open(command: str, path: str) -> Repository:
     from ..fossil.errors import FOSSIL_FAILURES
     from ..fossil.repository import Repository
 
@@ -159,11 +165,11 @@ def _open(command: str, path: str):
         _fail(command, f"cannot read repository {path}: {error}")
 
 
-def _when(moment) -> str:
+def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
 
 
-def _verdict_lines(verdict) -> list[str]:
+def _verdict_lines(verdict: ReadVerdict) -> list[str]:
     mark = "counts" if verdict.counts else "no    "
     objective = verdict.objective or "none"
     sender = verdict.sender or ("(no sender)" if verdict.uid is None else f"(deleted login, uid {verdict.uid})")
@@ -172,7 +178,8 @@ def _verdict_lines(verdict) -> list[str]:
 
 
 def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json: bool) -> None:
-    """Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, and whether and why it counts (V2, D25)."""
+    """Every sender's latest `audited` and `ci` verdict on CHECKIN per objective, and whether and why it
+    counts (V2, D25)."""
     from ..protocol.verdict_rules import outcome
     from ..reading.verdicts import NotACheckin, checkin_verdicts_json, resolve_checkin
     from ..reading.verdicts import verdicts as read_verdicts
@@ -202,7 +209,8 @@ def verdicts(checkin: str, repository: str | None, at_node: str | None, as_json:
 
 
 def queue(branch: str, repository: str | None, at_node: str | None, as_json: bool, newest: int) -> None:
-    """The newest check-ins of BRANCH, oldest first, each passed or failed with its counted verdicts, or none (D25, D33)."""
+    """The newest check-ins of BRANCH, oldest first, each passed or failed with its counted verdicts, or
+    none (D25, D33)."""
     from ..reading.verdicts import queue as read_queue
     from ..reading.verdicts import queue_json
 
@@ -223,7 +231,9 @@ def queue(branch: str, repository: str | None, at_node: str | None, as_json: boo
             _echo(f"      {'passed' if entry.outcome and entry.outcome.value == 'pass' else 'failed'}"
                   f" ({len(entry.counted)} counted verdict{'' if len(entry.counted) == 1 else 's'})")
         for v in entry.counted:
-            _echo(f"      {v.tag} {v.verdict.judgement.value} by {v.sender}, against {v.objective}: {v.verdict.reason}")
+            parsed = v.verdict
+            assert parsed is not None  # only a V1 verdict counts (verdict_rules._judge)
+            _echo(f"      {v.tag} {parsed.judgement.value} by {v.sender}, against {v.objective}: {parsed.reason}")
 
 
 def activity(repository: str | None, at_node: str | None, as_json: bool, latest: int) -> None:
@@ -259,6 +269,13 @@ def activity(repository: str | None, at_node: str | None, as_json: bool, latest:
         _echo(f"  units: systemd not reachable here ({found.systemd})")
     _echo(f"latest responses: {len(found.responses)}")
     for placed in found.responses:
-        message = placed.message
-        _echo(f"  {placed.hash[:12]}  answers {message.answers[:12]}: {message.outcome.value}, {message.note}"
-                   f"  (from {placed.sender})")
+        _echo(_response_line(placed))
+
+
+def _response_line(placed: Placed) -> str:
+    from ..protocol.messages import Response  # loaded already: read_activity found the responses by it
+
+    message = placed.message
+    assert isinstance(message, Response)  # Activity.responses holds only responses
+    return (f"  {placed.hash[:12]}  answers {message.answers[:12]}: {message.outcome.value}, {message.note}"
+            f"  (from {placed.sender})")

@@ -23,6 +23,9 @@ from ..tools.framework import Answer, Tool, input_refused, run_tool, validate_in
 from ..tools.registry import TOOLS
 from .say import say
 
+# A tool called by name with its raw input, answering Answer's JSON form.
+ToolCall = Callable[[str, object], dict[str, Any]]
+
 # Where and as whom; `--at-node`, since `node` is a field of create.
 CALLER_OPTIONS = {"login": "login", "password_file": "password_file", "clone": "clone", "at_node": "node", "url": "url"}
 
@@ -49,17 +52,18 @@ def option_kind(annotation: Any) -> str:
     return "json"
 
 
-def input_from_options(tool: Tool, given: dict[str, Any], whole: str | None) -> dict | str:
+def input_from_options(tool: Tool, given: dict[str, Any], whole: str | None) -> dict[str, Any] | str:
     """The input object: `--input` first, fields given as options over it; a
     JSON field that does not parse is returned as that field's name."""
-    raw: dict = {}
+    raw: dict[str, Any] = {}
     if whole is not None:
         try:
-            raw = json.loads(whole)
+            parsed = json.loads(whole)
         except ValueError:
             return "input"
-        if not isinstance(raw, dict):
+        if not isinstance(parsed, dict):
             return "input"
+        raw = parsed
     for name, info in tool.Input.model_fields.items():
         value = given.get(name)
         if value is None:
@@ -89,7 +93,7 @@ def print_answer(answer: Answer, exact: bool) -> None:
         say(f"result: {answer.result}")
 
 
-def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -> Callable[[str, object], dict]:
+def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -> ToolCall:
     """How calls are made for WHERE (D22): through the run's tool socket when
     one is given or this is a run that has one; on the node's host with
     `--at-node`; else sent to the node's web page as the caller it names
@@ -100,28 +104,31 @@ def through(where: dict[str, Any], *, ask: Callable[[str], str] | None = None) -
     tool_socket = where.pop("socket", None)
     # Only a socket-served run's unit has the directory mounted (systemd also leaves an
     # empty mount point on the host, which every other unit sees); its socket may come a moment later.
-    if tool_socket is None and not any(where.values()) and (inside_socket().exists() or os.path.ismount(inside_socket().parent)):
+    if tool_socket is None and not any(where.values()) and (inside_socket().exists()
+                                                            or os.path.ismount(inside_socket().parent)):
         tool_socket = str(inside_socket())
     if tool_socket is not None:
         return lambda name, raw: ask_socket(tool_socket, name, raw)
-    made: list = []  # the way calls go, made at the first call that passes its input's check
+    made: list[ToolCall] = []  # the way calls go, made at the first call that passes its input's check
 
-    def call(name: str, raw: object) -> dict:
+    def call(name: str, raw: object) -> dict[str, Any]:
         try:  # Part 4: the input is checked before anything else happens, the caller's look-up included
             validate_input(TOOLS[name], raw)
         except FieldError as fault:
-            return input_refused(TOOLS[name], raw, fault).model_dump(mode="json")  # stops at the field, touching nothing
+            # stops at the field, touching nothing
+            return input_refused(TOOLS[name], raw, fault).model_dump(mode="json")
         if not made:
             try:
                 made.append(_calls_for(where, ask))
             except (ValueError, OSError) as error:
-                return Answer(tool=name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)}).model_dump(mode="json")
+                refused = Answer(tool=name, dry_run=False, log=[], stopped={"field": "caller", "why": str(error)})
+                return refused.model_dump(mode="json")
         return made[0](name, raw)
 
     return call
 
 
-def _calls_for(where: dict[str, Any], ask: Callable[[str], str] | None) -> Callable[[str, object], dict]:
+def _calls_for(where: dict[str, Any], ask: Callable[[str], str] | None) -> ToolCall:
     from ..tools.caller import caller_at_node
     from ..tools.credentials import credentials
     from ..tools.remote import RemoteTools
@@ -142,7 +149,7 @@ def _calls_for(where: dict[str, Any], ask: Callable[[str], str] | None) -> Calla
         except FileNotFoundError:
             raise ValueError(f"no node {node!r} on this host (no /etc/ocx/{node}.json)") from None
 
-        def at_node(name: str, raw: object) -> dict:
+        def at_node(name: str, raw: object) -> dict[str, Any]:
             with caller:
                 return run_tool(TOOLS[name], raw, caller).model_dump(mode="json")
 
@@ -163,7 +170,7 @@ def _where(options: dict[str, Any]) -> dict[str, Any]:
     return {**{v: options.get(k) for k, v in CALLER_OPTIONS.items()}, "socket": options.get("socket")}
 
 
-def _command(tool: Tool):
+def _command(tool: Tool) -> Callable[..., None]:
     def command(**options: Any) -> None:
         raw = input_from_options(tool, options, options.get("input"))
         if isinstance(raw, dict):
@@ -179,37 +186,46 @@ def _command(tool: Tool):
         flag = "--" + name.replace("_", "-")
         kind = option_kind(info.annotation)
         if kind == "flag":
-            option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}", help=info.description or name)
+            option = typer.Option(None, f"{flag}/--no-{name.replace('_', '-')}",
+                                  help=info.description or name)
             annotation: object = bool | None
         else:
-            option = typer.Option(None, flag, help=(info.description or name) + (" (JSON)" if kind == "json" else ""))
+            option = typer.Option(None, flag,
+                                  help=(info.description or name) + (" (JSON)" if kind == "json" else ""))
             annotation = str | None
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
     extra = {
         "input": typer.Option(None, "--input", help="The whole input as one JSON object."),
         "as_json": typer.Option(False, "--json", help="Print the answer exactly, as JSON."),
         "login": typer.Option(None, "--login", help="Your Fossil login (D22)."),
         "password_file": typer.Option(None, "--password-file", help="A file whose first line is your password."),
-        "clone": typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP (fossil clone "
-                                                    "--save-http-password URL FILE): it names the node and your login."),
+        "clone": typer.Option(None, "--clone",
+                              help="Your clone of the node's repository, made over HTTP (fossil clone "
+                                   "--save-http-password URL FILE): it names the node and your login."),
         "at_node": typer.Option(None, "--at-node", help="On the node's host: the node's name (reads its repository)."),
-        "url": typer.Option(None, "--url", help="The node's Fossil server, e.g. http://node.example:8080 (with --login)."),
-        "socket": typer.Option(None, "--socket", help="A run's tool socket (C6; inside a run, found by itself)."),
+        "url": typer.Option(None, "--url",
+                            help="The node's Fossil server, e.g. http://node.example:8080 (with --login)."),
+        "socket": typer.Option(None, "--socket",
+                               help="A run's tool socket (C6; inside a run, found by itself)."),
     }
     for name, option in extra.items():
         annotation = bool if name == "as_json" else str | None
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation))
-    command.__signature__ = inspect.Signature(parameters)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                            annotation=annotation))
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # typer reads it
     command.__doc__ = f"{tool.summary} Needs: {tool.capability.means}."
     return command
 
 
 def mcp(login: str | None = typer.Option(None, "--login", help="Your Fossil login (D22)."),
-        password_file: str | None = typer.Option(None, "--password-file", help="A file whose first line is your password."),
+        password_file: str | None = typer.Option(None, "--password-file",
+                                                 help="A file whose first line is your password."),
         clone: str | None = typer.Option(None, "--clone", help="Your clone of the node's repository, made over HTTP."),
         at_node: str | None = typer.Option(None, "--at-node", help="On the node's host: the node's name."),
         url: str | None = typer.Option(None, "--url", help="The node's Fossil server (with --login)."),
-        socket: str | None = typer.Option(None, "--socket", help="A run's tool socket (inside a run, found by itself).")) -> None:
+        socket: str | None = typer.Option(None, "--socket",
+                                          help="A run's tool socket (inside a run, found by itself).")) -> None:
     """Serve the six tools over MCP on standard input and output (D23)."""
     from .mcp_server import serve_stdio
 

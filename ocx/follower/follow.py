@@ -37,6 +37,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..node.config import NodeConfig, load
 from ..node.server_link import LoginNotTaken, ServerLink, ServerRefused, hand_over, lost_mark
@@ -79,7 +80,7 @@ class Follower:
     check: Callable[[], None]
     log: Callable[[str], None] = print
     sleep: Callable[[float], None] = time.sleep
-    hand: Callable[[int, dict], None] = lambda since, answer: None  # the answer, for the pass it wakes
+    hand: Callable[[int, dict[str, Any]], None] = lambda since, answer: None  # the answer, for the pass it wakes
 
     admins: str | None = None  # the digest of who holds admin or setup, as last answered
 
@@ -154,7 +155,7 @@ def follow(name: str) -> None:
         if error is not None:
             log(f"poke: {error}")
 
-    def hand(since: int, answer: dict) -> None:
+    def hand(since: int, answer: dict[str, Any]) -> None:
         try:
             hand_over(config.state_dir, since, answer)
         except OSError as error:  # the pass then asks the server itself

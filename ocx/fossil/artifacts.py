@@ -86,7 +86,7 @@ class TicketChange:
     fields: tuple[TicketField, ...]  # every J card, in order
     comment: str | None  # D7: the text of `icomment`/`comment` it sets or appends
     comment_appended: bool
-    time: datetime
+    time: datetime | None  # its D card, None without one (parse() requires none)
 
 
 @dataclass(frozen=True)
@@ -122,4 +122,4 @@ class WikiVersion:
     user: str | None
     content: str
     mimetype: str | None
-    time: datetime
+    time: datetime | None  # its D card, None without one (parse() requires none)

@@ -48,7 +48,7 @@ def saved_login(clone: Path | str) -> SavedLogin | None:
     if not url:
         return None
     parts = urllib.parse.urlsplit(url)
-    if not parts.username:
+    if not parts.username or not parts.hostname:  # `http://alice@/`: a login, and no server named
         return None
     netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
     base = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -34,7 +34,8 @@ def checksum(data: bytes) -> int:
     """The 32-bit sum of the output read as big-endian words, the last one
     padded with zero bytes: what a delta's `;` command carries."""
     padded = data + b"\0" * (-len(data) % 4)
-    return sum(struct.unpack(f">{len(padded) // 4}I", padded)) & 0xFFFFFFFF
+    words: tuple[int, ...] = struct.unpack(f">{len(padded) // 4}I", padded)
+    return sum(words) & 0xFFFFFFFF
 
 
 def apply_delta(source: bytes, delta: bytes, limit: int | None = None) -> bytes:

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from ..protocol.errors import OcxError
 from .errors import FossilLayerError
@@ -153,7 +154,7 @@ def confine_children(confine: Callable[[int], None] | None) -> None:
     _confine = confine
 
 
-def _start(command: list[str], **options) -> subprocess.Popen:
+def _start(command: list[str], **options: Any) -> subprocess.Popen[Any]:
     """`fossil` started, confined first when this process asked for it (module doc)."""
     confine = _confine
     if confine is None:
@@ -202,9 +203,10 @@ def run_fossil(
     Path(home).mkdir(parents=True, exist_ok=True)
     command = [FOSSIL, *map(str, args)]
     try:
-        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace", start_new_session=True)  # no tty: prompts read stdin (module doc)
+        process: subprocess.Popen[str] = _start(
+            command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+            start_new_session=True)  # no tty: prompts read stdin (module doc)
     except FossilLayerError as exc:  # the confinement refused: nothing ran
         raise FossilError(command[1:], -1, "", str(exc)) from exc
     except OSError as exc:
@@ -246,8 +248,9 @@ def run_fossil_with_password(
     command = [FOSSIL, *map(str, args)]
     master, slave = pty.openpty()
     try:
-        process = _start(command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
-                         stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        process: subprocess.Popen[bytes] = _start(
+            command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except (OSError, FossilLayerError) as exc:  # FossilLayerError: the confinement refused, nothing ran
         os.close(master)
         raise FossilError(command[1:], -1, "", str(exc),
@@ -261,8 +264,8 @@ def run_fossil_with_password(
         if process.poll() is None:
             process.kill()
         process.wait()
-        process.stdout.close()
-        process.stderr.close()
+        for pipe in _pipes(process):
+            pipe.close()
     out, err = stdout.decode(errors="replace"), stderr.decode(errors="replace")
     if process.returncode != 0 or asked != 1:
         why = err if asked == 1 else f"{err} (Fossil asked for the password {asked} times)"
@@ -270,11 +273,19 @@ def run_fossil_with_password(
     return FossilResult(process.returncode, out, err)
 
 
-def _answer_prompts(process: subprocess.Popen, master: int, password: str, remember: bool,
+def _pipes(process: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """The child's standard output and error: pipes, as every start here asks."""
+    if process.stdout is None or process.stderr is None:
+        raise ValueError("fossil started without pipes")
+    return process.stdout, process.stderr
+
+
+def _answer_prompts(process: subprocess.Popen[bytes], master: int, password: str, remember: bool,
                     timeout: float) -> tuple[bytes, bytes, int]:
     """Read Fossil's output until it exits, typing the password at its prompt (once)."""
     deadline = time.monotonic() + timeout
-    streams = {process.stdout.fileno(): bytearray(), process.stderr.fileno(): bytearray()}
+    out_fd, err_fd = (pipe.fileno() for pipe in _pipes(process))
+    streams = {out_fd: bytearray(), err_fd: bytearray()}
     asked = answered_remember = 0
     with selectors.DefaultSelector() as selector:
         for fd in streams:
@@ -298,7 +309,7 @@ def _answer_prompts(process: subprocess.Popen, master: int, password: str, remem
                 if key.fd == master:
                     continue
                 streams[key.fd] += chunk
-            err, out = bytes(streams[process.stderr.fileno()]), bytes(streams[process.stdout.fileno()])
+            err, out = bytes(streams[err_fd]), bytes(streams[out_fd])
             if err.count(PASSWORD_PROMPT) > asked:
                 asked += 1
                 if asked > 1:  # the server refused it: never loop on a wrong password
@@ -308,21 +319,21 @@ def _answer_prompts(process: subprocess.Popen, master: int, password: str, remem
             if out.count(REMEMBER_PROMPT) > answered_remember:
                 answered_remember += 1
                 os.write(master, b"y\n" if remember else b"n\n")
-    return bytes(streams[process.stdout.fileno()]), bytes(streams[process.stderr.fileno()]), asked
+    return bytes(streams[out_fd]), bytes(streams[err_fd]), asked
 
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free right now (the kernel's pick for port 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 @dataclass(frozen=True)
 class FossilServer:
     """A running `fossil server` on 127.0.0.1."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     port: int
     repository: Path
 
@@ -340,15 +351,8 @@ class FossilServer:
                 self.process.wait(timeout)
 
 
-def serve(
-    repository: Path | str,
-    *,
-    home: Path | str,
-    port: int | None = None,
-    jail: bool = False,
-    extra_args: Sequence[str] = (),
-    startup_timeout: float = 10.0,
-) -> FossilServer:
+def serve(repository: Path | str, *, home: Path | str, port: int | None = None, jail: bool = False,
+          extra_args: Sequence[str] = (), startup_timeout: float = 10.0) -> FossilServer:
     """Start `fossil server` for REPOSITORY on 127.0.0.1 and wait until it answers.
 
     `jail=False` passes --nojail: run as root, a jailed server chroots into the
@@ -368,15 +372,8 @@ def serve(
         # A file, not a pipe: a pipe nobody reads could block the server.
         log = Path(home) / f"fossil-server-{chosen}.log"
         with open(log, "wb") as log_file:
-            process = subprocess.Popen(
-                command,
-                cwd=str(home),
-                env=fossil_environment(home),
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            process = subprocess.Popen(command, cwd=str(home), env=fossil_environment(home), stdin=subprocess.DEVNULL,
+                                       stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
         if _wait_until_listening(process, chosen, startup_timeout):
             return FossilServer(process, chosen, repository)
         if process.poll() is None:
@@ -386,7 +383,7 @@ def serve(
     raise FossilError(command[1:], process.returncode or -1, "", said or "server did not start")
 
 
-def _wait_until_listening(process: subprocess.Popen, port: int, timeout: float) -> bool:
+def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -130,14 +130,14 @@ def plan_push(new: Mapping[str, bytes], *, served_has: Callable[[str], bool],
         for needed in _needs(artifact):
             if needed in parsed or served_has(needed) or any(needed == h for h, _ in plan.files):
                 continue
-            data = new.get(needed)
-            if data is None:
+            needed_data = new.get(needed)
+            if needed_data is None:
                 raise PlanRefused("caller", f"check-in {hash_} needs {needed[:12]}, which is neither on the node "
                                             "nor in the clone")
-            if looks_structural(data):
+            if looks_structural(needed_data):
                 raise PlanRefused("caller", f"check-in {hash_} holds {needed[:12]} as a file, and those bytes are "
                                             "themselves a Fossil artifact: Fossil would act on them")
-            plan.files.append((needed, data))
+            plan.files.append((needed, needed_data))
     plan.checkins = [Checkin(h, new[h], lines[h].branch) for h in _parents_first(parsed)]
     return plan
 

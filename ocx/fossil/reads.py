@@ -11,11 +11,13 @@ reader needs (docs/node.md, 'On a real repository, the first change').
 """
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ocx.fossil.artifacts import Checkin, Post, PostHead, Sender, TicketChange, WikiVersion
 from ocx.fossil.errors import RepositoryError, WrongKind
-from ocx.fossil.manifest import parse
+from ocx.fossil.manifest import Artifact, parse
 from ocx.fossil.storage import MAX_ARTIFACT_BYTES, TooLarge, hash_matches
 from ocx.fossil.tag_reads import BOUNDED_CONTENT, artifact_bytes
 from ocx.fossil.times import card_date, julian_to_datetime
@@ -42,11 +44,11 @@ _CHECKIN_ROWS = (
     " LEFT JOIN user u ON u.uid=r.uid")
 
 
-def _sender(login, ipaddr, mtime, rcvid) -> Sender:
+def _sender(login: str | None, ipaddr: str | None, mtime: float | None, rcvid: int | None) -> Sender:
     return Sender(login, ipaddr, julian_to_datetime(mtime) if mtime is not None else None, rcvid)
 
 
-def _among(column: str, logins: Iterable[str] | None) -> tuple[str, tuple]:
+def _among(column: str, logins: Iterable[str] | None) -> tuple[str, tuple[str, ...]]:
     """A WHERE clause keeping rows whose sender is one of LOGINS (all, for None)."""
     if logins is None:
         return "1", ()
@@ -61,6 +63,23 @@ def _verified(hash_: str, data: bytes) -> bytes:
 
 
 class WorkReads:
+    if TYPE_CHECKING:  # what the mixin uses of `Repository` (repository.py)
+        _db: sqlite3.Connection
+
+        def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]: ...
+
+        def _one(self, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...] | None: ...
+
+        def _rid(self, hash_: str) -> int: ...
+
+        def artifact(self, hash_: str, limit: int = MAX_ARTIFACT_BYTES) -> bytes: ...
+
+        def parsed(self, hash_: str) -> Artifact: ...
+
+        def sender(self, hash_: str) -> Sender: ...
+
+        def holds_admin(self, login: str | None) -> bool: ...
+
     # -- forum (D12, D9, D28) -----------------------------------------------
 
     def post(self, hash_: str) -> Post:
@@ -115,7 +134,7 @@ class WorkReads:
             "SELECT b.uuid, t.tkt_uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid"
             " JOIN ticket t ON t.tkt_id=c.tkt_id WHERE b.rcvid>? AND b.rcvid<=?", (after, upto)))
 
-    def _posts(self, where: str, params: tuple, order: str = "fp.fpid",
+    def _posts(self, where: str, params: tuple[object, ...], order: str = "fp.fpid",
                mentioning: tuple[bytes, ...] | None = None) -> list[Post]:
         posts = []
         for hash_, rid, stored, size, source, root, in_reply_to, edit_of, fmtime, private, *sent in self._rows(
@@ -160,14 +179,14 @@ class WorkReads:
             found = [self._ticket_change(hash_, parse(self.artifact(hash_)), self.sender(hash_))]
         return found[0]
 
-    def _ticket_changes(self, where: str, params: tuple, order: str = "c.tkt_rid") -> list[TicketChange]:
+    def _ticket_changes(self, where: str, params: tuple[object, ...], order: str = "c.tkt_rid") -> list[TicketChange]:
         return [self._ticket_change(hash_, parse(self._checked(hash_, rid, stored, source, size)), _sender(*sent))
                 for hash_, rid, stored, size, source, *sent in self._rows(
                     f"{_CHANGE_ROWS} WHERE {where} ORDER BY {order}", params)
                 if size <= MAX_ARTIFACT_BYTES]  # past the bound root reads (storage.py): never read
 
     @staticmethod
-    def _ticket_change(hash_: str, card, sender: Sender) -> TicketChange:
+    def _ticket_change(hash_: str, card: Artifact, sender: Sender) -> TicketChange:
         ticket = card.text("K")
         if ticket is None:
             raise WrongKind(f"{hash_}: not a ticket change")
@@ -236,9 +255,10 @@ class WorkReads:
         return found[::-1] if newest else found
 
     def branch_size(self, branch: str) -> int:
-        return self._one(
+        row = self._one(
             "SELECT count(*) FROM tagxref x JOIN tag t ON t.tagid=x.tagid JOIN event e ON e.objid=x.rid"
-            " WHERE t.tagname='branch' AND x.value=? AND x.tagtype>0 AND e.type='ci'", (branch,))[0]
+            " WHERE t.tagname='branch' AND x.value=? AND x.tagtype>0 AND e.type='ci'", (branch,))
+        return int(row[0]) if row else 0  # count(*) answers one row
 
     # -- wiki (D14) ---------------------------------------------------------------
 

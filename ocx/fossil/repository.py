@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ocx.fossil import capabilities
@@ -81,13 +82,14 @@ class Repository(WorkReads, TagReads):
 
     # -- plumbing shared with reads.py --------------------------------------
 
-    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
         return self._execute(sql, params).fetchall()
 
-    def _one(self, sql: str, params: tuple = ()) -> tuple | None:
-        return self._execute(sql, params).fetchone()
+    def _one(self, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._execute(sql, params).fetchone()
+        return row
 
-    def _execute(self, sql: str, params: tuple) -> sqlite3.Cursor:
+    def _execute(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         try:
             return self._db.execute(sql, params)
         except sqlite3.OperationalError as error:
@@ -102,7 +104,8 @@ class Repository(WorkReads, TagReads):
         row = self._one("SELECT rid FROM blob WHERE uuid=? AND size>=0", (hash_,))
         if row is None:
             raise UnknownArtifact(hash_)
-        return row[0]
+        rid: int = row[0]
+        return rid
 
     def _hash_of(self, rid: int | None) -> str | None:
         row = self._one("SELECT uuid FROM blob WHERE rid=?", (rid,)) if rid else None
@@ -140,7 +143,7 @@ class Repository(WorkReads, TagReads):
         if not (min_digits <= len(prefix) <= 64) or not set(prefix) <= _HEX:
             raise BadPrefix(f"{prefix!r}: not {min_digits} to 64 lowercase hex digits")
         # Range on the primary index; phantoms (size<0) are not artifacts we hold.
-        matches = [
+        matches: list[str] = [
             row[0]
             for row in self._rows(
                 "SELECT uuid FROM blob WHERE uuid>=? AND uuid<? AND size>=0 LIMIT 2",

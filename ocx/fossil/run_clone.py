@@ -23,6 +23,7 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 from ocx.fossil.delta import DeltaError, apply_delta
 from ocx.fossil.storage import StorageError, TooLarge, decompress, hash_matches
@@ -88,7 +89,7 @@ class RunClone:
             if kind != "table" or sql.lstrip().upper().startswith("CREATE VIRTUAL"):
                 raise CloneRefused(f"its {name} is not a table ({kind})")
 
-    def _query(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as error:
@@ -123,20 +124,21 @@ class RunClone:
         data = _inflate(stored, name)
         for delta in reversed(chain):
             try:
-                data = apply_delta(data, delta) if _delta_size(delta) <= MAX_ARTIFACT_BYTES else None
+                rebuilt = apply_delta(data, delta) if _delta_size(delta) <= MAX_ARTIFACT_BYTES else None
             except DeltaError as error:
                 raise CloneRefused(f"{name[:12]} does not rebuild: {error}") from None
-            if data is None:
+            if rebuilt is None:
                 raise CloneRefused(f"{name[:12]} is larger than {MAX_ARTIFACT_BYTES} bytes")
+            data = rebuilt
         if not hash_matches(name, data):
             raise CloneRefused(f"{name[:12]}: the bytes stored under this name do not hash to it")
         return data
 
     def close(self) -> None:
-        db = getattr(self, "_db", None)
+        db: sqlite3.Connection | None = getattr(self, "_db", None)
         if db is not None:
             db.close()
-            self._db = None
+            del self._db  # closed once: a second close finds none
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

@@ -16,8 +16,12 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
+
+if TYPE_CHECKING:  # imported when first read (_repository)
+    from ocx.fossil.repository import Repository
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
 # What `fossil update` prints of a file when it only writes what the version holds (2.21, update.c).
@@ -43,7 +47,7 @@ def login_url(base_url: str, login: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path or "/", "", ""))
 
 
-def _repository(path: Path):
+def _repository(path: Path) -> Repository:
     """The clone's reader, imported when first read: a run's preparation (run_steps/prepare.py) reads none."""
     from ocx.fossil.repository import Repository
 

@@ -54,7 +54,8 @@ _BATCH = 500  # SQLite's variable limit is far above; keeps statements short
 BOUNDED_CONTENT = f"CASE WHEN b.size BETWEEN 0 AND {MAX_ARTIFACT_BYTES} THEN b.content END"
 
 
-def artifact_bytes(connection, rid: int, stored: bytes | None, source: int | None, size: int) -> bytes:
+def artifact_bytes(connection: sqlite3.Connection, rid: int, stored: bytes | None, source: int | None,
+                   size: int) -> bytes:
     """A blob's bytes from a row already read (its BOUNDED_CONTENT and `blob.size`): whole, or
     through its delta chain; TooLarge past the bound."""
     if size > MAX_ARTIFACT_BYTES:
@@ -68,9 +69,9 @@ class TagReads:
     if TYPE_CHECKING:  # what the mixin uses of `Repository` (repository.py)
         _db: sqlite3.Connection
 
-        def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
+        def _rows(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]: ...
 
-        def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None: ...
+        def _one(self, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...] | None: ...
 
     def tag_history(self, checkin: str, names: Iterable[str] | None = None) -> list[TagChange]:
         """EVERY change made to a tag on CHECKIN, not only the one Fossil shows:
@@ -130,7 +131,8 @@ class TagReads:
         candidates.sort(key=lambda row: (row[1] or 0, row[0]), reverse=True)
         return candidates
 
-    def _changes_of(self, rid: int, histories: dict[str, list[TagChange]], wanted) -> list[TagChange]:
+    def _changes_of(self, rid: int, histories: dict[str, list[TagChange]],
+                    wanted: frozenset[str] | None) -> list[TagChange]:
         """The T cards of `g` artifact RID on HISTORIES' check-ins, of WANTED names, in card order."""
         row = self._one(
             f"SELECT b.uuid, {BOUNDED_CONTENT}, b.size, d.srcid, u.login, r.ipaddr, r.mtime, r.rcvid, r.uid"
@@ -159,7 +161,7 @@ class TagReads:
                                        value=tag.value, sender=sender, user=card.user, time=when))
         return found
 
-    def _own_tags_of(self, checkins: list[str], wanted) -> dict[str, list[TagChange]]:
+    def _own_tags_of(self, checkins: list[str], wanted: frozenset[str] | None) -> dict[str, list[TagChange]]:
         """Each check-in's own T cards that Fossil still shows (module doc), by tag name; one query a batch."""
         found: dict[str, list[TagChange]] = {}
         for start in range(0, len(checkins), _BATCH):

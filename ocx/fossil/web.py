@@ -24,6 +24,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from ocx.fossil.forms import Form, form_posting_to
 from ocx.fossil.manifest import ManifestError, parse, tag_change, unescape
@@ -73,7 +74,7 @@ class Page:
 
 class _KeepRedirects(urllib.request.HTTPRedirectHandler):
     # Fossil's answer to a write is a 302 naming what it wrote: keep it.
-    def redirect_request(self, *_args, **_kwargs):
+    def redirect_request(self, *_args: object, **_kwargs: object) -> None:
         return None
 
 
@@ -177,7 +178,8 @@ class WebSession:
                 return digest
         raise WebError(f"/raw/{prefix} returned bytes whose hash does not begin with it")
 
-    def page_json(self, path: str, payload: dict | None = None, *, timeout: float | None = None) -> dict:
+    def page_json(self, path: str, payload: dict[str, Any] | None = None, *,
+                  timeout: float | None = None) -> dict[str, Any]:
         """An ext page that answers JSON (OCX's own, D30): GET it, or POST
         PAYLOAD as JSON; its answer as data, WebError if it is none. TIMEOUT:
         for an answer the page holds (a node elsewhere's wait, D38)."""

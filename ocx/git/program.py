@@ -11,6 +11,7 @@ names a root-only file for git's own credential helper to read.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,16 +65,24 @@ def run_git(
     command = [GIT, *map(str, args)]
     data = input.encode() if isinstance(input, str) else (input or b"")
     try:
-        done = subprocess.run(command, cwd=str(cwd) if cwd is not None else str(home),
-                              env=git_environment(home, env), input=data, capture_output=True,
-                              timeout=timeout, start_new_session=True, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        process = subprocess.Popen(command, cwd=str(cwd) if cwd is not None else str(home),
+                                   env=git_environment(home, env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
         raise GitError(command[1:], -1, "", str(exc)) from exc
-    stdout = done.stdout.decode("utf-8", "replace")
-    stderr = done.stderr.decode("utf-8", "replace")
-    if check and done.returncode != 0:
-        raise GitError(command[1:], done.returncode, stdout, stderr)
-    return GitResult(done.returncode, stdout, stderr)
+    with process:
+        try:
+            out, err = process.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            # The whole session: git's helpers (git-remote-http) hold its pipes and would outlive it.
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise GitError(command[1:], -1, "", f"timed out after {timeout:g} s") from exc
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace")
+    if check and process.returncode != 0:
+        raise GitError(command[1:], process.returncode, stdout, stderr)
+    return GitResult(process.returncode, stdout, stderr)
 
 
 def git_available() -> bool:

@@ -109,9 +109,18 @@ class TerminalServer:
             os.unlink(path)
         except FileNotFoundError:
             pass
+        # Bound under a name of its own and renamed once listening: a socket
+        # file that exists refuses no connection (an attach that comes first
+        # would read `ECONNREFUSED` as the session having ended).
+        unready = f"{path}.unready"
+        try:
+            os.unlink(unready)
+        except FileNotFoundError:
+            pass
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(path)
+        self.listener.bind(unready)
         self.listener.listen(8)
+        os.rename(unready, path)
         self.listener.setblocking(False)
         selector.register(self.listener, selectors.EVENT_READ, ("terminal", None))
 

@@ -26,6 +26,7 @@ from .run_layout import unit_stem
 if TYPE_CHECKING:
     from ..fossil.repository import Repository
     from ..protocol.messages import Message, Record
+    from .json_answers import JsonObject
 
 LATEST = 10
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place, as record_dirs.py names it
@@ -172,18 +173,18 @@ def add_units(activity: Activity) -> Activity:
     return activity
 
 
-def activity_json(found: Activity) -> dict:
-    def placed_json(placed: Placed) -> dict:
+def activity_json(found: Activity) -> JsonObject:
+    def placed_json(placed: Placed) -> JsonObject:
         return {"hash": placed.hash, "place_kind": placed.place_kind, "place": placed.place, "sender": placed.sender,
                 "received": placed.received.isoformat() if placed.received else None}
 
-    def record_json(entry: OpenRecord) -> dict:
+    def record_json(entry: OpenRecord) -> JsonObject:
         record = entry.record
         return {**placed_json(entry.placed), "user": record.user, "runner": record.runner,
                 "objective": record.objective, "checkins": list(record.checkins), "wall": record.budget.wall,
                 "units": None if found.systemd else [u.__dict__ for u in entry.units]}
 
-    def response_json(placed: Placed) -> dict:
+    def response_json(placed: Placed) -> JsonObject:
         from ..protocol.messages import Response
 
         message = placed.message

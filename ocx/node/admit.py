@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.repository import Repository
 from ..protocol.admission import Inadmissible, check_admission
@@ -17,8 +18,11 @@ from .config import NodeConfig
 from .record_dirs import open_records
 from .runner_pages import PAGE_PREFIX, RunnerPage, parse_page
 
+if TYPE_CHECKING:
+    from .served import Elsewhere, Here
 
-def runner_page(repository: Repository, runner: str, served=None) -> RunnerPage | None:
+
+def runner_page(repository: Repository, runner: str, served: Here | Elsewhere | None = None) -> RunnerPage | None:
     """The runner's page as an admin last wrote it (D14), or None; Inadmissible
     naming `runner` if it is broken. SERVED: where senders are known (a node
     elsewhere asks the server's node, D37)."""
@@ -56,7 +60,7 @@ def check_sandbox(record: Record, config: NodeConfig) -> None:
 
 
 def admission(repository: Repository, config: NodeConfig, record_hash: str, record: Record,
-              open_now: list[OpenRecord] | None = None, served=None) -> RunnerPage | None:
+              open_now: list[OpenRecord] | None = None, served: Here | Elsewhere | None = None) -> RunnerPage | None:
     """RECORD's runner's page, once every check passes; else Inadmissible naming
     the first field at fault. OPEN_NOW: the node's open records, when the
     caller read them elsewhere than the node's state (the tools on the web

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypedDict
 
-from ..fossil.artifacts import Receipt, ReceivedArtifact
+from ..fossil.artifacts import Post, PostHead, Receipt, ReceivedArtifact
 from ..fossil.repository import Repository
 from ..protocol.answers import answers_record
 from ..protocol.decide import CHANGE, CHECKIN, OTHER, POST, Arrival, NodeFacts, may_act
@@ -22,6 +23,18 @@ RECROSSLINK_SECONDS = 600.0  # a receipt older than this was crosslinked long be
 QUIET_AFTER_SECONDS = 3600.0  # an older post that can do nothing is neither read nor logged again
 BACKLOG = 1000  # nor one read among more receipts than this at once (a lost mark, a node long down)
 KINDS = tuple(_KINDS)  # the event types that can be messages or deliveries
+
+
+class _Received(TypedDict):
+    """What every Arrival of a receipt's artifact holds, whatever its kind."""
+
+    hash: str
+    kind: str
+    sender: str | None
+    sender_capabilities: frozenset[str]
+    received: float
+    rcvid: int
+    pending_moderation: bool
 
 
 class ReceiptReader:
@@ -39,23 +52,37 @@ class ReceiptReader:
         self.span = (receipts[0].rcvid - 1, receipts[-1].rcvid) if receipts else (0, 0)
         self.capabilities = capabilities or repository.capabilities_now()
         self.backlog = len(receipts) > BACKLOG
-        self._read: dict[str, dict] = {}
+        # Each read once, for all the receipts, when first needed.
+        self._heads: dict[str, PostHead] | None = None
+        self._tickets: dict[str, str] | None = None
+        self._branches: dict[str, str | None] | None = None
+        self._entitled: dict[str, Post] | None = None
 
-    def _batch(self, kind: str) -> dict:
-        if kind not in self._read:
-            readers: dict[str, Callable[[int, int], dict]] = {
-                POST: self.repository.post_heads_received, CHANGE: self.repository.change_tickets_received,
-                CHECKIN: self.repository.branches_received}
-            self._read[kind] = readers[kind](*self.span)
-        return self._read[kind]
+    def _branch_of(self) -> dict[str, str | None]:
+        if self._branches is None:
+            self._branches = self.repository.branches_received(*self.span)
+        return self._branches
 
-    def _entitled_posts(self, facts: NodeFacts | None) -> dict:
+    def _place_of(self, kind: str, hash_: str) -> tuple[str, str | None] | None:
+        """A post's thread root and what it edits, or a change's ticket; None when its receipts' one
+        query of its kind has none."""
+        if kind == POST:
+            if self._heads is None:
+                self._heads = self.repository.post_heads_received(*self.span)
+            head = self._heads.get(hash_)
+            return (head.root, head.edit_of) if head is not None else None
+        if self._tickets is None:
+            self._tickets = self.repository.change_tickets_received(*self.span)
+        ticket = self._tickets.get(hash_)
+        return (ticket, None) if ticket is not None else None
+
+    def _entitled_posts(self, facts: NodeFacts | None) -> dict[str, Post]:
         """Whole, from one query: the posts of those who may send a message that
         counts (admins, the node user), whose text a pass reads in any case."""
-        if "entitled" not in self._read:
+        if self._entitled is None:
             senders = self.repository.admins() | ({facts.node_user} if facts else set())
-            self._read["entitled"] = self.repository.posts_received(*self.span, senders)
-        return self._read["entitled"]
+            self._entitled = self.repository.posts_received(*self.span, senders)
+        return self._entitled
 
     def arrival(self, receipt: Receipt, stored: ReceivedArtifact, facts: NodeFacts | None = None) -> Arrival | None:
         """What `decide` takes of STORED; None when it can be neither message
@@ -71,16 +98,16 @@ class ReceiptReader:
             return None
         if stored.private and not self.repository.holding([stored.hash]):
             return None  # held for moderation: a node elsewhere's clone never gets it, and it is no message (D28)
-        base = dict(hash=stored.hash, kind=kind, sender=receipt.sender,
-                    sender_capabilities=self.capabilities(receipt.sender),
-                    received=receipt.time.timestamp(), rcvid=receipt.rcvid, pending_moderation=stored.private)
+        base = _Received(hash=stored.hash, kind=kind, sender=receipt.sender,
+                         sender_capabilities=self.capabilities(receipt.sender),
+                         received=receipt.time.timestamp(), rcvid=receipt.rcvid, pending_moderation=stored.private)
         if kind == CHECKIN:
-            branches = self._batch(CHECKIN)
+            branches = self._branch_of()
             branch = branches[stored.hash] if stored.hash in branches else self.repository.checkin(stored.hash).branch
             return Arrival(**base, branch=branch)
-        head = self._batch(kind).get(stored.hash)
-        if head is not None and facts is not None and (self.backlog or age >= QUIET_AFTER_SECONDS):
-            place, edit_of = (head.root, head.edit_of) if kind == POST else (head, None)
+        known = self._place_of(kind, stored.hash)
+        if known is not None and facts is not None and (self.backlog or age >= QUIET_AFTER_SECONDS):
+            place, edit_of = known
             if not may_act(Arrival(**base, place=place, edit_of=edit_of), facts):
                 return None  # its text cannot matter: not read
         if kind == POST:
@@ -93,9 +120,11 @@ class ReceiptReader:
 def responses_in_place(repository: Repository, place_kind: str, place: str) -> list[tuple[Response, str | None, float]]:
     """Every response message in a place, with its sender and receipt time (C4, D31)."""
     if place_kind == "thread":
-        texts = [(p.body, p.sender.login, p.sender.time, p.edit_of, p.pending_moderation) for p in repository.thread(place)]
+        texts = [(p.body, p.sender.login, p.sender.time, p.edit_of, p.pending_moderation)
+                 for p in repository.thread(place)]
     else:
-        texts = [(c.comment or "", c.sender.login, c.sender.time, None, False) for c in repository.ticket_changes(place)]
+        texts = [(c.comment or "", c.sender.login, c.sender.time, None, False)
+                 for c in repository.ticket_changes(place)]
     found = []
     for text, sender, sent, edit_of, pending in texts:
         response = message_in(text) if edit_of is None and not pending else None

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import host_paths
 from .host_paths import page_secret_path  # noqa: F401  (init, the page's tests)
@@ -22,7 +23,8 @@ RUNS_STATE_DIRECTORY = host_paths.RUNS_STATE_DIRECTORY
 
 
 class NodeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Errors name the field and why, never the value given: a forge's URL may hold a token by mistake (D41).
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     name: str  # the instance name of the node's units, e.g. ocx-node@NAME.service
     repository: str  # the served repository file (D29)
@@ -40,6 +42,27 @@ class NodeConfig(BaseModel):
     # The server's node only: its Fossil server listens on every address, not 127.0.0.1 alone,
     # so nodes elsewhere (and people) reach it (Fossil 2.21 binds one or all).
     public: bool = False
+    # D50: git remotes (forges' mirrors) the node pushes its git mirror (D49) to after each update,
+    # as https:// or http:// URLs naming no login: credentials only in git_credentials_file (D41).
+    git_forges: tuple[str, ...] = ()
+
+    @field_validator("git_forges")
+    @classmethod
+    def _forge_urls(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        for at, url in enumerate(urls):  # never echoed: a URL may hold a token by mistake (D41)
+            parts = urlsplit(url)
+            if parts.scheme not in ("https", "http") or not parts.hostname or len(url) > 2000 \
+                    or any(ord(c) <= 32 or ord(c) == 127 for c in url):
+                raise ValueError(f"entry {at}: not an https:// or http:// URL of a git remote")
+            if "@" in parts.netloc or parts.query or parts.fragment:
+                raise ValueError(f"entry {at}: a URL with a login, query or fragment; credentials go in the"
+                                 " node's git-credentials file (D50)")
+        return urls
+
+    @property
+    def git_credentials_file(self) -> Path:
+        """The forges' credentials, git-credential-store's format, root's alone (D50, ocx/git/forges.py)."""
+        return CONFIG_DIR / f"{self.name}.git-credentials"
 
     @property
     def state_dir(self) -> Path:

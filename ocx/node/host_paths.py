@@ -5,12 +5,15 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 CONFIG_DIR = "/etc/ocx"
 STATE_ROOT = "/var/lib/ocx"
 RUNTIME_ROOT = "/run/ocx"
 # The runs' own home directories: systemd's StateDirectory (D16) below /var/lib.
 RUNS_STATE_DIRECTORY = "ocx-runs"
+# The node's releases: immutable copies of OCX and the links that say which serves (D45-D47, node/releases).
+RELEASES_DIRECTORY = f"{STATE_ROOT}/releases"
 
 
 def page_secret_path(config_file: str | Path) -> Path:
@@ -61,14 +64,15 @@ def configured_nodes(config_dir: str = CONFIG_DIR) -> list[str]:
         return []
 
 
-def plain_config(name: str, config_dir: str = CONFIG_DIR) -> dict:
+def plain_config(name: str, config_dir: str = CONFIG_DIR) -> dict[str, Any]:
     """A node's configuration as its file holds it, unvalidated: for the light
     steps (the readers), which need only where its repository is and its
     node user, and not pydantic's start-up (config.load validates)."""
     import json
 
     with open(f"{config_dir}/{name}.json") as handle:
-        return json.load(handle)
+        found: dict[str, Any] = json.load(handle)
+    return found
 
 
 def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:

@@ -27,7 +27,7 @@ def _libc() -> ctypes.CDLL:
 def watch(path: str, mask: int) -> int:
     """A non-blocking inotify descriptor that becomes readable on MASK events of PATH."""
     libc = _libc()
-    fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+    fd: int = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
     if fd < 0 or libc.inotify_add_watch(fd, path.encode(), mask) < 0:
         error = ctypes.get_errno()
         if fd >= 0:

@@ -65,7 +65,7 @@ class LettersFound(OcxError):
 
     kind = ""
 
-    def mark(self) -> dict:
+    def mark(self) -> dict[str, str]:
         """What the `unprepared` mark keeps, for the node's answer (run_end.preparation_refusal)."""
         return {self.kind: str(self)}
 

@@ -23,9 +23,11 @@ from .serving.ownership import works_for_text
 if TYPE_CHECKING:
     from ..fossil.repository import Repository
     from .config import NodeConfig
+    from .node_log import NodeLog
 
 
-def refuse_oversized(config: NodeConfig, repository: Repository, after: int, upto: int, log) -> list[str]:
+def refuse_oversized(config: NodeConfig, repository: Repository, after: int, upto: int,
+                     log: NodeLog) -> list[str]:
     """Shun what run users sent past the cap in receipts AFTER < rcvid <= UPTO; the hashes shunned.
     Called by each pass on the receipts it reads (intake.py), and before each pull into the runs'
     clone on the receipts it would carry (template.py): whichever comes first."""

@@ -2,36 +2,39 @@
 
 One directory per open record, under the node's state directory, never
 writable from inside a run: the record as read from the repository, the
-marks of its life (states.py's table, written through marks.py) and the
-inbox of deliveries. Losing it loses nothing the repository does not hold:
-`ocx node check` reads the open records again (D6), and a run that is gone
-is answered `lost`. Once the record is answered, its directory is removed
-(cleanup.py): the repository says it was answered.
+marks of its life (states.py's table, written only through
+record_store.RecordStore, which RecordDir is) and the inbox of deliveries.
+Losing it loses nothing the repository does not hold: `ocx node check`
+reads the open records again (D6), and a run that is gone is answered
+`lost`. Once the record is answered, its directory is removed (cleanup.py):
+the repository says it was answered.
 """
 from __future__ import annotations
 
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomically
 from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
 from ..protocol.numerals import is_digits
-from . import marks
 from .config import NodeConfig
-from .states import Mark, RecordState, RunState, acting, record_state
+from .record_store import RecordStore
+from .states import Mark, RecordState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 _LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
 
 
 @contextmanager
-def node_lock(config: NodeConfig):
+def node_lock(config: NodeConfig) -> Iterator[None]:
     """One actor on a node's records at a time: the hook's pass, the check, a tool (D5)."""
     config.state_dir.mkdir(parents=True, exist_ok=True)
     with open(config.state_dir / "lock", "w") as handle:
@@ -40,20 +43,17 @@ def node_lock(config: NodeConfig):
 
 
 @dataclass(frozen=True)
-class RecordDir:
-    path: Path
+class RecordDir(RecordStore):
+    """The node's record store (record_store.py) with what it keeps beside the marks: the record's
+    body, parsed; its inbox; its tool socket's directory."""
 
     @classmethod
     def of(cls, config: NodeConfig, record_hash: str) -> RecordDir:
         return cls(config.state_dir / "records" / record_hash)
 
-    @property
-    def hash(self) -> str:
-        return self.path.name
-
     # -- the record ------------------------------------------------------
     def save(self, opened: OpenRecord, place_kind: str, first: Delivery | None = None) -> None:
-        """The record as read, admitted (the SAVED mark, written last: a record
+        """The record as read, admitted (the RECORD mark, written last: a record
         saved has its FIRST delivery in its inbox, before anything that comes later)."""
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / "inbox").mkdir(exist_ok=True)
@@ -65,12 +65,12 @@ class RecordDir:
         os.chmod(self.tools, 0o755)
         body = {"hash": opened.hash, "place": opened.place, "place_kind": place_kind, "received": opened.received,
                 "rcvid": opened.rcvid, "record": opened.record.model_dump(mode="json", exclude_none=True)}
-        marks.write(self.path, Mark.SAVED, json.dumps(body, indent=1) + "\n")
+        self.mark(Mark.RECORD, json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
         """The saved record; parsed once per version of its file, since every
         arrival reads every open record (intake.facts)."""
-        path = self.path / "record.json"
+        path = self.saved_file()
         stamp = (str(path), path.stat().st_mtime_ns)
         if stamp not in _LOADED:
             _LOADED[stamp] = self._parse(path)
@@ -85,30 +85,13 @@ class RecordDir:
         return opened, body["place_kind"]
 
     def exists(self) -> bool:
-        return (self.path / "record.json").exists()
+        return self.saved_file().exists()
 
-    # -- marks (states.py's table) ----------------------------------------
-    def mark(self, mark: Mark, body: dict | None = None, stem: str | None = None) -> None:
-        if mark is not Mark.SAVED and not self.path.is_dir():
+    def mark(self, mark: Mark, body: dict[str, Any] | str | None = None, stem: str | None = None) -> None:
+        """The store's change (RecordStore.mark), in a directory made first for a record never saved."""
+        if mark is not Mark.RECORD and not self.path.is_dir():
             self.path.mkdir(parents=True)  # a refusal of a record never saved (states.RECORD_CHANGES)
-        marks.write(self.path, mark, body, stem)
-
-    def marked(self, mark: Mark, stem: str | None = None) -> dict | None:
-        return marks.read(self.path, mark, stem)
-
-    def reset(self, stem: str) -> None:
-        marks.reset(self.path, stem)
-
-    @property
-    def state(self) -> RecordState:
-        return marks.state_of(self.path)
-
-    def run_state(self, stem: str) -> RunState:
-        return marks.run_state_of(self.path, stem)
-
-    @property
-    def answered(self) -> bool:
-        return self.state is RecordState.ANSWERED
+        super().mark(mark, body, stem)
 
     @property
     def tools(self) -> Path:
@@ -143,9 +126,9 @@ def record_dirs(config: NodeConfig) -> list[RecordDir]:
 
 def open_state(record: RecordDir) -> RecordState | None:
     """The record's state if it is open (saved, not yet answered), else None: one listing of its directory."""
-    own = marks.present(record.path)[0]
+    own = record.present()[0]
     state = record_state(own)
-    return state if Mark.SAVED in own and state is not RecordState.ANSWERED else None
+    return state if Mark.RECORD in own and state is not RecordState.ANSWERED else None
 
 
 def _open_with_states(config: NodeConfig) -> list[tuple[RecordDir, RecordState]]:

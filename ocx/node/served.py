@@ -26,6 +26,7 @@ from ..fossil.repository import Repository
 
 if TYPE_CHECKING:
     from .config import NodeConfig
+    from .json_answers import JsonObject
     from .server_link import ServerLink
 
 ACTED_ON = ("f", "t", "ci")  # what can be a message or a delivery: the clone must hold these first
@@ -128,10 +129,10 @@ class Elsewhere:
     elsewhere: bool = True
     _link: ServerLink | None = field(default=None, repr=False)
     # What the server said of each record this pass (its `record` answer): admission asks it all at once.
-    _facts: dict[str, dict] = field(default_factory=dict, repr=False)
+    _facts: dict[str, JsonObject] = field(default_factory=dict, repr=False)
     # The same, carried by the answer of receipts that woke this pass (D38): taken once, by the
     # record's admission; every later question, a response's above all (C4), asks afresh.
-    _carried: dict[str, dict] = field(default_factory=dict, repr=False)
+    _carried: dict[str, JsonObject] = field(default_factory=dict, repr=False)
 
     def link(self) -> ServerLink:
         if self._link is None:
@@ -168,7 +169,7 @@ class Elsewhere:
         return (found[0] if found and self._held(repository, found) else None), letters
 
     @staticmethod
-    def _listed(answer: dict) -> list[Receipt]:
+    def _listed(answer: JsonObject) -> list[Receipt]:
         return [Receipt(r["rcvid"], r["sender"], None, datetime.fromtimestamp(r["time"], UTC),
                         tuple(ReceivedArtifact(h, kind, bool(private)) for h, kind, private in r["artifacts"]))
                 for r in answer["receipts"]]
@@ -200,7 +201,7 @@ class Elsewhere:
         found = facts.get("answer")
         return None if found is None else Answer(found["outcome"], found.get("note", ""))
 
-    def _known(self, key: str, value: str) -> dict | None:
+    def _known(self, key: str, value: str) -> JsonObject | None:
         return next((facts for facts in self._facts.values() if facts.get(key) == value), None)
 
     def runner_page(self, repository: Repository, name: str) -> tuple[str, str] | None:
@@ -211,11 +212,11 @@ class Elsewhere:
         found = known["page"] if known is not None else self.link().runner_page(runner)
         return None if found is None else (found["hash"], found["content"])
 
-    def _user(self, login: str) -> dict | None:
+    def _user(self, login: str) -> JsonObject | None:
         known = self._known("login", login)
-        if known is not None:
-            return known["user"]
-        return self.link().users([login])["users"].get(login)
+        found: JsonObject | None = (known["user"] if known is not None
+                                    else self.link().users([login])["users"].get(login))
+        return found
 
     def letters(self, repository: Repository, login: str) -> str | None:
         found = self._user(login)
@@ -223,9 +224,9 @@ class Elsewhere:
 
     def works_for(self, repository: Repository, login: str) -> str | None:
         known = self._known("login", login)
-        if known is not None:
-            return known.get("works_for")
-        return self.link().users([login], owners=True)["works_for"].get(login)
+        owner: str | None = (known.get("works_for") if known is not None
+                             else self.link().users([login], owners=True)["works_for"].get(login))
+        return owner
 
     def capabilities(self, repository: Repository, login: str) -> frozenset[str]:
         found = self._user(login)

@@ -16,9 +16,14 @@ import os
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.web import LoginRefused, WebError, WebSession
 from ..protocol.errors import FieldError, OcxError  # errors.py alone: no pydantic for a run's preparation
+from .json_answers import JsonObject
+
+if TYPE_CHECKING:  # pydantic's: not imported for a run's preparation
+    from .config import NodeConfig
 
 PAGE = "/ext/ocx"
 WAIT_SLACK = 30.0  # beyond the page's own wait, before a held request counts as lost
@@ -49,7 +54,7 @@ class ServerLink:
     _token: str | None = field(default=None, repr=False)
 
     @classmethod
-    def of_node(cls, config) -> ServerLink:
+    def of_node(cls, config: NodeConfig) -> ServerLink:
         """CONFIG's node user (a node elsewhere's configuration), its password read from root's file."""
         return cls(config.url, config.node_user, config.node_password(), kept=session_file(config.state_dir))
 
@@ -66,7 +71,7 @@ class ServerLink:
                 self._keep()
         return self._session
 
-    def _saved(self) -> dict | None:
+    def _saved(self) -> JsonObject | None:
         if self.kept is None:
             return None
         try:
@@ -88,7 +93,8 @@ class ServerLink:
         if self.kept is not None:
             self.kept.unlink(missing_ok=True)
 
-    def _call(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
+    def _call(self, op: str, params: list[tuple[str, str]], payload: JsonObject | None,
+              timeout: float | None) -> JsonObject:
         try:
             return self._ask(op, params, payload, timeout)
         except LoginRefused as error:  # reached, and refused: no cut to wait out, no check to run (D38)
@@ -98,7 +104,8 @@ class ServerLink:
                 lost_mark(self.kept.parent).touch()
             raise Unreachable(str(error)) from error
 
-    def _ask(self, op: str, params: list[tuple[str, str]], payload: dict | None, timeout: float | None) -> dict:
+    def _ask(self, op: str, params: list[tuple[str, str]], payload: JsonObject | None,
+             timeout: float | None) -> JsonObject:
         query = urllib.parse.urlencode([("json", ""), ("node", op), *params])
         for attempt in (1, 2):
             session = self.session()  # first: a kept session brings its token, and no request is made for one
@@ -120,28 +127,29 @@ class ServerLink:
 
     # -- what a node elsewhere asks (web_nodes.py) --------------------------------
 
-    def whoami(self) -> dict:
+    def whoami(self) -> JsonObject:
         """Its own registration (D36), the server's server-code and its newest receipt."""
         return self._call("self", [], None, None)
 
-    def receipts(self, since: int, wait: float = 0.0, admins: str | None = None, facts: bool = False) -> dict:
+    def receipts(self, since: int, wait: float = 0.0, admins: str | None = None,
+                 facts: bool = False) -> JsonObject:
         """FACTS: with each record naming this node, what `record` answers (the follower's held request)."""
         params = [("since", str(since)), ("wait", str(wait))] + ([("admins", admins)] if admins else [])
         params += [("facts", "1")] if facts else []
         return self._call("receipts", params, None, timeout=wait + WAIT_SLACK if wait else None)
 
-    def answer(self, record: str) -> dict:
+    def answer(self, record: str) -> JsonObject:
         return self._call("answer", [("record", record)], None, None)
 
-    def record(self, record: str) -> dict:
+    def record(self, record: str) -> JsonObject:
         """All a node asks before it acts on RECORD, in one request: its answer,
         its runner's page, its user's letters and node, who holds admin."""
         return self._call("record", [("record", record)], None, None)
 
-    def runner_page(self, runner: str) -> dict | None:
+    def runner_page(self, runner: str) -> JsonObject | None:
         return self._call("page", [("runner", runner)], None, None).get("page")
 
-    def users(self, logins: list[str], *, owners: bool = False) -> dict:
+    def users(self, logins: list[str], *, owners: bool = False) -> JsonObject:
         params = [("login", login) for login in logins] + ([("owners", "1")] if owners else [])
         return self._call("users", params, None, None)
 
@@ -158,13 +166,13 @@ class ServerLink:
         return str(self._call("withdraw", [], {"record": record}, None)["user"])
 
     def register(self, name: str, node_user: str, server_code: str | None, enforces: list[str], *,
-                 password: bool, replace: bool = False) -> dict:
+                 password: bool, replace: bool = False) -> JsonObject:
         """As an admin: make or update node NAME's node user; its new password when asked (`password`),
         and with REPLACE, what the node registered under NAME before left (`replaced`, serving/leaving.py)."""
         return self._call("register", [], {"name": name, "node_user": node_user, "server_code": server_code,
                                            "enforces": enforces, "password": password, "replace": replace}, None)
 
-    def name_code(self, server_code: str) -> dict:
+    def name_code(self, server_code: str) -> JsonObject:
         """As a node user registered with no server-code (a join): its clone's, once."""
         return self._call("code", [], {"server_code": server_code}, None)
 
@@ -177,7 +185,7 @@ def join(url: str, join_token: str, name: str, node_user: str, server_code: str 
 
 
 def join_answer(url: str, join_token: str, name: str, node_user: str, server_code: str | None, enforces: list[str],
-                *, timeout: float = 30.0) -> dict:
+                *, timeout: float = 30.0) -> JsonObject:
     """join's whole answer: the password, and what a node it replaced left (`replaced`)."""
     session = WebSession(url, "nobody", None, cookie="", timeout=timeout)
     token = str(session.page_json(PAGE + "?json").get("token", ""))  # D43: nobody's, for this one POST
@@ -199,7 +207,7 @@ def lost_mark(state_dir: Path) -> Path:
 HANDED_FRESH = 10.0  # seconds: an older answer handed over is asked again
 
 
-def hand_over(state_dir: Path, since: int, answer: dict) -> None:
+def hand_over(state_dir: Path, since: int, answer: JsonObject) -> None:
     """The follower's answer of receipts after SINCE, for the pass it wakes (D38): that pass then
     asks the server one request fewer before it acts. Root's file in the node's private state."""
     from ..files import write_atomically
@@ -207,7 +215,7 @@ def hand_over(state_dir: Path, since: int, answer: dict) -> None:
     write_atomically(Path(state_dir) / "receipts-handed.json", json.dumps({"since": since, "answer": answer}), 0o600)
 
 
-def take_handed(state_dir: Path, since: int) -> dict | None:
+def take_handed(state_dir: Path, since: int) -> JsonObject | None:
     """The answer handed over for receipts after SINCE, once (it is removed), if it is fresh;
     else None, and the pass asks the server itself."""
     import time
@@ -230,4 +238,5 @@ def session_file(state_dir: Path) -> Path:
     return Path(state_dir) / "server-session.json"
 
 
-__all__ = ["LoginNotTaken", "ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join", "join_answer", "lost_mark", "session_file", "take_handed"]
+__all__ = ["LoginNotTaken", "ServerRefused", "ServerLink", "Unreachable", "WebError", "hand_over", "join",
+           "join_answer", "lost_mark", "session_file", "take_handed"]

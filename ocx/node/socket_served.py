@@ -24,11 +24,16 @@ import asyncio
 import os
 import socket
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..protocol.decide import OpenRecord
 from .record_dirs import RecordDir
+
+if TYPE_CHECKING:  # dbus-next's, loaded by whoever asks
+    from ..systemd.manager import Systemd
 
 SOCKET_NAME = "tools.sock"
 RESTART_GRACE_SECONDS = 30.0  # a restart takes RestartSec (0.1 s) and a start; a start limit ends it in 10 s
@@ -50,7 +55,7 @@ def tool_socket_path(record_dir: RecordDir) -> Path:
 
 
 @contextmanager
-def short_path(path: Path):
+def short_path(path: Path) -> Iterator[str]:
     """PATH as /proc/self/fd/N/NAME: a record directory's path is longer than
     a Unix socket's 108 bytes allow (its 64-hex hash)."""
     directory = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
@@ -72,7 +77,7 @@ def socket_accepts(path: Path) -> bool:
         return False
 
 
-async def _settled(systemd, service: str) -> tuple[str, str | None]:
+async def _settled(systemd: Systemd, service: str) -> tuple[str, str | None]:
     deadline = time.monotonic() + RESTART_GRACE_SECONDS
     while True:
         state = await systemd.state(service)
@@ -82,7 +87,7 @@ async def _settled(systemd, service: str) -> tuple[str, str | None]:
         await asyncio.sleep(0.1)
 
 
-async def tools_lost(node_name: str, systemd, record_dir: RecordDir) -> str | None:
+async def tools_lost(node_name: str, systemd: Systemd, record_dir: RecordDir) -> str | None:
     """Why the run of RECORD_DIR can no longer reach its tools, or None."""
     path = tool_socket_path(record_dir)
     if socket_accepts(path):

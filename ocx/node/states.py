@@ -2,19 +2,21 @@
 
 Pure: no I/O, standard library only (the stop step and the preparation use
 it too). A record's state on the node is the set of marks in its directory
-(record_dirs.py, marks.py): each mark is one change, kept as a file so that a
-node killed anywhere finds, on its next pass, where it was (D2: a
-shortcut; the repository decides). Two machines:
+(record_store.RecordStore, the only writer): each mark is one change, kept
+as a file named as the mark (Mark.RECORD is `record.json`, Mark.ENDED a
+run's `ended-STEM.json`) so that a node killed anywhere finds, on its next
+pass, where it was (D2: a shortcut; the repository decides). Two machines:
 
-- the record's own, from its saving to its answer: OPEN, then a stop or a
-  lost restriction, then ANSWERING (the answer is decided and written
-  next), then ANSWERED (it is in the repository and the run user's letters
-  are withdrawn, C4, C5);
+- the record's own, from its saving to its answer: OPEN (its RECORD mark),
+  then a stop or a lost restriction, then ANSWERING (the answer is decided
+  and written next), then ANSWERED (it is in the repository and the run
+  user's letters are withdrawn, C4, C5);
 - each run's (one unit: a session's one, each check-in's for a command
   record): STARTING (the node is about to ask systemd), STARTED, PREPARED
   or UNPREPARED (its home made, or not), ENDED (its stop step kept
-  systemd's account of the end, D4), JUDGING and JUDGED (a check-in's
-  `ci` verdict decided, then in the repository, V1).
+  systemd's account of the end, D4; run_end.py tells it), JUDGING and
+  JUDGED (a check-in's `ci` verdict decided, then in the repository, its
+  VERDICT mark, V1).
 
 Marks come from three writers that do not wait for each other (the node,
 the unit's preparation, the unit's stop step), so a run's marks may land in
@@ -38,9 +40,11 @@ class StateError(OcxError, RuntimeError):
 
 
 class Mark(str, Enum):
-    """One change, one file: `NAME.json` for the record's, `NAME-STEM.json` for a run's."""
+    """One change, one file, named as the member: `name.json` for the record's, `name-STEM.json` for a run's.
+    The files' names are what nodes wrote before (an upgraded node reads them), so a member is named
+    for its file, never a file renamed for its member."""
 
-    SAVED = "record"  # record.json: the record as read, admitted (C3)
+    RECORD = "record"  # the record as read, admitted (C3): the record is OPEN
     STOP = "stop"  # a stop was acted on: no run starts; the answer is `stopped`
     UNENFORCED = "unenforced"  # a restriction no longer held: the run is ended (D24)
     ANSWERING = "answering"  # the answer is decided (outcome, note); written next
@@ -51,11 +55,11 @@ class Mark(str, Enum):
     UNPREPARED = "unprepared"  # its home could not be made: its program never ran
     ENDED = "ended"  # its stop step kept systemd's account of its end (D4)
     JUDGING = "judging"  # a check-in run's verdict is decided; written next (V1)
-    JUDGED = "verdict"  # its `ci` verdict is in the repository, or none is due (a stop)
+    VERDICT = "verdict"  # the run is JUDGED: its `ci` verdict is in the repository, or none is due (a stop)
 
 
-RECORD_MARKS = (Mark.SAVED, Mark.STOP, Mark.UNENFORCED, Mark.ANSWERING, Mark.ANSWERED)
-RUN_MARKS = (Mark.STARTING, Mark.STARTED, Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED, Mark.JUDGING, Mark.JUDGED)
+RECORD_MARKS = (Mark.RECORD, Mark.STOP, Mark.UNENFORCED, Mark.ANSWERING, Mark.ANSWERED)
+RUN_MARKS = (Mark.STARTING, Mark.STARTED, Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED, Mark.JUDGING, Mark.VERDICT)
 RESET = "reset"  # a run's marks removed, so it runs again
 
 
@@ -83,7 +87,7 @@ S, R = RecordState, RunState
 
 # state -> {change: the state after it}. Only these changes are allowed.
 RECORD_CHANGES: dict[RecordState, dict[Mark, RecordState]] = {
-    S.NEW: {Mark.SAVED: S.OPEN,
+    S.NEW: {Mark.RECORD: S.OPEN,
             Mark.ANSWERING: S.ANSWERING},  # refused before it was ever saved (D8, C6)
     S.OPEN: {Mark.STOP: S.STOPPING, Mark.UNENFORCED: S.UNENFORCED, Mark.ANSWERING: S.ANSWERING,
              Mark.ANSWERED: S.ANSWERED},  # its answer read back from the repository (F3, D31)
@@ -103,9 +107,9 @@ RUN_CHANGES: dict[RunState, dict[Mark | str, RunState]] = {
     # STARTED after these: the node records systemd's reply once the unit is already under way.
     R.PREPARED: {Mark.STARTED: R.PREPARED, Mark.ENDED: R.ENDED, RESET: R.NONE},
     R.UNPREPARED: {Mark.STARTED: R.UNPREPARED, Mark.ENDED: R.ENDED, RESET: R.NONE},
-    R.ENDED: {Mark.STARTED: R.ENDED, Mark.JUDGING: R.JUDGING, Mark.JUDGED: R.JUDGED,
+    R.ENDED: {Mark.STARTED: R.ENDED, Mark.JUDGING: R.JUDGING, Mark.VERDICT: R.JUDGED,
               RESET: R.NONE},  # its home could not be made for a fault of the node's own: again
-    R.JUDGING: {Mark.JUDGED: R.JUDGED},  # the decided verdict is never changed
+    R.JUDGING: {Mark.VERDICT: R.JUDGED},  # the decided verdict is never changed
     R.JUDGED: {},
 }
 
@@ -113,7 +117,7 @@ RUN_CHANGES: dict[RunState, dict[Mark | str, RunState]] = {
 def record_state(present: frozenset[Mark]) -> RecordState:
     """The record's state from the marks in its directory."""
     for mark, state in ((Mark.ANSWERED, S.ANSWERED), (Mark.ANSWERING, S.ANSWERING), (Mark.STOP, S.STOPPING),
-                        (Mark.UNENFORCED, S.UNENFORCED), (Mark.SAVED, S.OPEN)):
+                        (Mark.UNENFORCED, S.UNENFORCED), (Mark.RECORD, S.OPEN)):
         if mark in present:
             return state
     return S.NEW
@@ -121,7 +125,7 @@ def record_state(present: frozenset[Mark]) -> RecordState:
 
 def run_state(present: frozenset[Mark]) -> RunState:
     """One run's state from its marks: the furthest it got."""
-    for mark, state in ((Mark.JUDGED, R.JUDGED), (Mark.JUDGING, R.JUDGING), (Mark.ENDED, R.ENDED),
+    for mark, state in ((Mark.VERDICT, R.JUDGED), (Mark.JUDGING, R.JUDGING), (Mark.ENDED, R.ENDED),
                         (Mark.UNPREPARED, R.UNPREPARED), (Mark.PREPARED, R.PREPARED), (Mark.STARTED, R.STARTED),
                         (Mark.STARTING, R.STARTING)):
         if mark in present:
@@ -186,7 +190,7 @@ class Failure:
 
     def retry_in(self) -> float:
         """Seconds from the last failure to the next try: doubling, from 1 s up to 10 s."""
-        return min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2 ** max(0, self.count - 1))
+        return min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2.0 ** max(0, self.count - 1))
 
     def due(self, now: float) -> bool:
         """Whether the next try may come now (a pass that comes sooner leaves it be)."""

@@ -38,6 +38,7 @@ from ..fossil.errors import FOSSIL_FAILURES, FossilLayerError, UnknownArtifact
 
 if TYPE_CHECKING:
     from .config import NodeConfig
+    from .node_log import NodeLog
 
 TEMPLATE, MARK = "runs.fossil", "runs.json"  # the mark beside it: run_steps/prepare.py reads it too
 
@@ -97,7 +98,7 @@ def lacks(template: Path, needed: int) -> bool:
     return held(template) < needed
 
 
-def ensure(config: NodeConfig, needed: int, *, besides: str | None = None, log=None) -> bool:
+def ensure(config: NodeConfig, needed: int, *, besides: str | None = None, log: NodeLog | None = None) -> bool:
     """The template, made if missing, and pulled first unless it holds every
     receipt up to NEEDED that stored anything but BESIDES (a session's record:
     its run needs what came before it, and hears of the record itself by
@@ -118,7 +119,7 @@ def ensure(config: NodeConfig, needed: int, *, besides: str | None = None, log=N
     return lacks(path, needed)
 
 
-def ensure_before(config: NodeConfig, record_hash: str, *, log=None) -> bool:
+def ensure_before(config: NodeConfig, record_hash: str, *, log: NodeLog | None = None) -> bool:
     """`ensure` for a session's record: everything the node's repository received up to the
     receipt that brought RECORD_HASH, but the record itself (its run hears of it by delivery).
     True if a run's copy must still pull."""
@@ -142,7 +143,7 @@ def _write_mark(config: NodeConfig, rcvid: int, at: float) -> None:
     write_atomically(config.state_dir / MARK, json.dumps({"rcvid": rcvid, "at": at}) + "\n")
 
 
-def current(config: NodeConfig, needed: int | None = None, log=None) -> Path:
+def current(config: NodeConfig, needed: int | None = None, log: NodeLog | None = None) -> Path:
     """The template, pulled first when it lacks a receipt up to NEEDED (all, for
     None; -1: only made if missing). A pull that fails leaves the one there,
     which a run can still use: its own clone pulls what it lacks."""
@@ -183,7 +184,7 @@ def current(config: NodeConfig, needed: int | None = None, log=None) -> Path:
     return path
 
 
-def _unlogged(text: str, **_fields) -> None:
+def _unlogged(text: str, /, **_fields: object) -> None:
     """Where a caller gave no log: the node's own passes and starts always give one."""
 
 

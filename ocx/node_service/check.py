@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ..node import config as node_config
 from ..node.faults import describe
@@ -21,10 +22,13 @@ from ..node.wake import poke, server_answers
 from .context import NodeContext
 from .intake import PassReport, run_pass
 
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
+
 PASS_TRIES = 3  # a pass that fails as a whole (the bus not there yet, say) is tried again
 
 
-async def check(context: NodeContext, systemd) -> dict[str, int]:
+async def check(context: NodeContext, systemd: Systemd) -> dict[str, int]:
     report = PassReport()
     while True:  # a pass that admitted records leaves later receipts to the next (intake.py)
         done = await _one_pass(context, systemd)
@@ -41,7 +45,7 @@ async def check(context: NodeContext, systemd) -> dict[str, int]:
             "lost": counts["decided-lost"], "to try again": int(report.retry_in is not None)}
 
 
-async def _one_pass(context: NodeContext, systemd) -> PassReport:
+async def _one_pass(context: NodeContext, systemd: Systemd) -> PassReport:
     for tried in range(1, PASS_TRIES + 1):
         try:
             return await run_pass(context, systemd)

@@ -24,6 +24,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..files import write_atomically
 from ..fossil.errors import FOSSIL_FAILURES, UnknownArtifact
@@ -31,6 +32,15 @@ from ..fossil.repository import Repository
 from ..node import bounded, spare, template
 from ..node.cut import cut_here
 from ..node.record_dirs import RecordDir
+from ..node.run_end import (
+    decide_outcome,
+    end_facts,
+    end_from_systemd,
+    ended_before_this_boot,
+    keep,
+    letters_found,
+    never_started,
+)
 from ..node.run_layout import RunHome, unit_stem
 from ..node.states import Mark, RecordState, RunState, ending
 from ..protocol.decide import OpenRecord
@@ -38,10 +48,11 @@ from ..protocol.messages import Outcome
 from ..protocol.verdict import Judgement, VerdictTag, format_verdict
 from ..systemd.errors import BusError
 from .context import NodeContext
-from .outcome import decide_outcome
-from .run_end import end_facts, end_from_systemd, ended_before_this_boot, letters_found
 from .run_units import LAST_LINE, command_service, prepared_in_unit
 from .start_stop import egress_filter, start_unit
+
+if TYPE_CHECKING:
+    from .tend import Tending
 
 
 def queue_dir(record_dir: RecordDir) -> Path:
@@ -60,7 +71,8 @@ def enqueue(record_dir: RecordDir, checkin: str, branch: str) -> bool:
     if any(name.endswith(f"-{checkin}.json") for name in names):
         return False
     sequence = 1 + max((int(name.split("-", 1)[0]) for name in names), default=0)
-    write_atomically(queue / f"{sequence:08d}-{checkin}.json", json.dumps({"checkin": checkin, "branch": branch}) + "\n")
+    write_atomically(queue / f"{sequence:08d}-{checkin}.json",
+                     json.dumps({"checkin": checkin, "branch": branch}) + "\n")
     return True
 
 
@@ -72,7 +84,7 @@ def queued(record_dir: RecordDir) -> list[str]:
     return [json.loads(p.read_text())["checkin"] for p in sorted(queue.glob("*.json"))]
 
 
-def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict,
+def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord, ended: dict[str, Any],
                 home: RunHome) -> tuple[Judgement, str] | None:
     """`pass` on exit 0, else `fail`; the reason its last line, or the limit it hit (D17)."""
     facts = end_facts(ended, record_dir, opened.record.budget.cpu)
@@ -91,7 +103,7 @@ def verdict_for(context: NodeContext, record_dir: RecordDir, opened: OpenRecord,
     return (Judgement.passed if passed else Judgement.failed), last or note
 
 
-async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
+async def tend_record(tending: Tending, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
     """Judge each ended check-in run and start the record's next (D18); or, once stopped, end it."""
     if ending(state):
         await _stop(tending, record_dir, opened)
@@ -139,21 +151,19 @@ async def tend_record(tending, record_dir: RecordDir, opened: OpenRecord, state:
                 pass
 
 
-def cut_off(ended: dict, record_dir: RecordDir) -> bool:
+def cut_off(ended: dict[str, Any], record_dir: RecordDir) -> bool:
     """Whether a check-in's run was ended by a host shutdown, not by itself, a limit or a stop (D4, D18)."""
-    facts = end_facts(ended, record_dir)
-    return facts.system_stopping and facts.stopped_by is None
+    return end_facts(ended, record_dir).cut_off
 
 
-async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> bool:
+async def _again_after_fault(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str,
+                             stem: str) -> bool:
     """Its home could not be made for a fault of the node's own: it runs again, within a bound."""
     failed = record_dir.marked(Mark.UNPREPARED, stem)
     if not failed or not failed.get("fault") or record_dir.marked(Mark.PREPARED, stem) is not None:
         return False
-    from ..node.marks import failures
-
     step, now = f"prepare-{stem}", time.time()
-    failure = failures(record_dir.path).get(step)
+    failure = record_dir.failures().get(step)
     ended = record_dir.marked(Mark.ENDED, stem) or {}
     if failure is None or failure.last < ended.get("at", 0):  # this end not counted yet
         failure = tending.failed_as(record_dir, step, failed.get("why", "?"), True, now,
@@ -168,7 +178,7 @@ async def _again_after_fault(tending, record_dir: RecordDir, opened: OpenRecord,
     return True
 
 
-async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> None:
+async def start_checkin(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str) -> None:
     context = tending.context
     stem = unit_stem(context.server_code, opened.hash, checkin)
     step = f"start-{stem}"
@@ -210,7 +220,7 @@ async def start_checkin(tending, record_dir: RecordDir, opened: OpenRecord, chec
             if record_dir.run_state(stem) is RunState.NONE:
                 record_dir.mark(Mark.STARTING, {"unit": f"{stem}.service", "at": time.time()}, stem)
             record_dir.mark(Mark.UNPREPARED, {"why": failure.error, "fault": failure.fault}, stem)
-            record_dir.mark(Mark.ENDED, {"unit": f"{stem}.service", "at": time.time(), "result": "exit-code"}, stem)
+            keep(record_dir, stem, never_started(stem))
         return
     finally:
         if pulling is not None:  # never left running past this start: one pull at a time (template.py)
@@ -240,7 +250,7 @@ def place_ahead(context: NodeContext, stem: str) -> int | None:
     return spare.take(clone, RunHome(stem).on_host, lineage=lineage, upto=template.held(clone))
 
 
-def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:
+def judge(tending: Tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem: str) -> None:
     """The `ci` verdict of one ended run, as the node user, once (V1, D20)."""
     context, step = tending.context, f"judge-{stem}"
     if tending.waiting(record_dir, step):
@@ -267,7 +277,7 @@ def judge(tending, record_dir: RecordDir, opened: OpenRecord, checkin: str, stem
         else:
             context.log(f"ci {value} on {checkin}", record=opened.hash)
             cut_here(context.config.name, "tagged", opened.hash)
-    record_dir.mark(Mark.JUDGED, {"value": value, "tag": tag}, stem)
+    record_dir.mark(Mark.VERDICT, {"value": value, "tag": tag}, stem)
     tending.succeeded(record_dir, step)
     try:
         bounded.remove_tree(home.inside)  # the link systemd makes to it (removed, never followed)
@@ -300,7 +310,7 @@ def write_verdict(context: NodeContext, checkin: str, value: str, again: bool) -
     return clone.tag(checkin, VerdictTag.ci.value, value)
 
 
-async def _stop(tending, record_dir: RecordDir, opened: OpenRecord) -> None:
+async def _stop(tending: Tending, record_dir: RecordDir, opened: OpenRecord) -> None:
     """A stop ends the check-in run in progress, then the record is answered (C2, C4); no later one runs."""
     code, units = tending.context.server_code, tending.units
     running = [u for u in units.of_record(code, opened.hash) if units.live(u.name)

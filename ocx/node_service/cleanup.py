@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..node.bounded import remove_tree
 from ..node.cut import cut_here
@@ -20,11 +21,15 @@ from ..node.record_dirs import RecordDir
 from ..node.run_layout import RunHome, unit_stem
 from ..systemd.errors import BusError
 
+if TYPE_CHECKING:
+    from .context import NodeContext
+    from .tend import Tending
+
 PRIVATE_RUNS = Path("/var/lib/private") / RUNS_STATE_DIRECTORY  # DynamicUser's StateDirectory (D16)
 BEING_REMOVED = ".removing-"
 
 
-async def clean_up(tending, record_dir: RecordDir) -> None:
+async def clean_up(tending: Tending, record_dir: RecordDir) -> None:
     context, systemd, units = tending.context, tending.systemd, tending.units
     own = units.of_record(context.server_code, record_dir.hash)
     live = [unit for unit in own if units.live(unit.name)]
@@ -59,7 +64,7 @@ def run_homes(server_code: str, record_hash: str, root: Path = PRIVATE_RUNS) -> 
     return [root / name for name in sorted(names) if name == stem or name.startswith(f"{stem}-")]
 
 
-def remove_workspace(context, record_dir: RecordDir) -> int:
+def remove_workspace(context: NodeContext, record_dir: RecordDir) -> int:
     homes = run_homes(context.server_code, record_dir.hash)
     for home in homes:
         remove_tree(RunHome(home.name).inside)  # the link systemd makes to it (removed, never followed)

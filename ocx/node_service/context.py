@@ -12,6 +12,7 @@ from ..node.config import NodeConfig
 
 if TYPE_CHECKING:  # imported when first used: a quiet node's pass that starts a run needs no HTTP client
     from ..fossil.web import WebSession
+    from ..node.served import Elsewhere, Here
 
 
 @dataclass
@@ -19,7 +20,7 @@ class NodeContext:
     config: NodeConfig
     server_code: str
     _web: WebSession | None = field(default=None, repr=False)
-    _served: object = field(default=None, repr=False)
+    _served: Here | Elsewhere | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, config: NodeConfig) -> NodeContext:
@@ -27,7 +28,7 @@ class NodeContext:
             return cls(config, repository.server_code)
 
     @property
-    def served(self):
+    def served(self) -> Here | Elsewhere:
         """What only the served repository knows (D37): this host's file, or the server's node (served.py)."""
         if self._served is None:
             from ..node.served import served

@@ -18,6 +18,8 @@ the letters again and never resets them (node/letters.py).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..fossil.repository import Repository
 from ..node.faults import describe
 from ..node.letters import enforcement_lost, letters_set
@@ -30,10 +32,13 @@ from .checkin_runs import queued
 from .context import NodeContext
 from .tend import PassReport
 
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
+
 _RUNNING = (RunState.STARTING, RunState.STARTED, RunState.PREPARED)
 
 
-async def hold_enforcement(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
+async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: Repository, report: PassReport) -> None:
     """D24: every open record whose run the node can no longer hold as promised is marked `unenforced`."""
     records: list[tuple[RecordDir, OpenRecord]] = []
     for record_dir in acting_records(context.config):
@@ -61,7 +66,7 @@ async def hold_enforcement(context: NodeContext, systemd, repository: Repository
             context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
 
 
-async def _lost(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
                 letters: dict[str, str | None], admins: frozenset[str]) -> str | None:
     user = opened.record.user
     by_letters = enforcement_lost(user, letters.get(user), user in admins, letters_set(record_dir.path))
@@ -82,7 +87,7 @@ async def _lost(context: NodeContext, systemd, record_dir: RecordDir, opened: Op
     return by_letters or await tools_lost(context.config.name, systemd, record_dir)
 
 
-async def _checkin_runs(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> bool:
+async def _checkin_runs(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord) -> bool:
     """Whether a check-in run of the command record's program runs now (one at a time, D18)."""
     for checkin in queued(record_dir):
         stem = unit_stem(context.server_code, opened.hash, checkin)

@@ -14,8 +14,10 @@ pass starts it again if anything came between its last look and its end.
 One update: the node's copy pulled from the served repository and its
 authors written (fossil/git_export.py, protocol/git_mirror.py), the export,
 the notes of every check-in with verdict tags (D25, D49), the served
-repository brought to it in one atomic fetch (git/mirror.py), then the
-receipt it reached written down (`mark`).
+repository brought to it in one atomic fetch (git/mirror.py), the receipt
+it reached written down (`mark`), then the forges' push (D50,
+git/forges.py), which never holds back the next update for long (bounded
+per forge) and never a record (this unit is not the node's service).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from ..files import write_atomically
 from ..fossil.git_export import export, exported_commits, keep_copy, leaves
 from ..fossil.repository import Repository
 from ..git import mirror
+from ..git.forges import push_mirror
 from ..git.program import git_available
 from ..node import config as node_config
 from ..node.host_paths import GIT_SERVED_NAME, git_served_root
@@ -95,7 +98,17 @@ def update_once(config: node_config.NodeConfig) -> int:
     mirror.make_served(served, os.stat(served_file).st_gid, home=home)
     mirror.publish(work, served, home=home)
     write_atomically(mark_path(config), json.dumps({"rcvid": reached, "at": time.time()}) + "\n")
+    push_to_forges(config, served, home)
     return reached
+
+
+def push_to_forges(config: node_config.NodeConfig, served: Path, home: Path) -> None:
+    """The mirror pushed to each forge the configuration names (D50), after the served one is current:
+    a forge that fails is logged and tried again at the next update; nothing of the secret is shown."""
+    if not config.git_forges:
+        return
+    for result in push_mirror(served, config.git_forges, config.git_credentials_file, home=home):
+        print(f"forge {result.url}: {'pushed' if result.ok else 'not pushed: ' + result.detail}", flush=True)
 
 
 def update(config: node_config.NodeConfig) -> int:

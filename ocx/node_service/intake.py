@@ -20,9 +20,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from itertools import takewhile
+from typing import TYPE_CHECKING, Any
 
 from ..fossil.repository import SETTLE_SECONDS, Repository
-from ..node import marks
+from ..node import record_store
 from ..node.admit import admission
 from ..node.arrivals import KINDS, QUIET_AFTER_SECONDS, RECROSSLINK_SECONDS, ReceiptReader
 from ..node.cut import cut_here
@@ -58,6 +59,10 @@ from .pass_mark import read_mark, write_mark
 from .respond import Target, decide_answer
 from .tend import PassReport, Tending, Units
 
+if TYPE_CHECKING:
+    from ..fossil.artifacts import Receipt
+    from ..systemd.manager import Systemd
+
 __all__ = ["PassReport", "run_pass"]
 
 # A pass that admitted records (or queued check-ins) reads receipts this long, then its tending starts
@@ -72,7 +77,7 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
     once for each arrival, which grew with the records open (docs/node.md, 'Measured')."""
     seen = {} if seen is None else seen
     found = record_dirs(context.config)
-    now = {r.hash: seen[r.hash] if r.hash in seen else marks.present(r.path)[0] for r in found}
+    now = {r.hash: seen[r.hash] if r.hash in seen else r.present()[0] for r in found}
     seen.clear()
     seen.update(now)
     states = {r: record_state(now[r.hash]) for r in found}
@@ -82,9 +87,9 @@ def facts(context: NodeContext, seen: dict[str, frozenset[Mark]] | None = None) 
     return NodeFacts(context.server_code, context.config.node_user, opened, answered=done)
 
 
-async def run_pass(context: NodeContext, systemd) -> PassReport:
+async def run_pass(context: NodeContext, systemd: Systemd) -> PassReport:
     report = PassReport()
-    with node_lock(context.config), marks.one_look():
+    with node_lock(context.config), record_store.one_look():
         remove_leftovers(context.config.state_dir / "records")
         tending = Tending(context, systemd, await Units.read(systemd, context.server_code), report)
         await tending.all()  # ended runs answered, cut-off steps taken again
@@ -98,7 +103,7 @@ async def run_pass(context: NodeContext, systemd) -> PassReport:
     return report
 
 
-async def read_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport) -> None:
+async def read_receipts(context: NodeContext, systemd: Systemd, repository: Repository, report: PassReport) -> None:
     mark, retry = read_mark(context)
     if context.config.elsewhere:  # its clone cannot tell senders: the server's receipts (D37)
         try:
@@ -157,11 +162,11 @@ async def read_receipts(context: NodeContext, systemd, repository: Repository, r
         mark = upto
 
 
-async def read_served_receipts(context: NodeContext, systemd, repository: Repository, report: PassReport,
-                               mark: int, retry: dict[int, dict]) -> None:
+async def read_served_receipts(context: NodeContext, systemd: Systemd, repository: Repository, report: PassReport,
+                               mark: int, retry: dict[int, dict[str, Any]]) -> None:
     """A node elsewhere's receipts: the server's (node/served.py), each sender with the letters the
     server gives it, acted on once its clone holds their artifacts (D37)."""
-    def reader(receipts: list, letters: dict[str, frozenset[str]]) -> PassReading:
+    def reader(receipts: list[Receipt], letters: dict[str, frozenset[str]]) -> PassReading:
         return PassReading(ReceiptReader(repository, receipts, lambda login: letters.get(login or "", frozenset())),
                            behind=frozenset(behind))
 
@@ -212,8 +217,8 @@ class Failed:
     target: Target | None = None
 
 
-def _retried(context: NodeContext, retry: dict[int, dict], rcvid: int, receipt, failed: list[Failed],
-             report: PassReport) -> dict[int, dict]:
+def _retried(context: NodeContext, retry: dict[int, dict[str, Any]], rcvid: int, receipt: Receipt | None,
+             failed: list[Failed], report: PassReport) -> dict[int, dict[str, Any]]:
     """RETRY after one more try of receipt RCVID: kept while it may pass, else given up, its record answered."""
     retry = dict(retry)
     if not failed:
@@ -275,10 +280,10 @@ class PassReading:
         """The records open on the node (saved, not answered), as admission asks (admit.py)."""
         self.facts(context)
         return [RecordDir.of(context.config, name).load()[0] for name, own in self.seen.items()
-                if Mark.SAVED in own and record_state(own) is not RecordState.ANSWERED]
+                if Mark.RECORD in own and record_state(own) is not RecordState.ANSWERED]
 
 
-async def handle(context: NodeContext, systemd, repository: Repository, receipt, report: PassReport,
+async def handle(context: NodeContext, systemd: Systemd, repository: Repository, receipt: Receipt, report: PassReport,
                  reading: PassReading | None = None) -> tuple[list[Failed], bool]:
     """Every artifact of RECEIPT, each on its own; what failed, and whether anything was done."""
     reading = reading or PassReading(ReceiptReader(repository, [receipt]))

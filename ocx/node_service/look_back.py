@@ -21,6 +21,7 @@ Read only from the repository and the server's node, never from a run (D41).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from ..fossil.repository import Repository
 from ..node.arrivals import ReceiptReader
@@ -29,7 +30,10 @@ from ..node.record_dirs import acting_records
 from ..protocol.decide import Action, Arrival, NodeFacts, OpenRecord, decide_late
 from .context import NodeContext
 
-Act = Callable[[NodeContext, Repository, Arrival, Action, object], Awaitable[None]]
+if TYPE_CHECKING:
+    from .tend import PassReport
+
+Act = Callable[[NodeContext, Repository, Arrival, Action, "PassReport"], Awaitable[None]]
 
 
 def opened_by(context: NodeContext, rcvid: int) -> tuple[OpenRecord, ...]:
@@ -47,7 +51,7 @@ def _letters_of(letters: dict[str, frozenset[str]]) -> Callable[[str | None], fr
 
 
 async def look_back(context: NodeContext, repository: Repository, rcvid: int, upto: int, act: Act,
-                    report) -> list[tuple[str, BaseException]]:
+                    report: PassReport) -> list[tuple[str, BaseException]]:
     """What the receipts after RCVID up to UPTO (the mark: all read already) ask
     of the records receipt RCVID opened, done; what failed, by artifact."""
     late = opened_by(context, rcvid)

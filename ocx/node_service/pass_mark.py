@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomically
 from .context import NodeContext
@@ -16,7 +17,7 @@ def _mark_file(context: NodeContext) -> Path:
     return context.config.state_dir / "mark.json"
 
 
-def read_mark(context: NodeContext) -> tuple[int, dict[int, dict]]:
+def read_mark(context: NodeContext) -> tuple[int, dict[int, dict[str, Any]]]:
     """The last receipt handled, and those to read again: {rcvid: a Failure's fields and the record's target}."""
     try:
         body = json.loads(_mark_file(context).read_text())
@@ -25,5 +26,5 @@ def read_mark(context: NodeContext) -> tuple[int, dict[int, dict]]:
         return 0, {}  # D2: lost, so read again from the start
 
 
-def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict]) -> None:
+def write_mark(context: NodeContext, rcvid: int, retry: dict[int, dict[str, Any]]) -> None:
     write_atomically(_mark_file(context), json.dumps({"rcvid": rcvid, "retry": retry}) + "\n")

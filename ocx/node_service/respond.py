@@ -12,9 +12,9 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..fossil.repository import Repository
-from ..node import marks
 from ..node.cut import cut_here
 from ..node.letters import gave_letters
 from ..node.record_dirs import THREAD, RecordDir, open_records
@@ -43,7 +43,7 @@ class Target:
 
 
 def decide_answer(context: NodeContext, record_dir: RecordDir, outcome: Outcome, note: str,
-                  target: Target | None = None, **extra) -> None:
+                  target: Target | None = None, **extra: Any) -> None:
     """The answer, kept before it is written (ANSWERING); TARGET for a record never saved (a refusal)."""
     body = {"outcome": outcome.value, "note": note, "at": time.time(), **extra}
     if target is not None:
@@ -92,7 +92,7 @@ def gave_letters_to(record_dir: RecordDir) -> bool:
     that gained letters from someone else before the record's run began keeps them (D40)."""
     if gave_letters(record_dir.path):
         return True
-    return any(Mark.PREPARED in run for run in marks.present(record_dir.path)[1].values())
+    return any(Mark.PREPARED in run for run in record_dir.present()[1].values())
 
 
 def withdraw(context: NodeContext, record_dir: RecordDir | None, user: str, record_hash: str) -> None:

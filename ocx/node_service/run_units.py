@@ -38,7 +38,7 @@ LAST_LINE = ".ocx-last-line"  # in a check-in run's home: its program's last lin
 
 # A unit that failed stays in systemd's memory, with its Result and exit status, until the node
 # has answered its record (cleanup.py resets it): systemd's own record of the end, should the
-# stop step have kept none (node_service/run_end.py, D4, D6). One that ended well is collected at once.
+# stop step have kept none (node/run_end.py, D4, D6). One that ended well is collected at once.
 KEPT_WHEN_FAILED = "inactive"
 
 

@@ -24,7 +24,8 @@ times (FAILED_PASSES), then the service exits cleanly: the next event
 starts it (never a restart loop; killed, systemd restarts it,
 Restart=on-failure). It reads its configuration again when its file or
 the node user's password file changed, so `ocx node init` run again needs
-no restart.
+no restart. A thread of its own lists each live run as a machine
+(machines.py, D32).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.repository import Repository
@@ -49,7 +51,11 @@ from ..systemd.notify import status
 from . import git_update
 from .context import NodeContext
 from .intake import PassReport, run_pass
+from .machines import MachinesThread
 from .start_stop import spare_bounds
+
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
 
 SD_LISTEN_FDS_START = 3
 # Every `fossil` the service starts (the pull into the runs' clone, a home made ahead, a user
@@ -149,7 +155,7 @@ class RepositoryChanges:
         self._reader.close()
 
 
-async def one_pass(context: NodeContext, systemd, failures: int) -> tuple[PassReport, int]:
+async def one_pass(context: NodeContext, systemd: Systemd, failures: int) -> tuple[PassReport, int]:
     try:
         return await run_pass(context, systemd), 0
     except Exception as error:  # each record's own trouble is tended on its own; this is the pass's
@@ -179,6 +185,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     awake = Awake(name)
     awake.set()
     passes, failures, settle, stamp = 0, 0, False, config_stamp(context.config)
+    machines = MachinesThread(context)  # each live run a machine (D32), in a thread of its own
+    machines.start()
     try:
         while True:
             if listener is not None:
@@ -190,6 +198,7 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
+            machines.sweep_soon(context)
             # The git mirror (D49): its own unit, started after the pass's record work, never awaited.
             await git_update.after_pass(context, systemd)
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
@@ -221,7 +230,8 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
         status("idle: waiting for a poke or a change of the repository" if timeout is None
                else f"waiting: a step is due again in {timeout:.1f} s" if due is not None
                else "settling: the runs' clone brought up to date and homes made ahead while nothing comes")
-        ready, _, _ = await asyncio.to_thread(select.select, [listener, changes.fd], [], [], timeout)
+        watched: list[socket.socket | int] = [listener, changes.fd]
+        ready, _, _ = await asyncio.to_thread(select.select, watched, [], [], timeout)
         if listener in ready or (changes.fd in ready and changes.written()):
             return settle
         if ready:
@@ -235,9 +245,12 @@ async def wait_for_work(context: NodeContext, listener: socket.socket, changes: 
             keep, settle = (time.monotonic(), True) if more else (None, False)
 
 
-def config_stamp(config: node_config.NodeConfig) -> tuple:
+Stamp = tuple[tuple[int, int, int] | None, ...]  # each file's inode, mtime and size, or None when it is not there
+
+
+def config_stamp(config: node_config.NodeConfig) -> Stamp:
     """What says the node's configuration or its password changed (`ocx node init` run again)."""
-    stamps = []
+    stamps: list[tuple[int, int, int] | None] = []
     for path in (node_config.config_path(config.name), config.password_file):
         try:
             found = os.stat(path)
@@ -247,7 +260,7 @@ def config_stamp(config: node_config.NodeConfig) -> tuple:
     return tuple(stamps)
 
 
-def reloaded(context: NodeContext, name: str, stamp: tuple) -> tuple[NodeContext, tuple]:
+def reloaded(context: NodeContext, name: str, stamp: Stamp) -> tuple[NodeContext, Stamp]:
     """The context read again when its files changed, as a start of the service would have read it."""
     now = config_stamp(context.config)
     if now == stamp:

@@ -12,6 +12,7 @@ import functools
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fossil.errors import FOSSIL_FAILURES
 from ..node import spare, template
@@ -31,6 +32,9 @@ from ..systemd.units import TransientService
 from .context import NodeContext
 from .run_units import preparation, prepared_in_unit, session_service
 
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
+
 
 def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
     """A run with network gets the node's loopback filter, loaded now if it is not yet
@@ -41,7 +45,7 @@ def egress_filter(context: NodeContext, opened: OpenRecord) -> str | None:
     return loopback_filter.ensure(context.config.name, context.config.url)
 
 
-async def watch_cpu(context: NodeContext, systemd, opened: OpenRecord, stem: str) -> None:
+async def watch_cpu(context: NodeContext, systemd: Systemd, opened: OpenRecord, stem: str) -> None:
     """D17 cpu, held from outside the run: its first timer, started before the run so
     that a failure here leaves nothing running unwatched (cpu_watch.py). A start asked
     again (D5) of a unit that already runs was watched from its first start."""
@@ -55,7 +59,7 @@ async def watch_cpu(context: NodeContext, systemd, opened: OpenRecord, stem: str
     await cpu_watch.arm(systemd, config.python, config.name, opened.hash, stem, cpu, config.cpu_quota)
 
 
-async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+async def start_unit(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
                      service: TransientService, checkin: str | None = None, homes: list[str] | None = None,
                      keep: tuple[tuple[int, str], ...] = (), pull: bool = False) -> None:
     """STARTING, the node's own preparation where the run has no network (D34), the unit, STARTED.
@@ -81,7 +85,7 @@ async def start_unit(context: NodeContext, systemd, record_dir: RecordDir, opene
                 record=opened.hash)
 
 
-async def start_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord,
+async def start_session(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
                         page: RunnerPage) -> str:
     """The session's unit, which prepares its run user and home itself; returns the unit's name."""
     # The runs' clone holds what came before the record, pulled first if it lacks any of it (template.py),
@@ -132,7 +136,7 @@ def tip_changed(repository: str, inode: int, upto: int) -> int:
         return opened.newest_tip_change(upto)
 
 
-async def stop_session(context: NodeContext, systemd, record_dir: RecordDir, opened: OpenRecord) -> None:
+async def stop_session(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord) -> None:
     """Ask systemd to stop the run's unit; its end is answered from its stop step's record (D4)."""
     name = unit_name(context.server_code, opened.hash)
     await systemd.stop(name)

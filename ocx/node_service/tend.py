@@ -9,7 +9,7 @@ boot (D6, check.py). For a session:
 | --------------- | ----------------------------------------- | ---------------------------------- |
 | answering       | any                                       | write the answer (respond.py)      |
 | answered        | a unit still runs / none                  | stop it / remove the workspace     |
-| open            | ended (its stop step's record)            | answer from the end (run_end.py)   |
+| open            | ended (its stop step's record)            | answer from the end (node/run_end) |
 | stop, unenforced| its unit runs                             | stop it                            |
 | stop, unenforced| no unit                                   | answer `stopped` / `unenforced`    |
 | open            | its unit ended, no record (systemd's)     | record the end from systemd        |
@@ -26,25 +26,28 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fossil.repository import Repository
-from ..node import marks
+from ..node import record_store, runner_homes
 from ..node.admit import runner_page
 from ..node.cut import cut_here
 from ..node.faults import describe, is_node_fault
 from ..node.record_dirs import RecordDir, record_dirs
+from ..node.run_end import before_this_boot, decide_outcome, end_facts, end_from_systemd, letters_found
 from ..node.run_layout import unit_stem
 from ..node.states import Failure, Mark, RecordState, RunState, ending
 from ..protocol.admission import Inadmissible
 from ..protocol.messages import Outcome
 from ..systemd.manager import ListedUnit
 from .context import NodeContext
-from .outcome import decide_outcome
 from .respond import answer, decide_answer
-from .run_end import before_this_boot, end_facts, end_from_systemd, letters_found, return_homes
 from .run_units import prepared_in_unit
 from .start_stop import start_session, stop_session
+
+if TYPE_CHECKING:
+    from ..protocol.decide import OpenRecord
+    from ..systemd.manager import Systemd
 
 RUNNING = ("active", "activating", "reloading", "deactivating")
 # docs/node.md, 'The node starts as many units as there are turns': at most this many runs' units
@@ -74,7 +77,7 @@ class Units:
     by_name: dict[str, ListedUnit]
 
     @classmethod
-    async def read(cls, systemd, server_code: str) -> Units:
+    async def read(cls, systemd: Systemd, server_code: str) -> Units:
         return cls({u.name: u for u in await systemd.units([f"ocx-{server_code[:12]}-*"])})
 
     def live(self, name: str) -> bool:
@@ -126,7 +129,7 @@ class Tending:
     def failed_as(self, record_dir: RecordDir, step: str, what: str, fault: bool, received: float,
                   wall_seconds: float) -> Failure:
         try:
-            failure = marks.note_failure(record_dir.path, step, what, fault)
+            failure = record_dir.note_failure(step, what, fault)
         except OSError:  # a full disk: nothing more can be kept; the next pass tries again
             failure = Failure(step, 1, time.time(), what, True, time.time())
         gives_up = failure.gives_up(time.time(), received, wall_seconds)
@@ -139,18 +142,18 @@ class Tending:
 
     def waiting(self, record_dir: RecordDir, step: str) -> bool:
         """Whether STEP failed lately and its next try is not due yet."""
-        failure = marks.failures(record_dir.path).get(step)
+        failure = record_dir.failures().get(step)
         if failure is None or failure.due(time.time()):
             return False
         self.report.retry(failure.wait(time.time()))
         return True
 
     def succeeded(self, record_dir: RecordDir, step: str) -> None:
-        marks.clear_failure(record_dir.path, step)
+        record_dir.clear_failure(step)
 
     # -- every record ------------------------------------------------------
     async def all(self) -> None:
-        marks.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
+        record_store.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
         every = record_dirs(self.context.config)
         self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
         self.waiting_to_start = 0
@@ -183,7 +186,7 @@ class Tending:
                 await self.session(record_dir, opened, state)
 
     # -- answering ---------------------------------------------------------
-    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str, **extra) -> None:
+    def decide(self, record_dir: RecordDir, outcome: Outcome, note: str, **extra: Any) -> None:
         decide_answer(self.context, record_dir, outcome, note, **extra)
         cut_here(self.context.config.name, "answering", record_dir.hash)
         self.report.actions.append(f"decided-{outcome.value}")
@@ -205,7 +208,7 @@ class Tending:
         self.report.actions.append("answered")
 
     # -- sessions ----------------------------------------------------------
-    async def session(self, record_dir: RecordDir, opened, state: RecordState) -> None:
+    async def session(self, record_dir: RecordDir, opened: OpenRecord, state: RecordState) -> None:
         stem = unit_stem(self.context.server_code, opened.hash)
         name = f"{stem}.service"
         run = record_dir.run_state(stem)
@@ -235,7 +238,7 @@ class Tending:
             self.decide(record_dir, *self.ended_unstarted(record_dir))
             return
         if run is not RunState.NONE:
-            present = marks.present(record_dir.path)[1].get(stem, frozenset())
+            present = record_dir.run_marks(stem)
             ran = Mark.STARTED in present or (prepared_in_unit(opened)
                                               and run in (RunState.PREPARED, RunState.UNPREPARED))
             if ran:  # D6: it started, its unit is gone, and nothing recorded its end
@@ -247,7 +250,7 @@ class Tending:
             record_dir.reset(stem)  # it never reached systemd: asked again (D5)
         await self.start(record_dir, opened)
 
-    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict) -> None:
+    def letters_changed(self, record_dir: RecordDir, state: RecordState, found: dict[str, Any]) -> None:
         """A preparation found its run user's letters changed (node/letters.py), and gave none: refused
         naming `user`, the login left as it is (D40); or `unenforced` (D24)."""
         if "refused_user" in found:
@@ -266,7 +269,7 @@ class Tending:
         unenforced = record_dir.marked(Mark.UNENFORCED) or {}
         return Outcome.unenforced, f"{unenforced.get('why', 'a restriction no longer held')}; {ended}"
 
-    async def start(self, record_dir: RecordDir, opened) -> None:
+    async def start(self, record_dir: RecordDir, opened: OpenRecord) -> None:
         if self.waiting(record_dir, "start"):
             return
         gated = prepared_in_unit(opened)  # D34: a run the node prepares itself is one at a time already
@@ -298,18 +301,18 @@ class Tending:
             self.starts_left -= 1
         self.report.actions.append("started")
 
-    async def answer_end(self, record_dir: RecordDir, opened, state: RecordState, stem: str) -> None:
+    async def answer_end(self, record_dir: RecordDir, opened: OpenRecord, state: RecordState, stem: str) -> None:
         if self.shutting_down():
             return  # D4: a node shutting down writes no response; the next start answers lost
         ended = record_dir.marked(Mark.ENDED, stem) or {}
         budget = opened.record.budget
         facts = end_facts(ended, record_dir, budget.cpu)
-        if facts.system_stopping and facts.stopped_by is None:
+        if facts.cut_off:
             self.decide(record_dir, Outcome.lost, "the node went down during the session (shut down)")
             return
         if facts.unprepared is not None and facts.unprepared_fault and not ending(state):
             # Its home could not be made for a fault of the node's own: the run never ran, so it runs again.
-            failure = marks.failures(record_dir.path).get("prepare")
+            failure = record_dir.failures().get("prepare")
             if failure is None or failure.last < ended.get("at", 0):  # this end not counted yet
                 failure = self.failed_as(record_dir, "prepare", facts.unprepared, True, opened.received,
                                          budget.wall_seconds)
@@ -326,6 +329,18 @@ class Tending:
             self.decide(record_dir, *decided)
 
 
+def return_homes(context: NodeContext, record_dir: RecordDir, ended: dict[str, Any]) -> None:
+    """What the run changed in its copies of its runner's homes, written back once it ended (D42)."""
+    stem = str(ended.get("unit", "")).removesuffix(".service")
+    try:
+        count = runner_homes.copy_back(record_dir.path, stem)
+    except OSError as error:  # the answer still goes out; the home keeps what it had
+        context.log(f"runner homes not written back: {error}", record=record_dir.hash, priority=4)
+        return
+    if count:
+        context.log(f"{count} files of the runner's homes written back from {stem}", record=record_dir.hash)
+
+
 def _received_order(record_dir: RecordDir) -> int:
     """A record's receipt (D26: in the order the node reads them); a half-saved one, first."""
     try:
@@ -338,5 +353,5 @@ def _preparing(record_dir: RecordDir, units: Units) -> int:
     """Its runs whose units systemd is starting and whose preparation has not ended: its mark, written
     before it pokes the node, says so before systemd does."""
     done = (Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED)
-    return sum(1 for stem, present in marks.present(record_dir.path)[1].items()
+    return sum(1 for stem, present in record_dir.present()[1].items()
                if not any(mark in present for mark in done) and units.starting(f"{stem}.service"))

@@ -22,6 +22,7 @@ import hashlib
 import os
 import select
 import time
+from typing import Any
 
 from ..fossil import repository as fossil_repository
 from ..fossil.artifacts import Receipt
@@ -32,12 +33,12 @@ WAIT_MOST = 60.0  # D38: then the node renews its request
 LIMIT = 500  # receipts in one answer; `more` says when there are others after them
 
 
-def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> dict:
+def receipts_answer(repository: Repository, since: int, limit: int = LIMIT) -> dict[str, Any]:
     """What `receipts since SINCE` answers: settled receipts, oldest first."""
     return _answer(repository, since, limit)[0]
 
 
-def _answer(repository: Repository, since: int, limit: int) -> tuple[dict, float | None]:
+def _answer(repository: Repository, since: int, limit: int) -> tuple[dict[str, Any], float | None]:
     """receipts_answer's, and when the first receipt held back for its crosslink is taken as it is
     (Unix seconds; None when none is held): a moment no write marks, so the wait must know it."""
     found = repository.receipts_since(since)
@@ -76,7 +77,7 @@ def admins_digest(repository: Repository) -> str:
 
 
 def wait_for_receipts(repository_path: str, since: int, wait: float, limit: int = LIMIT,
-                      admins: str | None = None) -> dict:
+                      admins: str | None = None) -> dict[str, Any]:
     """The receipts after SINCE, waiting up to WAIT seconds (at most WAIT_MOST)
     for the first, or for who holds admin or setup to differ from ADMINS (a digest)."""
     changes = watch(repository_path, IN_MODIFY | IN_CLOSE_WRITE)  # before the first read: nothing slips between

@@ -42,6 +42,7 @@ import os
 import sys
 import urllib.parse
 from collections.abc import Mapping
+from typing import Any
 
 from .web_viewer import Node, token, viewer
 
@@ -55,7 +56,7 @@ def wants_json(env: Mapping[str, str]) -> bool:
     return "json" in query or env.get("CONTENT_TYPE", "").startswith(JSON)
 
 
-def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict:
+def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]:
     """The CLI's and MCP's door (tools/remote.py), and nodes elsewhere's (`node=OP`, web_nodes.py)."""
     query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
     if "node" in query:

@@ -13,17 +13,23 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .web_viewer import viewer
+
+if TYPE_CHECKING:
+    from ..node.config import NodeConfig
+    from ..node.serving.registry import NodeEntry
+    from .web_nodes import Answer
 
 _CODE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-def _refused(field: str, why: str) -> dict:
+def _refused(field: str, why: str) -> Answer:
     return {"refused": {"field": field, "why": why}}
 
 
-def make_join_token(env: Mapping[str, str], served: str, call: dict) -> dict:
+def make_join_token(env: Mapping[str, str], served: str, call: Mapping[str, Any]) -> Answer:
     from ..protocol.admission import holds_admin
     from . import join_tokens
 
@@ -41,7 +47,7 @@ def make_join_token(env: Mapping[str, str], served: str, call: dict) -> dict:
             "use": f"ocx node init --name {made.name} --server URL --token-file FILE"}
 
 
-def join(served: str, config, call: dict, home: Path) -> dict:
+def join(served: str, config: NodeConfig, call: Mapping[str, Any], home: Path) -> Answer:
     """Node NAME registered by the join token's authority: its node user and a new password."""
     from ..node.serving import registry
     from ..node.serving.grants import one_at_a_time
@@ -69,7 +75,7 @@ def join(served: str, config, call: dict, home: Path) -> dict:
     return {"node_user": login, "password": done.password, "replaced": done.replaced and done.replaced.json()}
 
 
-def name_code(served: str, entry, config, call: dict, home: Path) -> dict:
+def name_code(served: str, entry: NodeEntry, config: NodeConfig, call: Mapping[str, Any], home: Path) -> Answer:
     """ENTRY's node user names its clone's server-code: once, while its registration has none."""
     from ..node.serving import registry
     from ..protocol.errors import FieldError

@@ -35,21 +35,28 @@ import json
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fossil.repository import Repository
 from ..protocol.numerals import decimal_number, whole_number
 from .web_viewer import Node, refusal, viewer
 
+if TYPE_CHECKING:
+    from ..node.config import NodeConfig
+    from ..node.serving.registry import NodeEntry
+
+# What each operation answers, as JSON: its result, or {"refused": {"field", "why"}}.
+Answer = dict[str, Any]
+
 READS = ("self", "receipts", "answer", "record", "page", "users", "sender")
 CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")
 
 
-def _refused(field: str, why: str) -> dict:
+def _refused(field: str, why: str) -> Answer:
     return {"refused": {"field": field, "why": why}}
 
 
-def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
+def answer(env: Mapping[str, str], node: Node, body: str) -> Answer:
     from ..node.serving import registry
 
     query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
@@ -64,11 +71,12 @@ def answer(env: Mapping[str, str], node: Node, body: str) -> dict:
         if env.get("REQUEST_METHOD") != "POST":
             return _refused("node", f"{op} is a change: POST it with the token")
         try:
-            call = json.loads(body or "{}")
+            parsed = json.loads(body or "{}")
         except ValueError:
             return _refused("input", "a change is one JSON object")
-        if not isinstance(call, dict):
+        if not isinstance(parsed, dict):
             return _refused("input", "a change is one JSON object")
+        call = parsed
         refused = refusal(env, node, str(call.get("token", "")))
         if refused is not None:
             return _refused("caller", refused)
@@ -108,7 +116,7 @@ def _one(query: Mapping[str, list[str]], name: str) -> str:
     return values[-1]
 
 
-def _receipts(query, served: str, entry, own: str) -> dict:
+def _receipts(query: Mapping[str, list[str]], served: str, entry: NodeEntry, own: str) -> Answer:
     from . import receipts
 
     try:
@@ -125,7 +133,8 @@ def _receipts(query, served: str, entry, own: str) -> dict:
     return answer
 
 
-def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, home: Path) -> dict:
+def _node_op(op: str, query: Mapping[str, list[str]], call: Mapping[str, Any], served: str, entry: NodeEntry,
+             own: str, config: NodeConfig, home: Path) -> Answer:
     from ..node.serving import grants, questions
     from ..protocol.errors import FieldError
 
@@ -152,7 +161,7 @@ def _node_op(op: str, query, call: dict, served: str, entry, own: str, config, h
         return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")
 
 
-def _sender(repository: Repository, artifact: str) -> dict:
+def _sender(repository: Repository, artifact: str) -> Answer:
     """Any receipt's sender is what `receipts` already tells a registered node user; this one by hash."""
     from ..fossil.errors import UnknownArtifact
     from ..protocol.errors import FieldError
@@ -166,7 +175,8 @@ def _sender(repository: Repository, artifact: str) -> dict:
         return {"artifact": artifact, "sender": None}
 
 
-def _register(env: Mapping[str, str], served: str, config, call: dict, home: Path) -> dict:
+def _register(env: Mapping[str, str], served: str, config: NodeConfig, call: Mapping[str, Any],
+              home: Path) -> Answer:
     from ..node.serving import registry
     from ..protocol.admission import holds_admin
     from ..protocol.errors import FieldError

@@ -27,7 +27,7 @@ def _stopped(name: str, field: str, why: str) -> Answer:
     return Answer(tool=name, dry_run=False, log=[], stopped=Stopped(field=field, why=why))
 
 
-def run_call(env: Mapping[str, str], node: Node, name: str, raw: Any, given_token: str) -> Answer:
+def run_call(env: Mapping[str, str], node: Node, name: str, raw: object, given_token: str) -> Answer:
     tool = TOOLS.get(name)
     if tool is None:
         return _stopped(name, "tool", f"{name!r} is not one of {', '.join(TOOLS)}")
@@ -38,7 +38,7 @@ def run_call(env: Mapping[str, str], node: Node, name: str, raw: Any, given_toke
         return run_tool(tool, raw, as_viewer)
 
 
-def answer_call(env: Mapping[str, str], node: Node, body: str) -> dict:
+def answer_call(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]:
     """A JSON call, `{"tool", "input", "token"}`: the tool's answer."""
     try:
         call = json.loads(body)

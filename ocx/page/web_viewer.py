@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..fossil.repository import Repository
 from ..node.host_paths import page_secret_path
+
+if TYPE_CHECKING:
+    from ..node.config import NodeConfig
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class Node:
             return None
 
     @cached_property
-    def config(self) -> Any:
+    def config(self) -> NodeConfig | None:
         """The node's NodeConfig, or None: a page installed for another repository knows nothing of this one."""
         if self.config_file is None:
             return None

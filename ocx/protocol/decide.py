@@ -214,7 +214,8 @@ def _checkin(arrival: Arrival, facts: NodeFacts) -> list[Action]:
         if record.is_command:
             actions.append(RunCheckin(opened.hash, arrival.hash, arrival.branch or ""))
         else:
-            actions.append(Deliver(opened.hash, checkin_delivery(arrival.hash, arrival.branch or "", arrival.sender or "")))
+            actions.append(Deliver(opened.hash,
+                                   checkin_delivery(arrival.hash, arrival.branch or "", arrival.sender or "")))
     return actions
 
 

@@ -210,7 +210,8 @@ class Envelope:
 
     def is_for(self, server_code: str) -> bool:
         """Version 1 and this node: the only messages a node looks at (C1, C7)."""
-        return is_version_one(self.version) and self.node == server_code and SERVER_CODE.fullmatch(server_code) is not None
+        return (is_version_one(self.version) and self.node == server_code
+                and SERVER_CODE.fullmatch(server_code) is not None)
 
 
 def is_version_one(value: object) -> bool:

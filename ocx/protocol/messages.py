@@ -214,7 +214,8 @@ def check_record(record: Record) -> None:
     restrict = record.restrict
     for name in ("branch", "own_thread"):
         if getattr(restrict, name) not in (None, False) and restrict.no_password is not True:
-            raise FieldError(f"restrict.{name}", "needs restrict.no_password: a run that holds its password can write past any tool (C6)")
+            raise FieldError(f"restrict.{name}", "needs restrict.no_password: a run that holds its password can "
+                                                 "write past any tool (C6)")
 
 
 def field_error(error: ValidationError) -> FieldError:

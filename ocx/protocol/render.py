@@ -55,4 +55,5 @@ def render_response(response: Response) -> str:
     made one line first (one_line), so the first block of the post is the
     response's own, whatever the note echoes."""
     outcome = getattr(response.outcome, "value", response.outcome)
-    return render_message(response, preface=f"Record {response.answers[:12]}: **{outcome}**, {one_line(response.note)}.")
+    return render_message(response,
+                          preface=f"Record {response.answers[:12]}: **{outcome}**, {one_line(response.note)}.")

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..fossil import heads
 from ..fossil.repository import Repository
 from ..protocol.finder import find_message
 from .console_messages import THREAD, AnswerSeen, NodeRecords, RecordSeen
+
+if TYPE_CHECKING:
+    from .verdicts import QueueEntry
 
 NOTABLE = ("refused", "budget", "lost", "unenforced")  # ends that need the sender's eye (docs/console.md, 'Needs you')
 OWN_RECORDS = 30  # the viewer's newest records whose threads are read for questions
@@ -125,7 +129,8 @@ def _acknowledged(repository: Repository, seen: NodeRecords, own: list[RecordSee
         if answer is None or answer.outcome not in NOTABLE or answer.placed.received is None:
             continue
         if record.placed.place_kind == THREAD:
-            replied = any(p.sender == viewer and p.in_reply_to == answer.hash for p in threads.get(record.placed.place, []))
+            replied = any(p.sender == viewer and p.in_reply_to == answer.hash
+                          for p in threads.get(record.placed.place, []))
         else:
             replied = any(c.sender.login == viewer and (c.sender.rcvid or 0) > answer.placed.rcvid
                           for c in repository.ticket_changes(record.placed.place))
@@ -152,7 +157,8 @@ def _unjudged(repository: Repository, records: list[RecordSeen]) -> list[Unjudge
              for checkin in checkins]
     if not given:
         return []
-    from .verdicts import counted, verdicts_of  # the verdict models, only when there is something to judge
+    from ..protocol.verdict_rules import counted  # the verdict models, only when there is something to judge
+    from .verdicts import verdicts_of
 
     standing = verdicts_of(repository, [item.checkin.hash for item in given])  # one read for all of them
     return [item for item in given if not counted(standing[item.checkin.hash])]
@@ -170,7 +176,8 @@ class Deliveries:
     judged: frozenset[str] = frozenset()  # check-ins the node's `ci` verdict against this record answers (V1, D25)
 
 
-def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSeen] | None = None) -> dict[str, Deliveries]:
+def deliveries(repository: Repository, seen: NodeRecords,
+               records: list[RecordSeen] | None = None) -> dict[str, Deliveries]:
     """Each open record's (or each of RECORDS') deliveries (see Deliveries)."""
     open_records = seen.open if records is None else records
     threads = heads.thread_posts(repository, [r.placed.place for r in open_records if r.placed.place_kind == THREAD])
@@ -187,7 +194,8 @@ def deliveries(repository: Repository, seen: NodeRecords, records: list[RecordSe
             posts = sum(1 for c in repository.ticket_changes(record.placed.place)
                         if c.sender.login in heard and (c.sender.rcvid or 0) > record.placed.rcvid)
         checkins = tuple(arrived.get(record.hash, ()))
-        judged = frozenset(c.hash for c in checkins if (c.hash, record.hash) in answered) if record.is_command else frozenset()
+        judged = (frozenset(c.hash for c in checkins if (c.hash, record.hash) in answered) if record.is_command
+                  else frozenset())
         given[record.hash] = Deliveries(posts, checkins, judged)
     return given
 
@@ -209,7 +217,7 @@ def branches(repository: Repository) -> list[str]:
     return heads.branch_names(repository)
 
 
-def queue_of(repository: Repository, branch: str, newest: int = NEWEST) -> list:
+def queue_of(repository: Repository, branch: str, newest: int = NEWEST) -> list[QueueEntry]:
     """The NEWEST check-ins of BRANCH with their counted verdicts, newest
     first (ocx.reading.verdicts.queue, D33)."""
     from .verdicts import queue

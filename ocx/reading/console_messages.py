@@ -18,11 +18,12 @@ tests/reading/test_console_messages.py holds this to activity's reading.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from ..fossil.artifacts import Sender
 from ..fossil.repository import Repository
 from ..protocol import budget as grammar
 from ..protocol.errors import FieldError
@@ -42,7 +43,7 @@ def texts(value: object) -> tuple[str, ...]:
     return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
 
 
-def _limit(parse, value: object) -> int | None:
+def _limit(parse: Callable[[object], int], value: object) -> int | None:
     if value is None:
         return None
     try:
@@ -162,7 +163,15 @@ class NodeRecords:
         return pairs[:latest]
 
 
-def _by(read, senders: frozenset[str]) -> list:
+class _Sent(Protocol):
+    @property
+    def sender(self) -> Sender: ...
+
+
+SentT = TypeVar("SentT", bound=_Sent)
+
+
+def _by(read: Callable[..., list[SentT]], senders: frozenset[str]) -> list[SentT]:
     """READ's artifacts that SENDERS sent: through its own filter where the
     readers have one (docs/verdicts.md, 'Cost'), else all of them, filtered here."""
     if "senders" in inspect.signature(read).parameters:
@@ -176,8 +185,10 @@ def messages(repository: Repository, server_code: str, senders: frozenset[str]) 
     posts = (repository.forum_posts(senders, mentioning=(server_code.encode(), ESCAPE))
              if "mentioning" in inspect.signature(repository.forum_posts).parameters
              else _by(repository.forum_posts, senders))
-    found = [(p.hash, p.body, THREAD, p.root, p.sender) for p in posts if p.edit_of is None and not p.pending_moderation]
-    found += [(c.hash, c.comment or "", TICKET, c.ticket, c.sender) for c in _by(repository.all_ticket_changes, senders)]
+    found = [(p.hash, p.body, THREAD, p.root, p.sender) for p in posts
+             if p.edit_of is None and not p.pending_moderation]
+    found += [(c.hash, c.comment or "", TICKET, c.ticket, c.sender)
+              for c in _by(repository.all_ticket_changes, senders)]
     for hash_, body, kind, place, sender in found:
         message = find_message(body)
         if message is None or not is_version_one(message.get("ocx")) or message.get("node") != server_code:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from ..fossil.artifacts import Checkin, TagChange
 from ..fossil.errors import RepositoryError
@@ -131,7 +132,7 @@ def queue(repository: Repository, branch: str, newest: int | None = None) -> lis
 
 # -- exact forms, for `--json` and for programs that read them -------------------
 
-def verdict_json(verdict: ReadVerdict) -> dict:
+def verdict_json(verdict: ReadVerdict) -> dict[str, Any]:
     parsed = verdict.verdict
     return {"tag": verdict.tag, "sender": verdict.sender, "uid": verdict.uid, "value": verdict.value,
             "judgement": parsed.judgement.value if parsed else None, "reason": parsed.reason if parsed else None,
@@ -139,7 +140,7 @@ def verdict_json(verdict: ReadVerdict) -> dict:
             "counts": verdict.counts, "why": verdict.why, "artifact": verdict.artifact}
 
 
-def checkin_verdicts_json(repository: Repository, checkin: str) -> dict:
+def checkin_verdicts_json(repository: Repository, checkin: str) -> dict[str, Any]:
     found = repository.checkin(checkin)
     standing = verdicts(repository, checkin, found)
     judged = outcome(standing)
@@ -148,7 +149,7 @@ def checkin_verdicts_json(repository: Repository, checkin: str) -> dict:
             "verdicts": [verdict_json(v) for v in standing]}
 
 
-def queue_json(branch: str, entries: list[QueueEntry], total: int | None = None) -> dict:
+def queue_json(branch: str, entries: list[QueueEntry], total: int | None = None) -> dict[str, Any]:
     return {"branch": branch, "total": len(entries) if total is None else total, "checkins": [
         {"checkin": e.checkin, "comment": e.comment, "sender": e.sender, "user": e.user,
          "outcome": e.outcome.value if e.outcome else None,

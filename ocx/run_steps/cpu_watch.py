@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files import write_atomically  # one way to write a file whole (docs/architecture.md)
 from ..node.host_paths import STATE_ROOT
-from ..node.marks import write_atomically
 from ..systemd.timers import TransientTimer
 from ..systemd.units import TransientService
 

@@ -37,9 +37,10 @@ from pathlib import Path
 from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.sync import CallerClone
-from ..node import bounded, marks, runner_homes, spare
+from ..node import bounded, runner_homes, spare
 from ..node.faults import describe, is_node_fault
 from ..node.letters import LettersFound
+from ..node.record_store import RecordStore
 from ..node.run_layout import PASSWORD_FILE
 from ..node.spare import CHECKOUT, CLONE
 from ..node.states import Mark
@@ -182,7 +183,8 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
                f"({(root / CLONE).stat().st_size >> 20} MB)")
     # Fossil's update begins at once, beside the copy's making its own and keeping the password, as a
     # fresh checkout does (make_home): it records nothing they change, and each waits for the other's lock.
-    with _fossil_meanwhile(step, "update", lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
+    with _fossil_meanwhile(step, "update",
+                           lambda own: own.update_checkout(root / CHECKOUT, str(step.checkin))) as moving:
         # The run user was made while the node pulled: its password is kept in the same Fossil run.
         _own(step, root, password, steps, checkout=root / CHECKOUT, meanwhile=" (its checkout moved meanwhile)")
         moving.result()
@@ -279,10 +281,10 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
     print(f"prepare: done in {steps.total() * 1000:.0f} ms" + (f"; {cpu_spent()}" if own_process else ""), flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
-    marks.write(step.marks, Mark.PREPARED, {"at": time.time(), "seconds": round(time.time() - started, 3),
-                                            "user_seconds": round((user_ready or [time.time()])[0] - started, 3),
-                                            **({} if turn_at is None else {"turn_at": turn_at})},
-                step.stem)
+    RecordStore(step.marks).mark(Mark.PREPARED, {
+        "at": time.time(), "seconds": round(time.time() - started, 3),
+        "user_seconds": round((user_ready or [time.time()])[0] - started, 3),
+        **({} if turn_at is None else {"turn_at": turn_at})}, step.stem)
 
 
 _REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
@@ -340,8 +342,8 @@ def main(argv: list[str]) -> int:
         prepare_run(step, turn_at, own_process=True)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         found = failure.mark() if isinstance(failure, LettersFound) else {}  # refused or unenforced, not judged
-        marks.write(step.marks, Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
-                                                  "fault": is_node_fault(failure), **found}, step.stem)
+        RecordStore(step.marks).mark(Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
+                                                       "fault": is_node_fault(failure), **found}, step.stem)
         print(f"ocx prepare: {failure}", file=sys.stderr)
         return 1
     finally:  # the node starts the next session waiting for a start (tend.py, STARTS_AT_ONCE)

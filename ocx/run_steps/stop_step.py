@@ -5,8 +5,9 @@
 systemd runs it as root (ExecStopPost with `+`) when the program has ended,
 still in the unit's cgroup and network namespace; isolated (`-I`: no working
 directory, user site or PYTHON* variable on its path) and with no working
-directory of the run's (D41). It writes the end's facts
-into the record's directory and pokes the node's socket, a unix socket,
+directory of the run's (D41). It keeps systemd's account of the end as the
+run's ENDED mark (node/run_end.py, the one place an end is kept and told;
+through the record's store) and pokes the node's socket, a unix socket,
 since the run may have no network (D4, D34). It must return fast: a slow
 stop step turns the unit's Result into `timeout`. So: standard library,
 ocx.systemd's cgroup reader, no pydantic, no HTTP.
@@ -16,27 +17,26 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..node import marks
+from ..node import run_end
 from ..node.host_paths import STATE_ROOT
-from ..node.states import Mark
+from ..node.record_store import RecordStore
 from ..node.wake import poke
 from ..systemd import stoppost
-from ..systemd.system_state import stopping
+from ..systemd.system_state import job_on, stopping
 
 
 def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    record_dir = Path(STATE_ROOT) / node / "records" / record
+    store = RecordStore(Path(STATE_ROOT) / node / "records" / record)
     report = stoppost.collect(env)
-    body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": stopping(), **asdict(report)}
-    # No directory: its record was answered and removed (cleanup.py). An end kept already (the node's,
-    # from systemd's record, or a start given up on) is the end: a step done is not done again.
-    if record_dir.is_dir() and marks.read(record_dir, Mark.ENDED, stem) is None:
-        marks.write(record_dir, Mark.ENDED, body, stem)
-    return body
+    ended = run_end.by_stop_step(stem, report, at=time.time(), system_stopping=stopping(),
+                                 job=job_on(f"{stem}.service"),
+                                 invocation=(os.environ if env is None else env).get("INVOCATION_ID"))
+    if store.path.is_dir():  # none: its record was answered and removed (cleanup.py)
+        run_end.keep(store, stem, ended)
+    return ended
 
 
 def main(argv: list[str]) -> int:

@@ -22,6 +22,7 @@ from ..fossil.repository import Repository
 from ..fossil.sync import CallerClone
 from ..fossil.web import WebSession
 from ..node.config import NodeConfig
+from ..node.record_dirs import RecordDir
 from ..protocol.finder import find_message
 from ..protocol.verdict import parse_verdict
 
@@ -96,7 +97,7 @@ class Demonstration:
         self.say(f"                  what it printed: journalctl -u {unit}")
 
     def _opened(self, record: str) -> bool:
-        return (self.config.state_dir / "records" / record / "record.json").exists() or bool(self._response(record))
+        return RecordDir.of(self.config, record).exists() or bool(self._response(record))
 
     def _ci_verdict(self, checkin: str) -> str | None:
         with Repository(self.config.repository) as repository:

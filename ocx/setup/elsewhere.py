@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..files import write_atomically
 from ..fossil.repository import Repository
@@ -95,7 +96,7 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
     return report
 
 
-def _registered(config: NodeConfig) -> dict | None:
+def _registered(config: NodeConfig) -> dict[str, Any] | None:
     """What the server says of this node, asked as its node user; None when it cannot log in."""
     if not config.password_file.exists():
         return None
@@ -157,7 +158,7 @@ def _register_and_clone(options: ElsewhereOptions, config: NodeConfig, home: Pat
     report.add(f"configuration {path}" + ("" if config_existed else ": created"), before != after or not config_existed)
 
 
-def _say_replaced(replaced: dict | None, report: InitReport) -> None:
+def _say_replaced(replaced: Mapping[str, Any] | None, report: InitReport) -> None:
     """What the node this one replaced left (serving/leaving.py), said so an admin answers its records (D31)."""
     if not replaced:
         return

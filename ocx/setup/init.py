@@ -25,7 +25,7 @@ from ..fossil.program import run_fossil
 from ..fossil.repository import Repository
 from ..node import config as node_config
 from ..node.config import CONFIG_DIR, NodeConfig
-from ..node.host_paths import page_socket_path
+from ..node.host_paths import page_secret_path, page_socket_path
 from ..node.serving.registry import NODE_USER_CAPABILITIES
 from ..protocol.errors import OcxError
 from . import account as accounts
@@ -321,7 +321,7 @@ def _web_page(config: NodeConfig, report: InitReport) -> None:
 def _page_secret(config: NodeConfig, server: accounts.Account, report: InitReport) -> None:
     """D43: the secret the page signs its forms' tokens with, readable by root
     and the server's account (which runs the page) only, never by a run."""
-    path = node_config.page_secret_path(node_config.config_path(config.name))
+    path = page_secret_path(node_config.config_path(config.name))
     made = not path.exists()
     if made:
         _write_secret(path, secrets.token_hex(32))

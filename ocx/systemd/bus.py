@@ -12,9 +12,11 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dbus_next import BusType, Message, MessageType, Variant
-from dbus_next.aio import MessageBus
+from dbus_next.aio.message_bus import MessageBus
+from dbus_next.constants import BusType, MessageType
 from dbus_next.errors import AuthError
+from dbus_next.message import Message
+from dbus_next.signature import Variant
 
 from .errors import BusError, BusUnreadable, Property
 
@@ -58,6 +60,8 @@ class Bus:
         self._bus = bus
         self._watchers: dict[str, list[Callable[[str, dict[str, Any]], None]]] = {}
         self._matched: set[str] = set()
+        self._manager_watchers: dict[str, list[Callable[[list[Any]], None]]] = {}
+        self._systemd_owner: str | None = None  # PID 1's unique name on the bus, once asked
         bus.add_message_handler(self._on_message)
 
     @classmethod
@@ -159,8 +163,9 @@ class Bus:
         values: dict[str, Any] = plain(props)  # 'a{sv}'
         return values
 
-    async def get(self, path: str, interface: str, prop: str) -> Any:
-        (value,) = await self.call("Get", "ss", [interface, prop], path=path, interface=PROPS)
+    async def get(self, path: str, interface: str, prop: str, destination: str = SYSTEMD) -> Any:
+        (value,) = await self.call("Get", "ss", [interface, prop], path=path, interface=PROPS,
+                                   destination=destination)
         return plain(value)
 
     # --- signals ------------------------------------------------------------
@@ -186,7 +191,21 @@ class Bus:
                 cbs.remove(callback)
         return unwatch
 
+    async def watch_manager(self, member: str, callback: Callable[[list[Any]], None]) -> None:
+        """Call `callback(body)` on each of the Manager's signals MEMBER (JobRemoved, say);
+        systemd sends them only to a connection that called Subscribe."""
+        self._manager_watchers.setdefault(member, []).append(callback)
+        # A signal sent to this connection alone reaches it whatever its matches: only PID 1's own count.
+        (self._systemd_owner,) = await self.call("GetNameOwner", "s", [SYSTEMD], path="/org/freedesktop/DBus",
+                                                 interface="org.freedesktop.DBus", destination="org.freedesktop.DBus")
+        await self.add_match(f"type='signal',sender='{SYSTEMD}',path='{MANAGER_PATH}',"
+                             f"interface='{MANAGER}',member='{member}'")
+
     def _on_message(self, msg: Message) -> bool:
+        if (msg.message_type == MessageType.SIGNAL and msg.interface == MANAGER and msg.path == MANAGER_PATH
+                and msg.member in self._manager_watchers and msg.sender == self._systemd_owner):
+            for manager_cb in list(self._manager_watchers[msg.member]):
+                manager_cb(list(msg.body))
         if (msg.message_type == MessageType.SIGNAL and msg.interface == PROPS
                 and msg.member == "PropertiesChanged" and msg.path in self._watchers):
             interface, changed = msg.body[0], plain(msg.body[1])

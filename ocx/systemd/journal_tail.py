@@ -9,6 +9,7 @@ its group `systemd-journal` (units/ocx-fossil@.service).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass
 
@@ -56,3 +57,34 @@ def printed(unit: str, lines: int = 40) -> list[Line]:
             continue
         found.append(Line(at, _text(entry.get("MESSAGE"))))
     return found[-lines:]
+
+
+_REQUESTED = re.compile(r"[^ ]+\.service: Sent signal (SIG[A-Z0-9+-]{1,12}) to main process [0-9]+ \(.*\) "
+                        r"on client request\.")
+INVOCATION = re.compile(r"[0-9a-f]{32}")
+
+
+def requested_signal(unit: str, invocation: str) -> str | None:
+    """The last signal PID 1 sent UNIT's main process, in the invocation INVOCATION (its INVOCATION_ID),
+    because a client asked (KillUnit: `machinectl kill`, `systemctl kill`; D4), or None. Only PID 1's own
+    lines count (_PID and _UID are the journal's, not the sender's to say), so a run cannot write one.
+    The journal is synced first: PID 1 logs before it signals, and journald writes when it gets to it."""
+    if not INVOCATION.fullmatch(invocation) or "=" in unit:
+        return None
+    try:
+        subprocess.run([JOURNALCTL, "--sync"], capture_output=True, timeout=TIMEOUT_SECONDS)
+        done = subprocess.run([JOURNALCTL, "--no-pager", "--quiet", "-o", "json", "--output-fields=MESSAGE",
+                               "-n", "50", "_PID=1", "_UID=0", "_TRANSPORT=journal", f"UNIT={unit}",
+                               f"INVOCATION_ID={invocation}"], capture_output=True, timeout=TIMEOUT_SECONDS,
+                              env={"LANG": "C.UTF-8"})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = None
+    for raw in done.stdout.splitlines():
+        try:
+            message = _text(json.loads(raw).get("MESSAGE"))
+        except (ValueError, AttributeError):
+            continue
+        if (matched := _REQUESTED.fullmatch(message)) is not None and message.startswith(f"{unit}: "):
+            found = matched.group(1)
+    return found

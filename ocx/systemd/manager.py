@@ -114,6 +114,21 @@ class Systemd:
             await self.bus.subscribe()
             self._subscribed = True
 
+    async def subscribe(self) -> None:
+        """systemd's signals to this connection (JobRemoved, PropertiesChanged), asked for once."""
+        await self._subscribe()
+
+    async def running_leader(self, name: str) -> tuple[int, str] | None:
+        """The running unit's main process and its Description, or None when it does not run (yet)."""
+        path = await self.bus.get_unit(name)
+        if path is None:
+            return None
+        unit = await self.bus.get_all(path, UNIT_IFACE)
+        main_pid = await self.bus.get(path, SERVICE_IFACE, "MainPID")
+        if unit.get("ActiveState") != "active" or not main_pid:
+            return None
+        return int(main_pid), str(unit.get("Description", ""))
+
     async def start(self, service: TransientService) -> str:
         """Start it without watching; returns the job path."""
         return await self.bus.start_transient_unit(service.name, properties(service))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import time
+from collections.abc import Callable
 
 from .cgroup import unit_of
 from .errors import BusUnreadable
@@ -95,7 +96,8 @@ def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max
         time.sleep(0.005)  # the job's end is not signalled to a plain call; the child waits meanwhile
 
 
-def confiner(prefix: str, *, memory_max: int, tasks_max: int, bound_to: str | None = None):
+def confiner(prefix: str, *, memory_max: int, tasks_max: int,
+             bound_to: str | None = None) -> Callable[[int], None]:
     """A `confine(pid)` for fossil/program.py's `confine_children`: each child in a scope of its own,
     named PREFIX, its pid and a token (a pid is reused; a scope of a child ended is collected), bound
     to BOUND_TO, by default the service this process runs in (none outside one)."""

@@ -1,4 +1,4 @@
-"""The manager's state, for telling a shutdown from any other end of a run (D4).
+"""The manager's state, for telling a shutdown, or root's stop, from any other end of a run (D4).
 
 A run's stop step and the node's answering both ask `stopping()`. The
 boot-time check also asks `started_at()`: a run that ended before this
@@ -25,6 +25,24 @@ def system_state() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None
+
+
+def job_on(unit: str) -> str | None:
+    """The type of the job systemd runs on UNIT now ("stop", "restart", ...), or None: read by a
+    run's stop step, a stop job there is one the unit's program did not ask for (only root, or
+    whom polkit lets manage units, queues one: `machinectl terminate`, `systemctl stop`)."""
+    import subprocess
+
+    try:
+        done = subprocess.run([SYSTEMCTL, "list-jobs", "--no-legend", "--full", unit],
+                              capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in done.stdout.splitlines():  # JOB UNIT TYPE STATE
+        fields = line.split()
+        if len(fields) >= 4 and fields[1] == unit:
+            return fields[2]
+    return None
 
 
 def stopping() -> bool:

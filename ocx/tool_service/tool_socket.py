@@ -32,7 +32,6 @@ from typing import Any
 
 from ..fossil import admin
 from ..node import config as node_config
-from ..node import marks
 from ..node.config import NodeConfig
 from ..node.inotify import (
     IN_CLOSE_WRITE,
@@ -47,10 +46,10 @@ from ..node.inotify import (
     watch,
 )
 from ..node.record_dirs import RecordDir, open_state, record_dirs
+from ..node.record_store import RECORD_FILES
 from ..node.run_layout import RunHome, unit_stem
 from ..node.socket_served import SOCKET_NAME, served_by_socket, short_path
 from ..node.spare import CLONE
-from ..node.states import RECORD_MARKS
 from ..protocol.decide import OpenRecord
 from ..systemd import notify
 from ..systemd.cgroup import peer
@@ -59,7 +58,7 @@ from ..tools.framework import Answer, Stopped, run_tool
 from ..tools.registry import TOOLS
 
 CHANGES = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE
-OWN_FILES = frozenset(marks.file_name(mark) for mark in RECORD_MARKS)  # record.json among them (Mark.SAVED)
+OWN_FILES = RECORD_FILES  # record.json among them (Mark.RECORD)
 REQUEST_BYTES = 1 << 20  # the most one call may send: a tool's input is small
 READ_SECONDS = 30.0  # the longest the service waits for a call's line, or for its answer to be taken
 CONNECTIONS = 4  # calls of one run at once; more are closed at once

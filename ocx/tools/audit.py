@@ -28,7 +28,8 @@ class AuditInput(ToolInput):
 
 class AuditTool(Tool):
     name = "audit"
-    summary = "Judge a check-in: a tag audited (or ci) whose value is pass or fail, a reason, and what it was judged against (V1)."
+    summary = ("Judge a check-in: a tag audited (or ci) whose value is pass or fail, a reason, and what it was "
+               "judged against (V1).")
     Input = AuditInput
     Result = str | None
     capability = MAY_CHECK_IN
@@ -43,7 +44,8 @@ class AuditTool(Tool):
             sender = self._sender(caller, repository, checkin.hash)
             for whose, login in (("sent", sender), ("is the user written in", checkin.user)):
                 if login == caller.login:
-                    raise FieldError("checkin", f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
+                    raise FieldError("checkin",
+                                     f"{caller.login} {whose} check-in {given.checkin}: never one's own (D25)")
             act.check(f"{given.checkin} on {checkin.branch}, sent by {sender}, not the caller's", "checkin")
             against = self._against(act, repository, given.against, checkin.branch)
             value = format_verdict(given.verdict, given.reason, against)  # a FieldError names the field
@@ -74,7 +76,8 @@ class AuditTool(Tool):
         try:
             full = repository.resolve(against)
         except RepositoryError as error:
-            raise FieldError("against", f"{error}: a record's hash, or a file's path that is not all hex digits (D11)") from None
+            raise FieldError("against",
+                             f"{error}: a record's hash, or a file's path that is not all hex digits (D11)") from None
         if full != against:
             act.step("resolved", f"{against} is {full}", "against")
         checkins = record_checkins(repository)(full)

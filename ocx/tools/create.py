@@ -26,7 +26,8 @@ class SandboxInput(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     # network defaults to true: both session runners reach their own service (Part 4)
-    network: bool = Field(True, description="Whether the run has the host's network; false: only its own loopback (D34).")
+    network: bool = Field(True, description="Whether the run has the host's network; false: only its own "
+                                            "loopback (D34).")
     read_only: list[AbsolutePath] = Field([], description="Absolute host paths the run may read.")
     read_write: list[AbsolutePath] = Field([], description="Absolute host paths the run may read and write.")
 
@@ -90,7 +91,8 @@ class Create(Tool):
         elif given.to is not None:
             written = act.write(f"a reply to {place} holding the record", lambda: web().reply(place, text))
         else:
-            written = act.write(f"a change to ticket {place} holding the record", lambda: web().ticket_change(place, text))
+            written = act.write(f"a change to ticket {place} holding the record",
+                                lambda: web().ticket_change(place, text))
         if written is not None and caller.node is not None:
             # Part 4: on the node itself, the node acts on the record at once.
             act.step("wrote", f"poked node {caller.node.name}: {poke(caller.node.name, 'create') or 'ok'}")

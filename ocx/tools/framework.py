@@ -153,7 +153,8 @@ def validate_input(tool: Tool, raw: object) -> ToolInput:
     unknown = [key for key in raw if key not in tool.Input.model_fields]
     if unknown:
         # Part 4: refused before anything else is looked at, naming it.
-        raise FieldError(str(unknown[0]), f"is not a field of {tool.name} (its fields: {', '.join(tool.Input.model_fields)})")
+        raise FieldError(str(unknown[0]),
+                         f"is not a field of {tool.name} (its fields: {', '.join(tool.Input.model_fields)})")
     try:
         return tool.Input.model_validate(raw)
     except ValidationError as error:
@@ -170,7 +171,8 @@ def resolve_hashes(caller: Caller, given: ToolInput, act: Act) -> ToolInput:
         try:
             full = caller.resolve(value)
         except AmbiguousPrefix as error:
-            raise FieldError(name, f"{value} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
+            raise FieldError(name,
+                             f"{value} names {len(error.matches)} or more artifacts; give more digits (D11)") from None
         except UnknownArtifact:
             raise FieldError(name, f"{value} names no artifact in {caller.where} (D11)") from None
         except (BadPrefix, RepositoryError) as error:

@@ -9,4 +9,5 @@ from .push import PushTool
 from .status import StatusTool
 from .stop import StopTool
 
-TOOLS: dict[str, Tool] = {tool.name: tool for tool in (Create(), StopTool(), PostTool(), AuditTool(), PushTool(), StatusTool())}
+TOOLS: dict[str, Tool] = {tool.name: tool
+                          for tool in (Create(), StopTool(), PostTool(), AuditTool(), PushTool(), StatusTool())}

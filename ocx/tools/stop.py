@@ -54,7 +54,8 @@ class StopTool(Tool):
             answered = answer_of(repository, where, node_user)
         if answered is not None:
             assert isinstance(answered.message, Response)  # answer_of finds only responses
-            raise FieldError("record", f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
+            raise FieldError("record",
+                             f"already answered {answered.message.outcome.value} by {answered.hash}: nothing to stop")
         if given.lost:
             received = where.sender.time
             due = received + timedelta(seconds=record.budget.wall_seconds) if received else None
@@ -63,8 +64,9 @@ class StopTool(Tool):
                 raise FieldError("lost", f"the record's receipt plus its wall ({record.budget.wall}) ends at {due}; "
                                    "until then only its node answers it (D31)")
             act.check(f"its receipt plus its wall ended at {due.isoformat()}", "lost")
+            note = f"answered lost by {caller.login}: its node did not answer by {due.isoformat()} (D31)"
             message: Response | StopMessage = Response(ocx=1, kind="response", node=record.node, answers=where.hash,
-                               outcome=Outcome.lost, note=f"answered lost by {caller.login}: its node did not answer by {due.isoformat()} (D31)")
+                                                       outcome=Outcome.lost, note=note)
             text = render_message(message, "This record's node never answered it.")
         else:
             message = StopMessage(ocx=1, kind="stop", node=record.node, stops=where.hash)
@@ -72,4 +74,5 @@ class StopTool(Tool):
         what = "a lost response" if given.lost else "a stop"
         if where.kind == FORUM:
             return act.write(f"{what} in reply to {where.hash}", lambda: caller.web().reply(where.hash, text))
-        return act.write(f"{what} as a change to ticket {where.place}", lambda: caller.web().ticket_change(where.place, text))
+        return act.write(f"{what} as a change to ticket {where.place}",
+                         lambda: caller.web().ticket_change(where.place, text))

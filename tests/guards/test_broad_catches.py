@@ -21,6 +21,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the pass: a pass that fails as a whole is logged and tried again, backing off"),
     ("ocx/node_service/serve.py", "serve"): (
         1, "the service's start: whatever stops it, the pokes that started it are read, or systemd starts it for ever"),
+    ("ocx/node_service/machines.py", "MachinesThread._serve"): (
+        2, "runs listed as machines (D32), in their own thread: no record waits on it; the next pass asks again"),
     ("ocx/node_service/check.py", "_one_pass"): (
         1, "the deliberate check's pass, tried again twice before it fails"),
     ("ocx/node_service/tend.py", "Tending.all"): (

@@ -1,7 +1,7 @@
 """The response a run's end gets (C4 order, D4, D17): pure, no systemd."""
 import pytest
 
-from ocx.node_service.outcome import EndFacts, decide_outcome
+from ocx.node.run_end import EndFacts, decide_outcome
 from ocx.protocol import Outcome
 from ocx.protocol.messages import Budget
 
@@ -70,3 +70,37 @@ def test_a_host_oom_kill_of_a_run_with_no_memory_budget_is_not_budget():
                   {"result": "signal", "code": "killed", "status": "9", "oom_killed": True}):
         found = decide_outcome(EndFacts(**{"seconds": 3, **facts}), no_memory)
         assert found == (Outcome.exited, "killed by SIGKILL (out of memory on the host) after 3 seconds")
+
+
+def test_roots_stop_on_the_node_is_stopped_and_says_it_was_no_stop_message():
+    """A stop job the node did not queue (machinectl terminate, systemctl stop): `stopped`, once, never `lost`."""
+    found = outcome(code="killed", status="TERM", ended_on_node=True, seconds=7)
+    assert found == (Outcome.stopped, "ended on the node by root (machinectl terminate, systemctl stop), "
+                                      "not by a stop message, after 7 seconds")
+    assert "stopped by pat" in outcome(stopped_by="pat", ended_on_node=True)[1]  # the node's own stop names its sender
+    assert outcome(system_stopping=True, ended_on_node=True) is None  # a shutdown's stop jobs: D4's lost
+
+
+def test_a_stop_job_is_roots_only_when_the_node_left_no_reason_of_its_own(tmp_path):
+    import time
+
+    from ocx.node.record_dirs import RecordDir
+    from ocx.node.states import Mark
+    from ocx.node.run_end import end_facts
+
+    stem = "ocx-aaaaaaaaaaaa-bbbbbbbbbbbb"
+    record_dir = RecordDir(tmp_path)
+    ended = {"unit": f"{stem}.service", "at": time.time(), "result": "success", "code": "killed", "status": "TERM"}
+    assert not end_facts(ended, record_dir).ended_on_node  # no job: the program ended, or was signalled
+    assert end_facts({**ended, "job": "stop"}, record_dir).ended_on_node
+    assert not end_facts({**ended, "job": "start"}, record_dir).ended_on_node
+    record_dir.mark(Mark.RECORD, {"at": time.time()})
+    record_dir.mark(Mark.UNENFORCED, {"why": "run user x was given admin"})  # the node stops it for D24
+    assert not end_facts({**ended, "job": "stop"}, record_dir).ended_on_node
+
+
+def test_a_signal_root_asked_pid_1_to_send_is_stopped_unless_the_cpu_watch_sent_it():
+    found = outcome(code="killed", status="TERM", signalled_on_node="SIGTERM", seconds=3)
+    assert found == (Outcome.stopped, "ended on the node by root (SIGTERM sent by machinectl kill or systemctl kill), "
+                                      "not by a stop message, after 3 seconds")
+    assert outcome(code="killed", status="KILL", signalled_on_node="SIGKILL", cpu_budget_hit=True)[0] is Outcome.budget

@@ -1,4 +1,4 @@
-"""A record's life in one table (states.py), its marks as files (marks.py): no node, no systemd.
+"""A record's life in one table (states.py), its marks as files (record_store.py): no node, no systemd.
 
 The table is the whole of what may happen; a change outside it raises
 StateError and writes nothing. Property: any sequence of changes, made
@@ -8,7 +8,7 @@ predicts, whatever order the node, a preparation and a stop step wrote them in.
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ocx.node import marks
+from ocx.node.record_store import FAILURES, RecordStore
 from ocx.node.states import (MAX_ATTEMPTS, RECORD_CHANGES, RECORD_MARKS, RESET, RUN_CHANGES, RUN_MARKS, Failure,
                              Mark, RecordState as S, RunState as R, StateError, acting, after_record, after_run,
                              record_state, run_state)
@@ -45,36 +45,36 @@ def test_a_run_is_started_only_from_nothing_and_runs_again_only_by_a_reset():
 
 
 def test_marks_from_three_writers_may_come_in_any_order_the_table_allows(tmp_path):
-    marks.write(tmp_path, Mark.STARTING, {"at": 1}, STEM)  # the node
-    marks.write(tmp_path, Mark.PREPARED, {"at": 2}, STEM)  # the unit's preparation
-    marks.write(tmp_path, Mark.ENDED, {"at": 3}, STEM)  # the unit's stop step
-    marks.write(tmp_path, Mark.STARTED, {"at": 4}, STEM)  # the node, once systemd's reply came: late
-    assert marks.run_state_of(tmp_path, STEM) is R.ENDED
-    assert marks.read(tmp_path, Mark.STARTED, STEM) == {"at": 4}
+    RecordStore(tmp_path).mark(Mark.STARTING, {"at": 1}, STEM)  # the node
+    RecordStore(tmp_path).mark(Mark.PREPARED, {"at": 2}, STEM)  # the unit's preparation
+    RecordStore(tmp_path).mark(Mark.ENDED, {"at": 3}, STEM)  # the unit's stop step
+    RecordStore(tmp_path).mark(Mark.STARTED, {"at": 4}, STEM)  # the node, once systemd's reply came: late
+    assert RecordStore(tmp_path).run_state(STEM) is R.ENDED
+    assert RecordStore(tmp_path).marked(Mark.STARTED, STEM) == {"at": 4}
 
 
 def test_a_change_outside_the_table_raises_and_writes_nothing(tmp_path):
-    marks.write(tmp_path, Mark.SAVED, "{}\n")
-    marks.write(tmp_path, Mark.ANSWERING, {"outcome": "exited"})
-    marks.write(tmp_path, Mark.ANSWERED, {})
+    RecordStore(tmp_path).mark(Mark.RECORD, "{}\n")
+    RecordStore(tmp_path).mark(Mark.ANSWERING, {"outcome": "exited"})
+    RecordStore(tmp_path).mark(Mark.ANSWERED, {})
     with pytest.raises(StateError):
-        marks.write(tmp_path, Mark.STOP, {"by": "admin"})
+        RecordStore(tmp_path).mark(Mark.STOP, {"by": "admin"})
     assert not (tmp_path / "stop.json").exists()
-    assert marks.state_of(tmp_path) is S.ANSWERED
+    assert RecordStore(tmp_path).state is S.ANSWERED
     with pytest.raises(StateError):
-        marks.write(tmp_path, Mark.ENDED, {}, STEM)
+        RecordStore(tmp_path).mark(Mark.ENDED, {}, STEM)
     with pytest.raises(ValueError):
-        marks.write(tmp_path, Mark.ENDED, {})  # a run's mark names its run
+        RecordStore(tmp_path).mark(Mark.ENDED, {})  # a run's mark names its run
 
 
 def test_a_reset_removes_every_mark_of_that_run_and_no_other(tmp_path):
     other = STEM + "-aaaaaaaaaaaa"
     for stem in (STEM, other):
-        marks.write(tmp_path, Mark.STARTING, {}, stem)
-        marks.write(tmp_path, Mark.STARTED, {}, stem)
-    marks.reset(tmp_path, STEM)
-    assert marks.run_state_of(tmp_path, STEM) is R.NONE
-    assert marks.run_state_of(tmp_path, other) is R.STARTED
+        RecordStore(tmp_path).mark(Mark.STARTING, {}, stem)
+        RecordStore(tmp_path).mark(Mark.STARTED, {}, stem)
+    RecordStore(tmp_path).reset(STEM)
+    assert RecordStore(tmp_path).run_state(STEM) is R.NONE
+    assert RecordStore(tmp_path).run_state(other) is R.STARTED
 
 
 RECORD_STEPS = st.sampled_from(RECORD_MARKS)
@@ -84,7 +84,7 @@ RUN_STEPS = st.tuples(st.sampled_from([*RUN_MARKS, RESET]), st.sampled_from([STE
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(RECORD_STEPS, RUN_STEPS), max_size=14))
 def test_the_files_always_say_what_the_table_predicts(tmp_path_factory, steps):
-    directory = tmp_path_factory.mktemp("record")
+    store = RecordStore(tmp_path_factory.mktemp("record"))
     own, runs = S.NEW, {}
     for step in steps:
         if isinstance(step, tuple):
@@ -94,7 +94,7 @@ def test_the_files_always_say_what_the_table_predicts(tmp_path_factory, steps):
             except StateError:
                 expected = None
             try:
-                marks.reset(directory, stem) if change == RESET else marks.write(directory, change, {}, stem)
+                store.reset(stem) if change == RESET else store.mark(change, {}, stem)
             except StateError:
                 assert expected is None
                 continue
@@ -106,20 +106,20 @@ def test_the_files_always_say_what_the_table_predicts(tmp_path_factory, steps):
             except StateError:
                 expected = None
             try:
-                marks.write(directory, step, "{}\n" if step is Mark.SAVED else {})
+                store.mark(step, "{}\n" if step is Mark.RECORD else {})
             except StateError:
                 assert expected is None
                 continue
             own = expected
-        assert marks.state_of(directory) is own
+        assert store.state is own
         for stem, state in runs.items():
-            assert marks.run_state_of(directory, stem) is state
+            assert store.run_state(stem) is state
 
 
 def test_states_are_read_from_the_marks_present():
     assert record_state(frozenset()) is S.NEW
-    assert record_state(frozenset({Mark.SAVED, Mark.STOP})) is S.STOPPING
-    assert record_state(frozenset({Mark.SAVED, Mark.STOP, Mark.ANSWERING})) is S.ANSWERING
+    assert record_state(frozenset({Mark.RECORD, Mark.STOP})) is S.STOPPING
+    assert record_state(frozenset({Mark.RECORD, Mark.STOP, Mark.ANSWERING})) is S.ANSWERING
     assert run_state(frozenset({Mark.STARTING, Mark.UNPREPARED, Mark.ENDED})) is R.ENDED
 
 
@@ -141,9 +141,25 @@ def test_tries_come_later_and_later_up_to_ten_seconds():
 
 
 def test_failures_are_counted_in_the_records_directory(tmp_path):
-    marks.note_failure(tmp_path, "answer", "WebError: connection refused", True, now=5.0)
-    second = marks.note_failure(tmp_path, "answer", "WebError: connection refused", True, now=7.0)
+    RecordStore(tmp_path).note_failure("answer", "WebError: connection refused", True, now=5.0)
+    second = RecordStore(tmp_path).note_failure("answer", "WebError: connection refused", True, now=7.0)
     assert (second.count, second.first, second.last) == (2, 5.0, 7.0)
-    assert marks.failures(tmp_path)["answer"] == second
-    marks.clear_failure(tmp_path, "answer")
-    assert marks.failures(tmp_path) == {} and not (tmp_path / marks.FAILURES).exists()
+    assert RecordStore(tmp_path).failures()["answer"] == second
+    RecordStore(tmp_path).clear_failure("answer")
+    assert RecordStore(tmp_path).failures() == {} and not (tmp_path / FAILURES).exists()
+
+
+def test_each_mark_is_named_as_its_file_and_the_files_keep_the_names_nodes_wrote():
+    """A node upgraded mid-run reads the directories the old code wrote: the members follow the files."""
+    assert all(mark.name == mark.value.upper() for mark in Mark)
+    assert {mark.value for mark in RECORD_MARKS} == {"record", "stop", "unenforced", "answering", "answered"}
+    assert {mark.value for mark in RUN_MARKS} == {"starting", "started", "prepared", "unprepared", "ended",
+                                                  "judging", "verdict"}
+
+
+def test_the_store_writes_each_mark_under_its_name_on_disk(tmp_path):
+    store = RecordStore(tmp_path)
+    store.mark(Mark.RECORD, "{}\n")
+    store.mark(Mark.STARTING, {}, STEM)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["record.json", f"starting-{STEM}.json"]
+    assert store.saved_file() == tmp_path / "record.json"

@@ -1,4 +1,4 @@
-"""A pass's second tending sees the marks as they are after it read systemd's units (tend.py, marks.look_again).
+"""A pass's second tending sees the marks as they are after it read systemd's units (tend.py, record_store.look_again).
 
 A run that ended while the pass read receipts: its stop step wrote `ended` (another process), then
 systemd let its unit go. The pass had listed the record's marks before; tended again from that list,
@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from ocx.node import marks
+from ocx.node.record_store import one_look
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
+from ocx.node.run_end import end_from_systemd
 from ocx.node_service.context import NodeContext
-from ocx.node_service.run_end import end_from_systemd
 from ocx.node_service.tend import PassReport, Tending, Units
 from ocx.node.states import Mark, RunState
 from ocx.protocol import parse_message
@@ -46,15 +46,15 @@ def running(context: NodeContext) -> tuple[RecordDir, str]:
 
 
 def ended_meanwhile(directory: RecordDir, stem: str) -> None:
-    """Its stop step's mark, written by another process (marks.write's file, whole)."""
+    """Its stop step's mark, written by another process (the store's file, whole, under its name on disk)."""
     body = {"unit": f"{stem}.service", "at": time.time(), "system_stopping": False, "result": "success",
             "code": "exited", "status": "0"}
-    (directory.path / marks.file_name(Mark.ENDED, stem)).write_text(json.dumps(body) + "\n")
+    (directory.path / f"ended-{stem}.json").write_text(json.dumps(body) + "\n")
 
 
 def test_a_run_that_ended_between_two_tendings_of_one_pass_is_answered_from_its_end(context):
     directory, stem = running(context)
-    with marks.one_look():  # one pass
+    with one_look():  # one pass
         assert directory.run_state(stem) is RunState.PREPARED  # the first tending's list: it runs
         ended_meanwhile(directory, stem)  # while the pass reads receipts
         tending = Tending(context, None, Units({}), PassReport())  # systemd let the unit go (exit 0)
@@ -68,7 +68,7 @@ def test_an_end_kept_already_is_not_kept_again(context):
     """A step done is a no-op done again: systemd is not even asked (None here)."""
     directory, stem = running(context)
     ended_meanwhile(directory, stem)
-    with marks.one_look():
+    with one_look():
         kept = asyncio.run(end_from_systemd(None, directory, stem))
     assert kept is not None and kept["status"] == "0"
     assert directory.run_state(stem) is RunState.ENDED
@@ -81,9 +81,9 @@ def test_an_end_kept_already_is_not_kept_again(context):
 def test_a_session_whose_preparation_found_letters_changed_is_answered_so(context, found, outcome):
     """node/letters.py: D40 again at a delayed start (the login left as it is), or D24."""
     directory, stem = running(context)
-    (directory.path / marks.file_name(Mark.PREPARED, stem)).unlink()
+    (directory.path / f"prepared-{stem}.json").unlink()
     directory.mark(Mark.UNPREPARED, {"at": time.time(), "why": "LettersFound", "fault": False, **found}, stem)
-    with marks.one_look():
+    with one_look():
         asyncio.run(Tending(context, None, Units({}), PassReport()).all())  # its unit gone: it failed
     decided = directory.marked(Mark.ANSWERING)
     assert decided["outcome"] == outcome and decided["note"].startswith(next(iter(found.values()))), decided

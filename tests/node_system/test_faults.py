@@ -110,8 +110,7 @@ def test_a_unit_whose_stop_step_kept_nothing_is_answered_from_systemds_own_recor
     until its record is answered, sessions.KEPT_WHEN_FAILED)."""
     import asyncio
 
-    from ocx.node_service.run_end import end_facts, end_from_systemd
-    from ocx.node_service.outcome import decide_outcome
+    from ocx.node.run_end import decide_outcome, end_facts, end_from_systemd
     from ocx.node.states import Mark
     from ocx.protocol.messages import Budget
     from ocx.systemd.manager import Systemd

@@ -67,6 +67,20 @@ def test_the_session_is_found_by_its_units_name_d3(world):
     assert str(session.socket) == f"/run/ocx-runs/{stem}/terminal.sock"
 
 
+def test_the_session_is_found_by_its_runs_machine_as_machinectl_lists_it(world):
+    """D3, D32: `machinectl list` names a run `ocx-NODE12-RECORD12`, its unit's name; `ocx attach` takes it."""
+    record = created(world)
+    with world.caller("admin") as admin:
+        code = admin.server_code()
+        stem = f"ocx-{code[:12]}-{record[:12]}"
+        assert find_session(admin, stem).record.hash == record
+        assert find_session(admin, f"{stem}.service").record.hash == record
+        with pytest.raises(FieldError, match=f"record: ocx-{'ab' * 6}-{record[:12]} is a run of node abababababab"):
+            find_session(admin, f"ocx-{'ab' * 6}-{record[:12]}")
+        with pytest.raises(FieldError, match="record: .* is a check-in run of a command record"):
+            find_session(admin, f"{stem}-{'cd' * 6}")
+
+
 def test_what_is_not_a_session_of_this_node_is_refused_naming_the_record(world):
     with world.caller("admin") as admin:
         with pytest.raises(FieldError, match="not 10 to 64"):

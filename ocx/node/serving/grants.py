@@ -14,6 +14,7 @@ so two nodes asking for one user at once cannot both have it.
 from __future__ import annotations
 
 import fcntl
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,7 @@ def nodes_known(repository: Repository, own_server_code: str) -> frozenset[str]:
 
 
 @contextmanager
-def one_at_a_time(repository_path: str | Path):
+def one_at_a_time(repository_path: str | Path) -> Iterator[None]:
     directory = registry.nodes_dir(repository_path)
     directory.mkdir(mode=0o750, exist_ok=True)
     with open(directory / "grants.lock", "w") as handle:

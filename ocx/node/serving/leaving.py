@@ -18,11 +18,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...fossil.repository import Repository
 from ..arrivals import answer_in_place
 from . import ownership, registry
 from .registry import NodeEntry
+
+if TYPE_CHECKING:
+    from ...fossil.artifacts import Sender
+    from ..json_answers import JsonObject
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class OpenRecord:
     hash: str
     due: float  # Unix seconds: its receipt plus its wall, when D31 lets an admin answer it lost
 
-    def json(self) -> dict:
+    def json(self) -> JsonObject:
         return {"record": self.hash, "due": self.due}
 
 
@@ -40,7 +45,7 @@ class Left:
     withdrawn: tuple[str, ...]  # run users whose letters were taken back
     open: tuple[OpenRecord, ...]  # its records no answer holds yet
 
-    def json(self) -> dict:
+    def json(self) -> JsonObject:
         return {"node": self.node.json(), "withdrawn": list(self.withdrawn), "open": [r.json() for r in self.open]}
 
 
@@ -73,7 +78,7 @@ def open_records(repository: Repository, node: NodeEntry) -> list[OpenRecord]:
     return records
 
 
-def _seconds(sender) -> float:
+def _seconds(sender: Sender) -> float:
     return sender.time.timestamp() if sender.time else 0.0
 
 

@@ -10,6 +10,8 @@ for (D37).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...fossil.errors import UnknownUser
 from ...fossil.repository import Repository
 from ...protocol.errors import FieldError
@@ -18,10 +20,13 @@ from . import ownership
 from .grants import nodes_known, placed_record
 from .registry import NodeEntry
 
+if TYPE_CHECKING:
+    from ..json_answers import JsonObject
+
 RUNNER_PAGE_PREFIX = "sandbox/"  # D14 (node/runner_pages.py)
 
 
-def answer_of(repository: Repository, node: NodeEntry, record_hash: str) -> dict:
+def answer_of(repository: Repository, node: NodeEntry, record_hash: str) -> JsonObject:
     """The answer RECORD_HASH has for NODE, if any: the node user's response,
     or an admin's `lost` after the record's receipt plus its wall (D31)."""
     try:
@@ -36,17 +41,17 @@ def answer_of(repository: Repository, node: NodeEntry, record_hash: str) -> dict
             "answer": None if found is None else {"outcome": found.outcome.value, "note": found.note}}
 
 
-def runner_page(repository: Repository, runner: str) -> dict:
+def runner_page(repository: Repository, runner: str) -> JsonObject:
     version = repository.wiki_latest_by_admin(RUNNER_PAGE_PREFIX + runner)
     return {"page": None if version is None else {"hash": version.hash, "content": version.content}}
 
 
-def users(repository: Repository, logins: list[str], own_server_code: str, *, owners: bool = False) -> dict:
+def users(repository: Repository, logins: list[str], own_server_code: str, *, owners: bool = False) -> JsonObject:
     """Each login's own letters, its letters as Fossil gives them (None: no
     such login) and, with OWNERS, the node it works for (D37); and who holds
     admin or setup now (D24)."""
     known = nodes_known(repository, own_server_code)
-    found: dict[str, dict | None] = {}
+    found: dict[str, JsonObject | None] = {}
     for login in logins:
         try:
             letters = repository.user(login).capabilities
@@ -60,7 +65,7 @@ def users(repository: Repository, logins: list[str], own_server_code: str, *, ow
     return {"users": found, "works_for": works_for, "admins": sorted(repository.admins())}
 
 
-def record_facts(repository: Repository, node: NodeEntry, record_hash: str, own_server_code: str) -> dict:
+def record_facts(repository: Repository, node: NodeEntry, record_hash: str, own_server_code: str) -> JsonObject:
     """All a node elsewhere asks before it acts on a record, in one answer:
     its answer (F3), its runner's page (D14), its user's letters and the
     node it works for (D37, D40), and who holds admin or setup (D24)."""
@@ -78,11 +83,12 @@ def record_facts(repository: Repository, node: NodeEntry, record_hash: str, own_
 FACTS_MOST = 20  # records whose facts one answer of receipts carries; a node asks for any others itself
 
 
-def facts_of_records(repository: Repository, node: NodeEntry, receipts: list[dict], own_server_code: str) -> dict:
+def facts_of_records(repository: Repository, node: NodeEntry, receipts: list[JsonObject],
+                     own_server_code: str) -> JsonObject:
     """For the records naming NODE among RECEIPTS (an answer of receipts), what `record` would
     answer for each, keyed by hash: the held request carries them, so the node's pass acts on a
     record it was just woken for without asking again (D38)."""
-    found: dict[str, dict] = {}
+    found: dict[str, JsonObject] = {}
     for receipt in receipts:
         for hash_, kind, private in receipt["artifacts"]:
             if kind not in ("f", "t") or private or len(found) >= FACTS_MOST:

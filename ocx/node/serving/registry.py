@@ -23,6 +23,7 @@ from ...fossil.repository import Repository
 from ...protocol.node_identity import Claimed, check_identity
 
 if TYPE_CHECKING:
+    from ..json_answers import JsonObject
     from .leaving import Left
 
 # D20: read the forum (2), post to it unmoderated (4, which brings 3),
@@ -43,7 +44,7 @@ class NodeEntry:
     here: bool = False  # the server's own node (D29)
     heard: float | None = None  # Unix seconds of its last request to the server's page
 
-    def json(self) -> dict:
+    def json(self) -> JsonObject:
         return {"name": self.name, "node_user": self.node_user, "server_code": self.server_code,
                 "enforces": list(self.enforces), "here": self.here, "heard": self.heard}
 

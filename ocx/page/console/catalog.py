@@ -17,7 +17,10 @@ import json
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...tools.framework import Tool
 
 PATH = Path(__file__).with_name("tools.json")
 HIDDEN = ("dry_run",)  # every tool's: the card's two buttons say it
@@ -71,7 +74,7 @@ def field(name: str, prop: dict[str, Any], required: bool, defs: dict[str, Any])
     return spec
 
 
-def tool_entry(tool: Any) -> dict[str, Any]:
+def tool_entry(tool: Tool) -> dict[str, Any]:
     schema = tool.Input.model_json_schema()
     defs, required = schema.get("$defs", {}), set(schema.get("required", []))
     return {"name": tool.name, "summary": tool.summary,

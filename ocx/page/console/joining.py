@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .forms import TOKEN_FIELD
 from .words import esc
+
+if TYPE_CHECKING:
+    from .view import View
 
 FORM_FIELD, JOIN_FORM = "form", "join-token"  # a POST of this form, not of a tool's card
 
@@ -21,7 +25,7 @@ def is_join_post(form: Mapping[str, str]) -> bool:
     return form.get(FORM_FIELD) == JOIN_FORM
 
 
-def make(view, form: Mapping[str, str]) -> dict:
+def make(view: View, form: Mapping[str, str]) -> dict[str, Any]:
     """The page's answer to the form: web_joining's, after D30's and D43's checks."""
     from ..web_joining import make_join_token
     from ..web_viewer import refusal
@@ -33,7 +37,7 @@ def make(view, form: Mapping[str, str]) -> dict:
                                                                             "replace": form.get("replace") == "1"})
 
 
-def section(view, token: str, answer: dict | None, given: str = "") -> str:
+def section(view: View, token: str, answer: Mapping[str, Any] | None, given: str = "") -> str:
     """The nodes, and the join form with what it answered last, if it was posted now."""
     from ...node.serving import registry
 
@@ -56,7 +60,7 @@ def section(view, token: str, answer: dict | None, given: str = "") -> str:
     return listed + form + (answered(answer) if answer is not None else "")
 
 
-def answered(answer: dict) -> str:
+def answered(answer: Mapping[str, Any]) -> str:
     refused = answer.get("refused")
     if refused:
         return (f'<p class="ocx-refused" id="join-refused">Refused: {esc(refused.get("field", ""))}: '

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...reading.console import Deliveries, NeedsYou
 from ...reading.console_messages import THREAD, AnswerSeen, RecordSeen
 from ...systemd.unit_figures import UnitFigures
 from .words import ago, duration, esc, excerpt, short, size, stamp
+
+if TYPE_CHECKING:
+    from ...protocol.verdict_rules import ReadVerdict
+    from ...reading.verdicts import QueueEntry
 
 OUTCOME_TONE = {"exited": "good", "stopped": "calm", "budget": "warn", "refused": "bad", "unenforced": "bad",
                 "lost": "lost"}
@@ -69,13 +73,15 @@ def needs_you(root: str, found: NeedsYou, base: str) -> str:
         items.append(f'<li class="ocx-need"><span class="ocx-word ocx-ask">asks</span> '
                      f'<b>{esc(question.sender or "?")}</b> in your record\'s thread: '
                      f'<a href="{root}/forumpost/{esc(question.post)}">{esc(excerpt(question.text, 160))}</a> '
-                     f'<span class="ocx-when" title="{esc(stamp(question.received))}">{esc(ago(question.received))}</span>'
+                     f'<span class="ocx-when" title="{esc(stamp(question.received))}">'
+                     f'{esc(ago(question.received))}</span>'
                      f'</li>')
     for item in found.unjudged:
         checkin = item.checkin
         items.append(f'<li class="ocx-need"><span class="ocx-word ocx-warn">no verdict</span> '
                      f'<a href="{root}/info/{esc(checkin.hash)}"><code>{esc(short(checkin.hash))}</code></a> on '
-                     f'<b>{esc(checkin.branch)}</b> by {esc(checkin.sender or "?")}: {esc(excerpt(checkin.comment, 90))}'
+                     f'<b>{esc(checkin.branch)}</b> by {esc(checkin.sender or "?")}: '
+                     f'{esc(excerpt(checkin.comment, 90))}'
                      f' (watched by your record <code>{esc(short(item.record))}</code>)</li>')
     since = (f'<p class="ocx-since">Ends shown since {esc(stamp(found.since))} '
              f'(the newest you replied to, or the time in this page\'s address).</p>' if found.since else "")
@@ -134,7 +140,8 @@ def _state(unit: UnitFigures | None) -> str:
     if unit is None:
         return '<span class="ocx-state ocx-idle">no unit</span>'
     tone = "good" if unit.active_state == "active" else "warn" if unit.live else "bad"
-    return f'<span class="ocx-state ocx-{tone}" title="{esc(unit.name)}">{esc(unit.active_state)} ({esc(unit.sub_state)})</span>'
+    return (f'<span class="ocx-state ocx-{tone}" title="{esc(unit.name)}">'
+            f'{esc(unit.active_state)} ({esc(unit.sub_state)})</span>')
 
 
 def _deliveries(record: RecordSeen, given: Deliveries, running: set[str], root: str) -> str:
@@ -175,7 +182,8 @@ def work_item(item: WorkItem, root: str, admin: bool, now: float, opened: bool =
     body.append(_deliveries(record, item.deliveries, running, root))
     if admin and live:
         body.append(f'<details class="ocx-output" data-record="{esc(record.hash)}"{" open" if opened else ""}>'
-                    '<summary>Output, last 40 lines</summary><pre class="ocx-tail" aria-live="polite">…</pre></details>')
+                    '<summary>Output, last 40 lines</summary>'
+                    '<pre class="ocx-tail" aria-live="polite">…</pre></details>')
     return f'<article class="ocx-run" data-record="{esc(record.hash)}">{head}{"".join(body)}</article>'
 
 
@@ -207,10 +215,13 @@ def done(pairs: list[tuple[RecordSeen, AnswerSeen]], root: str) -> str:
         took = (answer.placed.received.timestamp() - record.placed.received.timestamp()
                 if answer.placed.received and record.placed.received else None)
         rows.append(f'<tr><td>{outcome_word(answer.outcome)}</td>'
-                    f'<td class="ocx-what"><a href="{place_link(root, record)}">{esc(excerpt(record.objective, 80))}</a>'
+                    f'<td class="ocx-what"><a href="{place_link(root, record)}">'
+                    f'{esc(excerpt(record.objective, 80))}</a>'
                     f'<div class="ocx-note">{esc(excerpt(answer.note, 240))}</div></td>'
-                    f'<td class="ocx-num" title="from its record\'s receipt to its answer\'s">{esc(duration(took))}</td>'
-                    f'<td class="ocx-when" title="{esc(stamp(answer.placed.received))}">{esc(ago(answer.placed.received))}'
+                    f'<td class="ocx-num" title="from its record\'s receipt to its answer\'s">'
+                    f'{esc(duration(took))}</td>'
+                    f'<td class="ocx-when" title="{esc(stamp(answer.placed.received))}">'
+                    f'{esc(ago(answer.placed.received))}'
                     f'</td></tr>')
     return ('<table class="ocx-done"><thead><tr><th>outcome</th><th>record and note</th><th>took</th><th>answered</th>'
             f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
@@ -218,15 +229,16 @@ def done(pairs: list[tuple[RecordSeen, AnswerSeen]], root: str) -> str:
 
 # -- Queue --------------------------------------------------------------------------------
 
-def _mark(verdict: Any) -> str:
+def _mark(verdict: ReadVerdict) -> str:
     parsed = verdict.verdict
     passed = parsed is not None and parsed.judgement.value == "pass"
-    hover = f"{verdict.tag} by {verdict.sender}: {parsed.reason if parsed else verdict.value} (against {verdict.objective})"
+    hover = (f"{verdict.tag} by {verdict.sender}: {parsed.reason if parsed else verdict.value}"
+             f" (against {verdict.objective})")
     return (f'<span class="ocx-verdict ocx-{"pass" if passed else "fail"}" title="{esc(hover)}" tabindex="0">'
             f'{"✔" if passed else "✘"} <span class="ocx-by">{esc(verdict.sender)}</span></span>')
 
 
-def queue(branches: list[str], branch: str | None, entries: list, root: str, base: str) -> str:
+def queue(branches: list[str], branch: str | None, entries: list[QueueEntry], root: str, base: str) -> str:
     options = "".join(f'<option value="{esc(b)}"{" selected" if b == branch else ""}>{esc(b)}</option>'
                       for b in branches)
     picker = (f'<form method="GET" action="{esc(base)}#queue" class="ocx-branch-picker"><label>branch '
