@@ -204,3 +204,15 @@ def test_a_fetch_racing_updates_sees_only_whole_commits(node, reader, tmp_path):
     assert not problems, problems[:3]
     got = set(git("log", "--all", "--format=%s", cwd=race).stdout.splitlines())
     assert set(subjects) <= got
+
+
+def test_no_run_may_name_the_served_mirror_in_its_sandbox(node, cloned):
+    from ocx.node.host_paths import git_served_root
+    from ocx.protocol import Outcome
+
+    served = git_served_root(node.name)
+    sandbox = {"network": True, "read_only": [], "read_write": [served + "/repository.git"]}
+    response = node.response(node.post(node.record(sandbox=sandbox)))
+    assert response.outcome is Outcome.refused
+    assert response.note.startswith("sandbox.read_write[0]:"), response.note
+    assert Path(served) in node.config.own_paths()  # so every run's unit has it inaccessible (run_units.py)
