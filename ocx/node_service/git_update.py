@@ -16,13 +16,14 @@ authors written (fossil/git_export.py, protocol/git_mirror.py), the export,
 the notes of every check-in with verdict tags (D25, D49), the served
 repository brought to it in one atomic fetch (git/mirror.py), the receipt
 it reached written down (`mark`), then the forges' push (D50,
-git/forges.py), which never holds back the next update for long (bounded
-per forge) and never a record (this unit is not the node's service).
+git/forges.py) on a thread of its own, which holds back neither the next
+update nor any record (this unit is not the node's service).
 """
 from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import time
 from pathlib import Path
@@ -32,10 +33,11 @@ from ..files import write_atomically
 from ..fossil.git_export import export, exported_commits, keep_copy, leaves
 from ..fossil.repository import Repository
 from ..git import mirror
-from ..git.forges import push_mirror
+from ..git.forges import PUSH_SECONDS, ForgePusher, ForgeResult
 from ..git.program import git_available
 from ..node import config as node_config
 from ..node.host_paths import GIT_SERVED_NAME, git_served_root
+from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, drain, watch
 from ..protocol.git_mirror import author_addresses, note_text
 from ..protocol.verdict_rules import VERDICT_TAGS, counted
 from ..reading.verdicts import verdicts_of
@@ -98,29 +100,61 @@ def update_once(config: node_config.NodeConfig) -> int:
     mirror.make_served(served, os.stat(served_file).st_gid, home=home)
     mirror.publish(work, served, home=home)
     write_atomically(mark_path(config), json.dumps({"rcvid": reached, "at": time.time()}) + "\n")
-    push_to_forges(config, served, home)
     return reached
 
 
-def push_to_forges(config: node_config.NodeConfig, served: Path, home: Path) -> None:
-    """The mirror pushed to each forge the configuration names (D50), after the served one is current:
-    a forge that fails is logged and tried again at the next update; nothing of the secret is shown."""
-    if not config.git_forges:
-        return
-    for result in push_mirror(served, config.git_forges, config.git_credentials_file, home=home):
-        print(f"forge {result.url}: {'pushed' if result.ok else 'not pushed: ' + result.detail}", flush=True)
+def newest(config: node_config.NodeConfig) -> int:
+    with Repository(config.repository) as repository:
+        return repository.max_rcvid()
 
 
 def update(config: node_config.NodeConfig) -> int:
-    """Updates until the repository's newest receipt is the one the last reached (D26)."""
+    """Updates until the repository's newest receipt is the one the last reached (D26), each
+    followed by the forges' push (D50) on a thread of its own, so a slow forge holds back no
+    update: while a push runs, a receipt (the repository's inotify) starts the next update at
+    once; the unit ends when the pushes asked for have ended. How many updates it made."""
+    ended, told = os.pipe()
+
+    def report(results: list[ForgeResult]) -> None:  # on the pusher's thread: the journal, then a wake
+        for result in results:
+            print(f"forge {result.url}: {'pushed' if result.ok else 'not pushed: ' + result.detail}", flush=True)
+        try:
+            os.write(told, b".")
+        except OSError:  # the unit gave up waiting for this push and closed the pipe: nothing to wake
+            pass
+
+    pusher = (ForgePusher(served_path(config), config.git_forges, config.git_credentials_file,
+                          home=mirror_dir(config) / "home", report=report) if config.git_forges else None)
+    changes = watch(config.repository, IN_CLOSE_WRITE | IN_MODIFY)
     count = 0
-    while count < UPDATES_AT_MOST:
-        reached = update_once(config)
-        count += 1
-        with Repository(config.repository) as repository:
-            if repository.max_rcvid() <= reached:
-                break
-    return count
+    try:
+        while count < UPDATES_AT_MOST:
+            drain(changes)
+            reached = update_once(config)
+            count += 1
+            if pusher is not None:
+                pusher.push_soon()
+            while newest(config) <= reached:
+                if pusher is None or pusher.wait(0):
+                    return count
+                select.select([changes, ended], [], [])  # a receipt, or the push's end: both events
+                drain(changes)
+                _drain_pipe(ended)
+        if pusher is not None:  # UPDATES_AT_MOST: the push asked for ends before the unit does
+            pusher.wait(PUSH_SECONDS * len(config.git_forges) + 10)
+        return count
+    finally:
+        for fd in (changes, ended, told):
+            os.close(fd)
+
+
+def _drain_pipe(fd: int) -> None:
+    os.set_blocking(fd, False)
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 async def after_pass(context: NodeContext, systemd: Systemd) -> bool:

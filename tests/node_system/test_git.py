@@ -7,20 +7,28 @@ without the right: 403; nobody logged in: 401, and anonymous reads only
 while Fossil lets it); a push is refused in git's words; a verdict shows as
 a note; a login's contact info can neither stop the export nor give its
 check-ins another's address; a fetch racing updates never sees a ref that
-is not a whole commit.
+is not a whole commit; no run may name the mirror; a forge the
+configuration names gets the mirror and its notes (D50).
 """
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import threading
 import time
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from ocx.fossil import admin
+from ocx.git.program import run_git
+from ocx.node import config as node_config
+from ocx.node.host_paths import git_served_root
+from ocx.protocol import Outcome
 from ocx.protocol.verdict import Judgement, format_verdict
+from tests.git.test_forges import Forge
 
 from .harness import journal, wait_for
 
@@ -207,12 +215,43 @@ def test_a_fetch_racing_updates_sees_only_whole_commits(node, reader, tmp_path):
 
 
 def test_no_run_may_name_the_served_mirror_in_its_sandbox(node, cloned):
-    from ocx.node.host_paths import git_served_root
-    from ocx.protocol import Outcome
-
     served = git_served_root(node.name)
     sandbox = {"network": True, "read_only": [], "read_write": [served + "/repository.git"]}
     response = node.response(node.post(node.record(sandbox=sandbox)))
     assert response.outcome is Outcome.refused
     assert response.note.startswith("sandbox.read_write[0]:"), response.note
     assert Path(served) in node.config.own_paths()  # so every run's unit has it inaccessible (run_units.py)
+
+
+def test_the_mirror_and_its_notes_reach_a_forge_after_an_update(node, tmp_path):
+    """D50 through the node: a forge named in the configuration (a bare repository behind git's own
+    http-backend needing a password, tests/git/test_forges.py's) gets the branches and the notes."""
+    root = tmp_path / "forge"
+    run_git(["init", "-q", "--bare", str(root / "mirror.git")], home=tmp_path / "home")
+    forge = Forge(root, "mirror-bot", secrets.token_hex(16))
+    forge.server = ThreadingHTTPServer(("127.0.0.1", 0), forge.handler())
+    threading.Thread(target=forge.server.serve_forever, daemon=True).start()
+    config_file = node_config.config_path(node.name)
+    saved = config_file.read_text()
+    credentials = node.config.git_credentials_file
+    try:
+        credentials.write_text(f"http://{forge.login}:{forge.password}@127.0.0.1:{forge.server.server_address[1]}\n")
+        credentials.chmod(0o600)
+        config_file.write_text(json.dumps({**json.loads(saved), "git_forges": [forge.url]}))
+        developer, reviewer = Developer(node), Developer(node)
+        subject = f"to the forge {secrets.token_hex(3)}"
+        checkin = developer.commit(subject)
+        reviewer.clone.tag(checkin, "audited", format_verdict(Judgement.passed, "fine", "README.md"))
+
+        def arrived() -> bool:
+            log = git("log", "--all", "--format=%s", cwd=root / "mirror.git", check=False).stdout
+            notes = git("notes", "--ref=ocx", "list", cwd=root / "mirror.git", check=False).stdout
+            return subject in log and bool(notes.strip())
+
+        wait_for(arrived, UPDATE_SECONDS, 0.3, "the check-in and its note on the forge")
+        assert forge.admitted and not forge.seen_holding  # the password in no command line or environment
+    finally:
+        config_file.write_text(saved)
+        credentials.unlink(missing_ok=True)
+        forge.server.shutdown()
+        forge.server.server_close()
