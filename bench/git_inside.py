@@ -87,8 +87,9 @@ def main(source: str, rounds: int) -> None:
                  "tags": sum(1 for r in refs if r.startswith("refs/tags/"))}
     for key in facts:
         print(f"  {key:10} Fossil {facts[key]:5}   git {git_facts[key]:5}")
-    print("  (git's branches: one per Fossil branch, trunk as master; its leaves: those plus a fossil-leaf/ branch"
-          " for each other Fossil leaf)")
+    print("  (git's branches: one per Fossil branch, trunk as master, and `unknown` for check-ins no branch tag names,"
+          " as Fossil's export names them; its leaves: those plus a fossil-leaf/ branch for each other Fossil leaf;"
+          " a Fossil tag named `trunk` is not exported)")
 
     caller = CallerClone.create(WORK / "dev.fossil", f"http://127.0.0.1:{PORT}", developer, password,
                                 home=WORK / "h")
