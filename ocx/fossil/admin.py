@@ -105,3 +105,17 @@ def shun(repository: Path | str, hashes: list[str], *, home: Path | str) -> None
     rows = ", ".join(f"('{h}', now())" for h in hashes)
     run_fossil(["sql", "-R", str(repository)], home=home,
                input=f"INSERT OR IGNORE INTO shun(uuid, mtime) VALUES {rows};\n")
+
+
+def allow_http_authentication(repository: Path | str, *, home: Path | str) -> bool:
+    """Fossil's `http_authentication_ok`: a request's HTTP Basic authorization logs its login in, as
+    Fossil's own login would, so a git client can fetch /ext/git as a login (D49). Fossil 2.21 has
+    it in its config table only, with no command that sets it: `fossil sql` writes that row alone.
+    Whether it was off before."""
+    said = run_fossil(["sql", "-R", str(repository)], home=home,
+                      input="SELECT value FROM config WHERE name='http_authentication_ok';\n").stdout.strip()
+    if said in ("1", "'1'"):
+        return False
+    run_fossil(["sql", "-R", str(repository)], home=home,
+               input="REPLACE INTO config(name, value, mtime) VALUES('http_authentication_ok', '1', now());\n")
+    return True

@@ -80,6 +80,18 @@ class TagReads:
         repository received them."""
         return self.tag_histories([checkin], names)[checkin]
 
+    def checkins_tagged(self, names: Iterable[str]) -> list[str]:
+        """The check-ins (full hashes) on which a tag of NAMES was ever set or cancelled, as
+        Fossil's tagxref holds them: which ones a reader of those tags needs to look at."""
+        wanted = sorted({name for given in names for name in (given, SYMBOLIC + given)})  # raw, or `tag add`'s
+        if not wanted:
+            return []
+        marks = ", ".join("?" * len(wanted))
+        rows = self._rows(f"SELECT DISTINCT blob.uuid FROM tagxref JOIN tag ON tag.tagid=tagxref.tagid"
+                          f" JOIN blob ON blob.rid=tagxref.rid JOIN event ON event.objid=tagxref.rid"
+                          f" WHERE tag.tagname IN ({marks}) AND event.type='ci' ORDER BY blob.uuid", tuple(wanted))
+        return [str(row[0]) for row in rows]
+
     def tag_histories(self, checkins: Iterable[str], names: Iterable[str] | None = None) -> dict[str, list[TagChange]]:
         """`tag_history` of each of CHECKINS (full hashes), reading only the `g`
         artifacts that touch them (module doc)."""

@@ -74,8 +74,9 @@ class NodeConfig(BaseModel):
 
     def own_paths(self) -> list[Path]:
         """What is the node's and never a run's (D16): its repository's directory,
-        its state, its configuration and secrets, its sockets."""
-        return [Path(self.repository).resolve().parent, self.state_dir, CONFIG_DIR, RUNTIME_ROOT]
+        its state, its configuration and secrets, its sockets, the git repository it serves (D49)."""
+        return [Path(self.repository).resolve().parent, self.state_dir, CONFIG_DIR, RUNTIME_ROOT,
+                Path(host_paths.git_served_root(self.name))]
 
     @property
     def extroot(self) -> Path:

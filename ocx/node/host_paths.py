@@ -97,3 +97,13 @@ def node_of(repository: str, config_dir: str = CONFIG_DIR) -> str | None:
             node: str | None = config.get("name")
             return node
     return None
+
+
+GIT_ROOT = "/var/lib/ocx-git"
+GIT_SERVED_NAME = "repository.git"
+
+
+def git_served_root(node: str) -> str:
+    """The directory of the bare git repository the node serves at /ext/git (D49): root's,
+    entered only by the Fossil server's group (ocx/git/mirror.py); the door's GIT_PROJECT_ROOT."""
+    return f"{GIT_ROOT}/{node}"

@@ -29,7 +29,7 @@ from ..node.host_paths import page_secret_path, page_socket_path
 from ..node.serving.registry import NODE_USER_CAPABILITIES
 from ..protocol.errors import OcxError
 from . import account as accounts
-from . import unit_install
+from . import git_door, unit_install
 from .unit_install import port_of
 
 DEFAULT_PORT = 8080
@@ -146,6 +146,7 @@ def init_node(options: InitOptions) -> InitReport:
     _hook(config, home, report)
     _config(config, password, report)
     _web_page(config, report)
+    git_door.install(config, home, report)
     _page_secret(config, server, report)
     changed, started = unit_install.install_and_start(config, server.home, options.units_dir)
     for unit, was_written in changed.items():

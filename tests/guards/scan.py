@@ -11,7 +11,8 @@ MAX_LINES = 400
 # Each external program is run from one place (the brief; architecture.md).
 PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"},
                  "useradd": {"ocx/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"},
-                 "git": {"ocx/git/program.py"}}
+                 # git/door.py: the ext door of /ext/git execs `git http-backend`, standard library only (D49)
+                 "git": {"ocx/git/program.py", "ocx/git/door.py"}}
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil

@@ -1,0 +1,99 @@
+"""The node's git export (D49): `fossil git export` from a copy of the served
+repository that the node owns, so what a login wrote in its contact info
+never reaches the export (protocol/git_mirror.py, D49).
+
+    served repository --pull--> COPY (node's, root's only) --git export--> WORK (a git repository)
+
+The copy is a clone of the served file, brought up to date by `fossil pull`
+from it (incremental: what arrived, not history; no private artifact, D28).
+Before each export the copy's user table is written from the served one's
+logins with the addresses the author rule allows, and nothing else of it
+counts: the export reads contact info from there alone.
+
+Fossil 2.21's export is incremental by time: it sends the check-ins dated
+after the newest it sent before (`mconfig.start` in WORK/.mirror_state/db),
+so a check-in that arrives dated earlier (a person's commit pushed a day
+later) would never reach the mirror. So `start` is moved back, before each
+export, to just before the earliest check-in the export has not sent
+(`mmark` holds every one it sent), and only then.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+from .program import run_fossil
+
+EXPORT_SECONDS = 600.0  # a first export of a long history (click.fossil: about 25 s)
+GIT_EXPORT = "git export".split()  # `fossil git export`: Fossil's command (the guard reads a list's "git" as git's)
+COPY_USER = "root"  # the copy's own user: a local pull names no login (the served file is read directly)
+_EARLIER = 1e-6  # a julian day's part: well under a second, above its float's rounding
+
+
+def _quoted(text: str) -> str:
+    """TEXT as an SQL string literal (no NUL: a login or address holds none, by its rule)."""
+    return "'" + text.replace("\x00", "").replace("'", "''") + "'"
+
+
+def keep_copy(served: Path, copy: Path, *, home: Path) -> None:
+    """COPY made as a clone of SERVED, or brought up to date from it (module doc)."""
+    if copy.exists():
+        run_fossil(["pull", str(served.resolve()), "-R", str(copy)], home=home, user=COPY_USER,
+                   timeout=EXPORT_SECONDS)
+        return
+    making = copy.with_name(copy.name + ".new")
+    making.unlink(missing_ok=True)
+    run_fossil(["clone", str(served.resolve()), str(making)], home=home, user=COPY_USER, timeout=EXPORT_SECONDS)
+    making.rename(copy)
+
+
+def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
+    """The SQL run on the copy before an export: every login there with the address the
+    rule gave it (none: ""), and the export's start moved back (module doc)."""
+    lines = ["BEGIN;", "UPDATE user SET info='';"]
+    for login, address in sorted(addresses.items()):
+        lines.append(f"INSERT OR IGNORE INTO user(login, pw, cap, info) VALUES({_quoted(login)}, '', '', '');")
+        lines.append(f"UPDATE user SET info={_quoted(address)} WHERE login={_quoted(login)};")
+    lines.append("COMMIT;")
+    if mirror_db is not None:
+        unsent = ("(SELECT min(event.mtime) FROM event JOIN blob ON blob.rid=event.objid WHERE event.type='ci'"
+                  " AND blob.uuid NOT IN (SELECT uuid FROM mirror.mmark WHERE isfile=0))")
+        lines += [f"ATTACH {_quoted(str(mirror_db))} AS mirror;",
+                  f"UPDATE mirror.mconfig SET value={unsent} - {_EARLIER} WHERE key='start' AND value > {unsent};",
+                  "DETACH mirror;"]
+    return "\n".join(lines) + "\n"
+
+
+def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) -> str:
+    """WORK brought up to date from COPY by `fossil git export`, its authors by ADDRESSES
+    (login -> address, protocol/git_mirror.py); returns what the export said."""
+    mirror_db = work / ".mirror_state" / "db"
+    run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if mirror_db.exists() else None),
+               home=home, user=COPY_USER)
+    done = run_fossil([*GIT_EXPORT, str(work), "-R", str(copy)], home=home, user=COPY_USER,
+                      timeout=EXPORT_SECONDS)
+    return done.stdout
+
+
+def leaves(copy: Path) -> list[str]:
+    """The check-ins (Fossil hashes) with no child in COPY: Fossil's leaves, forks of a branch too."""
+    connection = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+    try:
+        rows = connection.execute("SELECT blob.uuid FROM leaf JOIN blob ON blob.rid=leaf.rid").fetchall()
+    finally:
+        connection.close()
+    return sorted(str(row[0]) for row in rows)
+
+
+def exported_commits(work: Path) -> dict[str, str]:
+    """Each exported check-in's git commit: Fossil hash -> git hash, from the export's own marks."""
+    path = work / ".mirror_state" / "db"
+    if not path.exists():
+        return {}
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = connection.execute("SELECT uuid, githash FROM mmark WHERE isfile=0 AND githash IS NOT NULL").fetchall()
+    finally:
+        connection.close()
+    return {str(uuid): str(githash) for uuid, githash in rows}

@@ -1,0 +1,38 @@
+"""`ocx node init`'s part for /ext/git (D49): the door Fossil runs for a git
+client (ocx/git/door.py), and Fossil's HTTP Basic authorization, so a git
+client can fetch as a login. The repository it serves is made by the node's
+service after its first pass (node_service/git_update.py)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..fossil import admin
+from ..node.config import NodeConfig
+from ..node.host_paths import git_served_root
+
+if TYPE_CHECKING:
+    from .init import InitReport
+
+
+def git_door_program(python: str, name: str) -> str:
+    """The ext program for /ext/git: the door, a standard-library script run by its path."""
+    import ocx  # the door is a script run by its path, not a module this layer imports
+
+    door = Path(ocx.__file__).resolve().parent / "git" / "door.py"
+    return f"#!/bin/sh\nexec {python} -I -S {door} {git_served_root(name)}\n"
+
+
+def install(config: NodeConfig, home: Path, report: InitReport) -> None:
+    program = config.extroot / "git"  # root's, 0755, like /ext/ocx's: the server's account cannot change it
+    text = git_door_program(config.python, config.name)
+    changed = not program.exists() or program.read_text() != text
+    if changed:
+        config.extroot.mkdir(parents=True, exist_ok=True)
+        program.write_text(text)
+    if changed or program.stat().st_mode & 0o777 != 0o755:
+        os.chmod(program, 0o755)
+    report.add(f"git door {program} (/ext/git, D49)", changed)
+    report.add("setting http_authentication_ok = 1 (git clients log in, D49)",
+               admin.allow_http_authentication(config.repository, home=home))
