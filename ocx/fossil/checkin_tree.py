@@ -4,7 +4,7 @@ A release is built from a check-in's tree, and the tree is whatever its sender c
 names and contents are hostile bytes (D41). So a name is taken only as a relative path of
 ordinary parts, a file is written as a regular file (a committed link's target becomes its
 content), and the whole is bounded in count and size. Nothing here runs or imports what it
-writes; the build's unprivileged unit does (node/releases/build.py, D48).
+writes; the build's unprivileged unit does (release_build/build.py, D48).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Two repositories, both the node's (root's):
           export's state; in the node's state, root's only; the notes are
           written here too.
   SERVED  a bare repository the Fossil server's account reads (git
-          http-backend, git/door.py), in a directory of root's that only
+          http-backend, page/git_door.py), in a directory of root's that only
           that account's group may enter; no run can write or read it on
           disk (node/config.py own_paths).
 

@@ -1,5 +1,5 @@
 """`ocx node init`'s part for /ext/git (D49): the door Fossil runs for a git
-client (ocx/git/door.py), and Fossil's HTTP Basic authorization, so a git
+client (ocx/page/git_door.py), and Fossil's HTTP Basic authorization, so a git
 client can fetch as a login. The repository it serves is made by the node's
 service after its first pass (node_service/git_update.py)."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ def git_door_program(python: str, name: str) -> str:
     """The ext program for /ext/git: the door, a standard-library script run by its path."""
     import ocx  # the door is a script run by its path, not a module this layer imports
 
-    door = Path(ocx.__file__).resolve().parent / "git" / "door.py"
+    door = Path(ocx.__file__).resolve().parent / "page" / "git_door.py"
     return f"#!/bin/sh\nexec {python} -I -S {door} {git_served_root(name)}\n"
 
 

@@ -1,11 +1,11 @@
-"""/ext/git's door (ocx/git/door.py, D49): what it refuses before git runs, and
+"""/ext/git's door (ocx/page/git_door.py, D49): what it refuses before git runs, and
 the bound on a body it inflates. The whole door, behind the real Fossil
 server and with the real git client, is tests/node_system/test_git.py's."""
 from __future__ import annotations
 
 import gzip
 
-from ocx.git import door
+from ocx.page import git_door as door
 
 
 def request(**environ: str) -> dict[str, str]:

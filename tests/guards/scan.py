@@ -11,8 +11,8 @@ MAX_LINES = 400
 # Each external program is run from one place (the brief; architecture.md).
 PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/fossil/program.py"},
                  "useradd": {"ocx/setup/account.py"}, "journalctl": {"ocx/systemd/journal_tail.py"},
-                 # git/door.py: the ext door of /ext/git execs `git http-backend`, standard library only (D49)
-                 "git": {"ocx/git/program.py", "ocx/git/door.py"}}
+                 # page/git_door.py: the ext door of /ext/git execs `git http-backend`, standard library only (D49)
+                 "git": {"ocx/git/program.py", "ocx/page/git_door.py"}}
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
@@ -21,14 +21,15 @@ SUBPROCESS_HOMES = {
     "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
     "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (docs/console.md)
     "ocx/git/program.py",  # git: the node's git mirror and the way back (D49, D50)
-    "ocx/node/releases/build.py",  # pip and the staged release's smoke, as the build user in its unit (D48)
+    "ocx/release_build/build.py",  # pip and the staged release's smoke, as the build user in its unit (D48)
 }
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md): the processes' packages on top, each named for
 # the process that runs it; beneath them the shared layer. Which modules of another process a
 # process may import (the entries it starts) is tests/guards/test_processes.py's.
 SHARED = {"node", "tools", "reading", "protocol", "fossil", "systemd", "git", "files"}
-PROCESSES = {"node_service", "run_steps", "inside_run", "page", "tool_service", "follower", "setup", "cli", "hook"}
+PROCESSES = {"node_service", "run_steps", "inside_run", "page", "tool_service", "follower", "setup", "cli", "hook",
+             "release_build"}
 LAYER_MAY_IMPORT = {
     "protocol": {"protocol"},
     "fossil": {"fossil", "protocol", "files"},  # files: ocx/files.py, writing a file whole

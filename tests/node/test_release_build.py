@@ -1,4 +1,4 @@
-"""The build's own steps (ocx/node/releases/build.py, D45), run here as this test's user rather than
+"""The build's own steps (ocx/release_build/build.py, D45), run here as this test's user rather than
 in the build's unit (the unit is tests/node_system/test_releases_stage.py's): a virtual environment
 made and filled offline from the wheels given, the smoke, the name, and the refusals."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ocx.node.releases.build import main
 from ocx.node.releases.links import Releases
+from ocx.release_build.build import main
 from tests.node_system.release_wheels import make_wheel
 
 CHECKIN = "d" * 64

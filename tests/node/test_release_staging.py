@@ -27,7 +27,7 @@ def test_the_build_unit_is_the_build_users_with_no_network_a_budget_and_only_sta
     assert props["InaccessiblePaths"] == ["-/etc/ocx", "-/var/lib/ocx/demo", "-/var/lib/ocx/releases-not"]
     assert props["MemoryMax"] > 0 and props["TasksMax"] > 0 and props["RuntimeMaxUSec"] > 0
     assert props["CPUQuotaPerSecUSec"] > 0 and props["CapabilityBoundingSet"] == 0 and props["NoNewPrivileges"]
-    assert service.argv[1:4] == ["-I", "-m", "ocx.node.releases.build"]  # root's own code, isolated (D41)
+    assert service.argv[1:4] == ["-I", "-m", "ocx.release_build.build"]  # root's own code, isolated (D41)
 
 
 @pytest.mark.parametrize("holder", ["/var/lib/ocx", "/var/lib/ocx/releases", "/var/lib/ocx/releases/", "/"])

@@ -78,7 +78,7 @@ def build_unit(root: str, inputs: str, checkin: str, token: str, hidden: Sequenc
     the node's configuration, state and sockets (HIDDEN) out of its sight."""
     return TransientService(
         name=f"ocx-release-build-{token}.service",
-        argv=[sys.executable, "-I", "-m", "ocx.node.releases.build", "--root", root, "--inputs", inputs,
+        argv=[sys.executable, "-I", "-m", "ocx.release_build.build", "--root", root, "--inputs", inputs,
               "--checkin", checkin, "--token", token],
         description=f"OCX release build of {checkin[:16]} (D45, D48)",
         user=BUILD_USER, group=BUILD_USER,

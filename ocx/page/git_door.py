@@ -1,7 +1,7 @@
 """The door of /ext/git (D49): the ext program Fossil runs for a git client.
 
     #!/bin/sh
-    exec PYTHON -I -S .../ocx/git/door.py /var/lib/ocx-git/NAME
+    exec PYTHON -I -S .../ocx/page/git_door.py /var/lib/ocx-git/NAME
 
 Fossil decides who the caller is (its login cookie, or HTTP Basic
 authorization, which `ocx node init` allows: `http_authentication_ok`) and

@@ -1,6 +1,6 @@
 """A release's build and smoke, inside the build's unit (D45, D48).
 
-Run by: the build's transient unit (staging.py), `python -I -m ocx.node.releases.build`.
+Run by: the build's transient unit (node/releases/staging.py), `python -I -m ocx.release_build.build`.
 As: the build user (staging.BUILD_USER), with no network, a budget, and only `staged/` writable.
 Reads: the input root prepared for it (wheels, and the check-in's tree or the admin's wheel).
 Writes: staged/ID/ (the release), staged/ID.json (what it recorded), staged/TOKEN.done or .failed.
@@ -23,10 +23,10 @@ import sys
 import tomllib
 import venv
 
-from ...files import write_atomically
-from ...protocol.errors import OcxError
-from .links import STAGED, release_id
-from .tree import tree_digest
+from ..files import write_atomically
+from ..node.releases.links import STAGED, release_id
+from ..node.releases.tree import tree_digest
+from ..protocol.errors import OcxError
 
 PIP_SECONDS = 600.0
 SMOKE_SECONDS = 120.0
@@ -156,7 +156,7 @@ def _smoke_configuration(python: str, work: str, directory: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ocx.node.releases.build")
+    parser = argparse.ArgumentParser(prog="ocx.release_build.build")
     parser.add_argument("--root", required=True)
     parser.add_argument("--inputs", required=True)
     parser.add_argument("--checkin", required=True)
