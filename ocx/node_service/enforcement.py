@@ -49,6 +49,10 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
             context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)
     if not records:
         return
+    # Whether each record's letters were set, read BEFORE the letters themselves: a preparation that
+    # sets them between the two reads would otherwise have its new login's default-perms (`u`, the
+    # instant before its letters) judged as letters given beyond its run's, and its run ended.
+    given = {record_dir.hash: letters_set(record_dir.path) for record_dir, _ in records}
     try:  # one read of the user table (or one answer of the server's node, D37) a pass
         letters, admins = context.served.letters_now(repository, [opened.record.user for _, opened in records])
     except Exception as error:  # the server's node cut off (D39): the next pass looks again
@@ -56,7 +60,7 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
         return
     for record_dir, opened in records:
         try:
-            why = await _lost(context, systemd, record_dir, opened, letters, admins)
+            why = await _lost(context, systemd, record_dir, opened, letters, admins, given[record_dir.hash])
             if why is None:
                 continue
             record_dir.mark(Mark.UNENFORCED, {"why": why})  # tend.py ends the run, then answers
@@ -67,9 +71,9 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
 
 
 async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
-                letters: dict[str, str | None], admins: frozenset[str]) -> str | None:
+                letters: dict[str, str | None], admins: frozenset[str], given: bool) -> str | None:
     user = opened.record.user
-    by_letters = enforcement_lost(user, letters.get(user), user in admins, letters_set(record_dir.path))
+    by_letters = enforcement_lost(user, letters.get(user), user in admins, given)
     # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
     no_socket = served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))
     if by_letters is None and not no_socket:
