@@ -213,7 +213,7 @@ def _command(tool: Tool) -> Callable[..., None]:
         annotation = bool if name == "as_json" else str | None
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
                                             annotation=annotation))
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # typer reads it
+    command.__dict__["__signature__"] = inspect.Signature(parameters)  # typer reads it (inspect.signature)
     command.__doc__ = f"{tool.summary} Needs: {tool.capability.means}."
     return command
 

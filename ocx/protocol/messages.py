@@ -164,7 +164,7 @@ class Response(_Message):
 
 
 Message = Record | Stop | Response
-_KINDS: dict[str, type[BaseModel]] = {"record": Record, "stop": Stop, "response": Response}
+_KINDS: dict[str, type[Record] | type[Stop] | type[Response]] = {"record": Record, "stop": Stop, "response": Response}
 KINDS = tuple(_KINDS)
 
 
@@ -184,7 +184,7 @@ def parse_message(obj: object) -> Message:
         raise field_error(error) from None
     if isinstance(message, Record):
         check_record(message)
-    return message  # type: ignore[return-value]
+    return message
 
 
 def message_in(text: str) -> Message | None:

@@ -9,7 +9,7 @@ that talks to systemd, so `ocx hook`'s start-up does not pay for it (D5).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from dbus_next.aio.message_bus import MessageBus
@@ -80,7 +80,8 @@ class Bus:
         return connected
 
     def close(self) -> None:
-        self._bus.disconnect()  # type: ignore[no-untyped-call]  # dbus-next leaves disconnect() unannotated
+        disconnect: Callable[[], None] = self._bus.disconnect  # dbus-next leaves it unannotated
+        disconnect()
 
     async def call(self, member: str, signature: str = "", body: Sequence[Any] = (),
                    *, path: str = MANAGER_PATH, interface: str = MANAGER,
@@ -215,5 +216,5 @@ class Bus:
 
 
 async def wait_closed(bus: Bus, timeout: float) -> None:
-    # dbus-next leaves wait_for_disconnect() unannotated.
-    await asyncio.wait_for(bus._bus.wait_for_disconnect(), timeout)  # type: ignore[no-untyped-call]
+    wait_for_disconnect: Callable[[], Awaitable[None]] = bus._bus.wait_for_disconnect  # dbus-next: unannotated
+    await asyncio.wait_for(wait_for_disconnect(), timeout)

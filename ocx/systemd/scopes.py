@@ -42,9 +42,9 @@ def _append_property(message: _Message, name: str, signature: str, value: object
         check(lib.sd_bus_message_append_basic(pointer, b"t", ctypes.cast(ctypes.pointer(number), _P)))
     elif signature == "as":
         message.append(b"as", value)
-    elif signature == "au":
+    elif signature == "au" and isinstance(value, (list, tuple)):
         check(lib.sd_bus_message_open_container(pointer, b"a", b"u"))
-        for item in value:  # type: ignore[attr-defined]
+        for item in value:
             small = ctypes.c_uint32(item)
             check(lib.sd_bus_message_append_basic(pointer, b"u", ctypes.cast(ctypes.pointer(small), _P)))
         check(lib.sd_bus_message_close_container(pointer))

@@ -93,9 +93,9 @@ class _Message:
         if signature == b"s":
             held = ctypes.c_char_p(str(value).encode())
             self._check(self.lib.sd_bus_message_append_basic(self.pointer, b"s", held))
-        elif signature == b"as":
+        elif signature == b"as" and isinstance(value, (list, tuple)):
             self._check(self.lib.sd_bus_message_open_container(self.pointer, b"a", b"s"))
-            for item in value:  # type: ignore[attr-defined]
+            for item in value:
                 self.append(b"s", item)
             self._check(self.lib.sd_bus_message_close_container(self.pointer))
         else:
