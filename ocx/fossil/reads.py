@@ -230,6 +230,13 @@ class WorkReads:
             raise WrongKind(f"{missing[0]}: not a check-in")
         return found
 
+    def checkin_authors(self) -> set[tuple[str, str | None]]:
+        """Each (user a check-in names, login that sent it) of every check-in: the user as its U card wrote
+        it and as a `user` tag edits it (event.user, euser), the sender from rcvfrom (D21; None: none)."""
+        rows = self._rows("SELECT DISTINCT e.user, e.euser, u.login FROM event e JOIN blob b ON b.rid=e.objid"
+                          " LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid LEFT JOIN user u ON u.uid=r.uid WHERE e.type='ci'")
+        return {(str(named), sender) for user, edited, sender in rows for named in (user, edited) if named is not None}
+
     def branches_received(self, after: int, upto: int) -> dict[str, str | None]:
         """The branch of each check-in of receipts AFTER < rcvid <= UPTO (one query)."""
         return dict(self._rows(

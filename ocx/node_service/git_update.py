@@ -87,7 +87,8 @@ def update_once(config: node_config.NodeConfig) -> int:
     served_file = Path(config.repository)
     with Repository(served_file) as repository:
         reached = repository.max_rcvid()
-        addresses = author_addresses((user.login, user.contact) for user in repository.users())
+        addresses = author_addresses(((user.login, user.contact) for user in repository.users()),
+                                     repository.checkin_authors())
     copy, work = mirror_dir(config) / "copy.fossil", mirror_dir(config) / "work"
     keep_copy(served_file, copy, home=home)
     export(copy, work, addresses, home=home)

@@ -8,7 +8,10 @@ string`), and an address there claims any person's. The node exports from
 a copy of its own whose contact info it writes itself from this rule: the
 login's name stays the name (Fossil's), and the address is the login's
 contact info only when it is a well-formed address (or `Name <address>`)
-that no other login claims too; otherwise none.
+that no other login claims too, and only while every check-in naming that
+login was sent by it (a U card is anyone's to write, D21); otherwise none.
+A name a check-in gives that is no login gets none either: Fossil's export
+would take such a name, when it holds an `@`, as its address.
 
 Notes: `refs/notes/ocx` holds one note per check-in with verdicts, one line
 per counted verdict (D25): its tag, sender, result, reason and objective,
@@ -44,13 +47,21 @@ def address_of(contact: str) -> str | None:
     return candidate
 
 
-def author_addresses(contacts: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Each login's address in the mirror, from (login, contact info) pairs: its
-    own well-formed address, or "" when it has none or another login claims the same."""
+def author_addresses(contacts: Iterable[tuple[str, str]],
+                     checkins: Iterable[tuple[str, str | None]] = ()) -> dict[str, str]:
+    """Each author's address in the mirror, from (login, contact info) pairs and the check-ins' (user
+    named, login that sent it) pairs: a login's own well-formed address, or "" when it has none,
+    another login claims the same, or a check-in naming it was sent by anyone else (a U card is
+    anyone's to write, D21); "" for each user a check-in names that is no login, since Fossil's export
+    would take such a name as its own address."""
     found = {login: address_of(contact) for login, contact in contacts}
     claims = Counter(address.lower() for address in found.values() if address)
-    return {login: address if address and claims[address.lower()] == 1 else ""
-            for login, address in found.items()}
+    pairs = list(checkins)
+    forged = {user for user, sender in pairs if sender != user}
+    addresses = {user: "" for user, _ in pairs}
+    addresses.update({login: address if address and claims[address.lower()] == 1 and login not in forged else ""
+                      for login, address in found.items()})
+    return addresses
 
 
 def _line(text: str | None) -> str:

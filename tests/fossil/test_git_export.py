@@ -17,6 +17,7 @@ from ocx.fossil.git_export import export, exported_commits, keep_copy, leaves
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.protocol.git_mirror import author_addresses
+from tests.fossil.conftest import start_served
 
 pytestmark = pytest.mark.fossil
 
@@ -39,33 +40,61 @@ def authors(work: Path) -> dict[str, str]:
 
 
 def node_export(repository: Path, state: Path, home: Path) -> Path:
+    """The export as node_service/git_update.py makes it: authors by the logins' contact info and by
+    who sent each check-in."""
     with Repository(repository) as served:
-        addresses = author_addresses((user.login, user.contact) for user in served.users())
+        addresses = author_addresses(((user.login, user.contact) for user in served.users()),
+                                     served.checkin_authors())
     keep_copy(repository, state / "copy.fossil", home=home)
     export(state / "copy.fossil", state / "work", addresses, home=home)
     return state / "work"
 
 
 def test_no_contact_info_stops_the_export_or_lends_another_address(tmp_path):
-    home, repository = tmp_path / "home", tmp_path / "served.fossil"
-    admin.new_repository(repository, "admin", home=home)
-    for login, contact in (("owner", "Owner <owner@example.org>"), ("poser", "owner@example.org"),
-                           ("breaker", "breaker@example.org\nfatal"), ("plain", "plain@example.org")):
-        admin.create_user(repository, login, "i", contact, home=home)
-    checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    run_fossil(["open", str(repository)], home=home, cwd=checkout, user="admin")
-    for login in ("owner", "poser", "breaker", "plain"):
-        commit(repository, checkout, home, login, f"by {login}")
-    plain = subprocess.run(["fossil", "git", "export", str(tmp_path / "plain-export"), "-R", str(repository)],
-                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(home)})
-    assert "Missing > in ident" in plain.stdout + plain.stderr  # the hole: Fossil's own export stops
-    before = hashlib.sha256(repository.read_bytes()).hexdigest()
+    contacts = {"owner": "Owner <owner@example.org>", "poser": "owner@example.org",
+                "breaker": "breaker@example.org\nfatal", "plain": "plain@example.org"}
+    served = start_served(tmp_path / "served", {login: "i" for login in contacts})
+    try:
+        for login, contact in contacts.items():
+            admin.set_contact(served.path, login, contact, home=served.home)
+        for login in contacts:
+            served.commit(login, f"{login}.txt", login)  # pushed by sync as LOGIN: its sender (D21)
+        plain = subprocess.run(["fossil", "git", "export", str(tmp_path / "plain-export"), "-R", str(served.path)],
+                               capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(served.home)})
+        assert "Missing > in ident" in plain.stdout + plain.stderr  # the hole: Fossil's own export stops
+        before = hashlib.sha256(served.path.read_bytes()).hexdigest()
 
-    work = node_export(repository, tmp_path / "state", home)
-    assert authors(work) == {"initial empty check-in": "admin <>", "by owner": "owner <>", "by poser": "poser <>",
-                             "by breaker": "breaker <>", "by plain": "plain <plain@example.org>"}
-    assert hashlib.sha256(repository.read_bytes()).hexdigest() == before  # only the copy was written
+        work = node_export(served.path, tmp_path / "state", served.home)
+        assert authors(work) == {"initial empty check-in": "admin <>", "owner.txt by owner": "owner <>",
+                                 "poser.txt by poser": "poser <>", "breaker.txt by breaker": "breaker <>",
+                                 "plain.txt by plain": "plain <plain@example.org>"}
+        assert hashlib.sha256(served.path.read_bytes()).hexdigest() == before  # only the copy was written
+    finally:
+        served.server.stop()
+
+
+def test_a_check_in_naming_another_user_lends_it_no_address(tmp_path):
+    """A U card is anyone's to write (D21): Fossil's export would give a check-in naming another login
+    that login's address, and one naming an address that is no login that address."""
+    served = start_served(tmp_path / "served", {"owner": "i", "poser": "i"})
+    try:
+        admin.set_contact(served.path, "poser", "poser@example.org", home=served.home)
+        served.commit("owner", "owner.txt", "genuine")
+        served.commit("poser", "poser.txt", "own")
+        served.commit("poser", "a.txt", "forged", user_override="owner")
+        served.commit("poser", "b.txt", "forged", user_override="victim@example.org")
+        plain = tmp_path / "plain-export"
+        subprocess.run(["fossil", "git", "export", str(plain), "-R", str(served.path)], capture_output=True,
+                       check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(served.home)})
+        assert authors(plain)["b.txt by poser"] == "victim@example.org <victim@example.org>"  # Fossil's own
+        assert authors(plain)["a.txt by poser"] == "owner <owner@example.org>"
+
+        got = authors(node_export(served.path, tmp_path / "state", served.home))
+        assert got["a.txt by poser"] == "owner <>" and got["owner.txt by owner"] == "owner <>"
+        assert got["b.txt by poser"] == "victim@example.org <>"
+        assert got["poser.txt by poser"] == "poser <poser@example.org>"
+    finally:
+        served.server.stop()
 
 
 def test_a_checkin_dated_before_the_newest_still_reaches_the_mirror(tmp_path):

@@ -182,6 +182,23 @@ def test_no_login_can_stop_the_export_or_pose_as_another_author(node, cloned):
     assert author(plain) == f"{plain.login.name} <plain@example.org>"
 
 
+
+def test_a_checkin_naming_another_user_lends_it_no_address(node, cloned):
+    """A U card is anyone's to write (D21): a check-in that names another login, or an address that
+    is no login, is exported with that name and no address (Fossil's export would lend one)."""
+    owner, forger = Developer(node, contact="owner@example.org"), Developer(node)
+    victim = f"victim-{secrets.token_hex(2)}@example.org"
+    subjects = {name: f"{name} {secrets.token_hex(3)}" for name in ("as owner", "as victim")}
+    (forger.checkout / "file.txt").write_text(secrets.token_hex(16))
+    forger.clone.commit(forger.checkout, subjects["as owner"], user_override=owner.login.name)
+    (forger.checkout / "file.txt").write_text(secrets.token_hex(16))
+    forger.clone.commit(forger.checkout, subjects["as victim"], user_override=victim)
+    wait_for(lambda: all(fetched_subject(cloned, s) for s in subjects.values()), UPDATE_SECONDS, 0.3,
+             "the forged check-ins in a fetch")
+    shown = {name: git("log", "-1", "--format=%an <%ae>", fetched_subject(cloned, subject), cwd=cloned).stdout.strip()
+             for name, subject in subjects.items()}
+    assert shown == {"as owner": f"{owner.login.name} <>", "as victim": f"{victim} <>"}
+
 def test_a_fetch_racing_updates_sees_only_whole_commits(node, reader, tmp_path):
     developer = Developer(node)
     race = tmp_path / "race"

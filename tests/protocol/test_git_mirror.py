@@ -33,6 +33,30 @@ def test_an_address_two_logins_claim_is_neithers():
     assert got == {"owner": "", "poser": "", "plain": "plain@example.org", "breaker": ""}
 
 
+
+def test_a_login_a_check_in_names_without_sending_it_has_no_address_nor_has_a_name_no_login_holds():
+    # D21: a U card is anyone's to write. Fossil's export takes a login's address by the name the U card
+    # gives, and a name holding `@` that is no login as its own address.
+    got = author_addresses([("owner", "owner@example.org"), ("poser", "poser@example.org"),
+                            ("plain", "plain@example.org")],
+                           [("owner", "owner"), ("owner", "poser"), ("victim@example.org", "poser"),
+                            ("plain", "plain"), ("poser", "poser")])
+    assert got == {"owner": "", "poser": "poser@example.org", "plain": "plain@example.org",
+                   "victim@example.org": ""}
+    assert author_addresses([("local", "local@example.org")], [("local", None)]) == {"local": ""}
+
+
+@given(st.lists(st.tuples(st.text(min_size=1), st.text()), unique_by=lambda pair: pair[0]),
+       st.lists(st.tuples(st.text(min_size=1), st.none() | st.text(min_size=1))))
+def test_only_a_login_that_sent_every_check_in_naming_it_has_an_address(pairs, checkins):
+    got = author_addresses(pairs, checkins)
+    assert set(got) == {login for login, _ in pairs} | {user for user, _ in checkins}
+    for user, sender in checkins:
+        if sender != user:
+            assert got[user] == "", (user, sender)
+    logins = {login for login, _ in pairs}
+    assert all(got[user] == "" for user, _ in checkins if user not in logins)
+
 @given(st.text())
 def test_any_contact_gives_an_address_git_takes_or_none(contact):
     found = address_of(contact)
