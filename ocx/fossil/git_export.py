@@ -20,10 +20,13 @@ export, to just before the earliest check-in the export has not sent
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ..protocol.git_committer import fossil_email, manifest_user
 from .program import run_fossil
+
+Committers = dict[int, tuple[bytes | None, bytes]]  # a check-in's rid -> (user, email) as the export writes them
 
 EXPORT_SECONDS = 600.0  # a first export of a long history (click.fossil: about 25 s)
 GIT_EXPORT = "git export".split()  # `fossil git export`: Fossil's command (the guard reads a list's "git" as git's)
@@ -51,7 +54,8 @@ def keep_copy(served: Path, copy: Path, *, home: Path) -> None:
 def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
     """The SQL run on the copy before an export: every login there with the address the
     rule gave it (none: ""), and the export's start moved back (module doc)."""
-    lines = ["BEGIN;", "UPDATE user SET info='';"]
+    # fx_git (a git import's table) would give the export addresses of its own: the user table alone counts.
+    lines = ["BEGIN;", "DROP TABLE IF EXISTS fx_git;", "UPDATE user SET info='';"]
     for login, address in sorted(addresses.items()):
         lines.append(f"INSERT OR IGNORE INTO user(login, pw, cap, info) VALUES({_quoted(login)}, '', '', '');")
         lines.append(f"UPDATE user SET info={_quoted(address)} WHERE login={_quoted(login)};")
@@ -65,14 +69,49 @@ def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) -> str:
+def committers(copy: Path, work: Path, *, home: Path) -> Committers:
+    """For each check-in of COPY the export has not sent (the ones it may send now, their unsent
+    ancestors among them), the user and address Fossil's export writes for it: its manifest's
+    U card (protocol/git_committer.py) and the copy's user table by Fossil's rule. Written by
+    `fossil sql` to a file in HOME (root's) and read a row at a time: the manifests are runs'."""
+    mirror_db = work / ".mirror_state" / "db"
+    sent = "SELECT uuid FROM mirror.mmark WHERE isfile=0" if mirror_db.exists() else "SELECT NULL WHERE 0"
+    rows = home / "committers.txt"
+    rows.unlink(missing_ok=True)
+    script = [".mode list", ".headers off", ".separator ' '", f".output {rows}"]
+    if mirror_db.exists():
+        script.append(f"ATTACH {_quoted(str(mirror_db))} AS mirror;")
+    script += ["SELECT 'u', hex(login), CASE WHEN info IS NULL THEN '-' ELSE hex(info) END FROM user;",
+               "SELECT 'c', blob.rid, hex(content(blob.uuid)) FROM event JOIN blob ON blob.rid=event.objid"
+               f" WHERE event.type='ci' AND blob.uuid NOT IN ({sent});", ".output stdout"]
+    run_fossil(["sql", "-R", str(copy)], input="\n".join(script) + "\n", home=home, user=COPY_USER,
+               timeout=EXPORT_SECONDS)
+    infos: dict[bytes, bytes | None] = {}
+    found: Committers = {}
+    with rows.open("rb") as lines:
+        for line in lines:
+            kind, key, value = line.rstrip(b"\n").split(b" ")
+            if kind == b"u":
+                infos[bytes.fromhex(key.decode())] = None if value == b"-" else bytes.fromhex(value.decode())
+            else:
+                user = manifest_user(bytes.fromhex(value.decode()))
+                found[int(key)] = (user, fossil_email(user, None if user is None else infos.get(user)))
+    rows.unlink()
+    return found
+
+
+def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path,
+           git_first: Callable[[Committers], Path] | None = None) -> str:
     """WORK brought up to date from COPY by `fossil git export`, its authors by ADDRESSES
-    (login -> address, protocol/git_mirror.py); returns what the export said."""
+    (login -> address, protocol/git_mirror.py); returns what the export said. GIT_FIRST: given
+    the check-ins' committers, the directory whose `git` the export runs (git/fast_import_filter.py);
+    None: the system's git, Fossil's own export (tests showing what it does)."""
     mirror_db = work / ".mirror_state" / "db"
     run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if mirror_db.exists() else None),
                home=home, user=COPY_USER)
+    path_first = git_first(committers(copy, work, home=home)) if git_first is not None else None
     done = run_fossil([*GIT_EXPORT, str(work), "-R", str(copy)], home=home, user=COPY_USER,
-                      timeout=EXPORT_SECONDS)
+                      timeout=EXPORT_SECONDS, path_first=path_first)
     return done.stdout
 
 

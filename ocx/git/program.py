@@ -11,11 +11,13 @@ names a root-only file for git's own credential helper to read.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from ..protocol.errors import OcxError
 
@@ -88,3 +90,25 @@ def run_git(
 def git_available() -> bool:
     """Whether the `git` program is on this host's PATH (the node needs it only to serve D49)."""
     return any(os.access(Path(d) / GIT, os.X_OK) for d in _PATH.split(":"))
+
+
+def _real_git() -> str:
+    """The system's git, from the host's system directories alone (never a PATH a caller gave)."""
+    found = shutil.which(GIT, path=_PATH)
+    if found is None:
+        raise GitError([], -1, "", "git is not installed")
+    return found
+
+
+def exec_git(args: Sequence[str]) -> NoReturn:
+    """This process replaced by the real `git ARGS...` (git/fast_import_filter.py: the `git` Fossil's
+    export runs), in the environment it was given but for PATH, the system's."""
+    env = {**os.environ, "PATH": _PATH, "GIT_CONFIG_NOSYSTEM": "1"}
+    os.execve(_real_git(), [GIT, *args], env)
+
+
+def start_git(args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """The real `git ARGS...` started with a pipe for its standard input, its output and working
+    directory this process's (git/fast_import_filter.py: `git fast-import` behind the filter)."""
+    env = {**os.environ, "PATH": _PATH, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.Popen([_real_git(), *args], env=env, stdin=subprocess.PIPE)

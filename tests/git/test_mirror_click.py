@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from ocx.fossil.git_export import export, exported_commits, keep_copy, leaves
+from ocx.fossil.git_export import exported_commits, keep_copy, leaves
 from ocx.fossil.repository import Repository
 from ocx.git import mirror
+from ocx.git.fast_import_filter import export
 from ocx.git.program import run_git
 from ocx.protocol.git_mirror import author_addresses
 

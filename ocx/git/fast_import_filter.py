@@ -1,0 +1,162 @@
+"""Root's filter between Fossil 2.21's export and `git fast-import` (D49, D41).
+
+`fossil git export` runs `git` through /bin/sh, looked up in PATH; the node's export puts
+first in that PATH a directory of root's own (in the node's 0700 state) holding a `git`
+made by `make_filter` (fossil/git_export.py). For `git fast-import` it runs `main`: it
+reads Fossil's stream and writes git's, and every other command runs the real git
+(git/program.py). What it does to the stream:
+
+- a `data LEN` block is copied by its length, never looked into: a comment or a file
+  holding `# rid=` or `committer ` is data;
+- at each `# rid=RID` line, the committer line that follows must be exactly the one Fossil
+  writes for the USER and EMAIL the node told it for RID (protocol/git_committer.py), and
+  is written with both sanitized: a U card holding a line break, `<`, `>` or a forged
+  address and date can neither stop git nor bend the line. A rid it was not told, or other
+  bytes: it stops (fail closed), and the export fails as an export git refused does;
+- everything else is copied as it is, read in bounded pieces (a line longer than
+  LINE_MAX is copied through in pieces, never interpreted).
+
+It imports only the ocx package and the standard library, from where the node's code is,
+never from the repository, a check-in or a run's places.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+from ..fossil import git_export
+from ..protocol.git_committer import TIME_TAIL, committer_line, written_prefix
+from .program import exec_git, start_git
+
+FILTER_DIR = "export-git"  # in the export's HOME: root's, in the node's 0700 state
+LINE_MAX = 64 * 1024
+CHUNK = 64 * 1024
+TOLD_NAME = "committers"
+_DATA = re.compile(rb"data ([0-9]{1,19})\n")
+_RID = re.compile(rb"# rid=([0-9]{1,19})\n")
+Told = Mapping[int, tuple[bytes | None, bytes]]  # rid -> (user, email) as Fossil writes them
+
+
+class Refused(ValueError):
+    """The stream is not what Fossil writes for what the node was told: nothing more goes to git."""
+
+
+def _exactly(source: IO[bytes], count: int) -> bytes:
+    """COUNT bytes of SOURCE (fewer only at its end)."""
+    parts = []
+    while count > 0:
+        part = source.read(min(count, CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        count -= len(part)
+    return b"".join(parts)
+
+
+def _copy(source: IO[bytes], sink: IO[bytes], count: int) -> None:
+    while count > 0:
+        part = source.read(min(count, CHUNK))
+        if not part:
+            raise Refused("the stream ends inside a data block")
+        sink.write(part)
+        count -= len(part)
+
+
+def filter_stream(source: IO[bytes], sink: IO[bytes], told: Told) -> int:
+    """Fossil's stream from SOURCE to SINK with each committer line rewritten (module doc);
+    how many it rewrote. Raises Refused where it stops."""
+    rewritten = 0
+    while line := source.readline(LINE_MAX):
+        if not line.endswith(b"\n"):  # a long line's piece: copied, the rest of the line too
+            sink.write(line)
+            while (piece := source.readline(LINE_MAX)) and not piece.endswith(b"\n"):
+                sink.write(piece)
+            sink.write(piece)
+            continue
+        if line.startswith(b"data "):
+            size = _DATA.fullmatch(line)
+            if size is None:
+                raise Refused(f"a data command Fossil does not write: {line[:80]!r}")
+            sink.write(line)
+            _copy(source, sink, int(size.group(1)))
+            continue
+        sink.write(line)
+        if line.startswith(b"# rid="):
+            sink.write(_committer(source, line, told))
+            rewritten += 1
+    return rewritten
+
+
+def _committer(source: IO[bytes], rid_line: bytes, told: Told) -> bytes:
+    """The node's committer line for the one Fossil writes after RID_LINE (module doc)."""
+    rid = _RID.fullmatch(rid_line)
+    if rid is None or int(rid.group(1)) not in told:
+        raise Refused(f"a check-in the node was not told of: {rid_line[:80]!r}")
+    user, email = told[int(rid.group(1))]
+    expected = written_prefix(user, email)
+    if _exactly(source, len(expected)) != expected:
+        raise Refused(f"the committer of {rid_line.strip()!r} is not the one its manifest and user table give")
+    tail = source.readline(32)
+    if TIME_TAIL.fullmatch(tail) is None:
+        raise Refused(f"the committer of {rid_line.strip()!r} ends in {tail!r}")
+    return committer_line(user, email, tail)
+
+
+def told_text(told: Told) -> str:
+    """TOLD as the filter's file holds it: one `RID USER-HEX EMAIL-HEX` line each (`-`: no user)."""
+    return "".join(f"{rid} {'-' if user is None else user.hex()} {email.hex()}\n"
+                   for rid, (user, email) in sorted(told.items()))
+
+
+def read_told(text: str) -> dict[int, tuple[bytes | None, bytes]]:
+    told: dict[int, tuple[bytes | None, bytes]] = {}
+    for line in text.splitlines():
+        rid, user, email = line.split(" ")
+        told[int(rid)] = (None if user == "-" else bytes.fromhex(user), bytes.fromhex(email))
+    return told
+
+
+def make_filter(directory: Path, told: Told) -> Path:
+    """DIRECTORY (root's, made 0700) holding a `git` that runs `main` with TOLD, for PATH's head."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    (directory / TOLD_NAME).write_text(told_text(told))
+    code_root = Path(__file__).resolve().parents[2]  # the directory holding the ocx package now running
+    program = directory / "git"
+    making = directory / "git.new"
+    # -I: no PYTHON* variable, no user site, not the working directory (WORK) on sys.path.
+    making.write_text(f"#!{sys.executable} -I\nimport sys\nsys.path.insert(0, {str(code_root)!r})\n"
+                      "from ocx.git.fast_import_filter import main\n"
+                      f"sys.exit(main({str(directory / TOLD_NAME)!r}, sys.argv[1:]))\n")
+    making.chmod(0o700)
+    making.rename(program)
+    return directory
+
+
+def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) -> str:
+    """The node's export (fossil/git_export.py: export) with Fossil's stream through this filter."""
+    return git_export.export(copy, work, addresses, home=home,
+                             git_first=lambda told: make_filter(home / FILTER_DIR, told))
+
+
+def main(told_path: str, args: list[str]) -> int:
+    """The `git` Fossil runs: `fast-import` through the filter, anything else the real git."""
+    if not args or args[0] != "fast-import":
+        exec_git(args)
+    told = read_told(Path(told_path).read_text())
+    git = start_git(args)
+    assert git.stdin is not None
+    try:
+        filter_stream(sys.stdin.buffer, git.stdin, told)
+        git.stdin.close()
+    except Refused as refused:
+        git.kill()  # before it ends on its own: a git that dies writes its marks, and Fossil would keep them
+        git.wait()
+        print(f"ocx: the export stopped, fail closed (D49): {refused}", file=sys.stderr, flush=True)
+        return 1
+    except BrokenPipeError:
+        pass  # git ended first: its own words are on standard error, its status below
+    return git.wait()
