@@ -75,11 +75,12 @@ def committers(copy: Path, work: Path, *, home: Path) -> Committers:
     U card (protocol/git_committer.py) and the copy's user table by Fossil's rule. Written by
     `fossil sql` to a file in HOME (root's) and read a row at a time: the manifests are runs'."""
     mirror_db = work / ".mirror_state" / "db"
-    sent = "SELECT uuid FROM mirror.mmark WHERE isfile=0" if mirror_db.exists() else "SELECT NULL WHERE 0"
+    marked = _has_marks(mirror_db)  # no table: an export that never completed (Fossil rolled it back)
+    sent = "SELECT uuid FROM mirror.mmark WHERE isfile=0" if marked else "SELECT NULL WHERE 0"
     rows = home / "committers.txt"
     rows.unlink(missing_ok=True)
     script = [".mode list", ".headers off", ".separator ' '", f".output {rows}"]
-    if mirror_db.exists():
+    if marked:
         script.append(f"ATTACH {_quoted(str(mirror_db))} AS mirror;")
     script += ["SELECT 'u', hex(login), CASE WHEN info IS NULL THEN '-' ELSE hex(info) END FROM user;",
                "SELECT 'c', blob.rid, hex(content(blob.uuid)) FROM event JOIN blob ON blob.rid=event.objid"
@@ -107,12 +108,24 @@ def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path,
     the check-ins' committers, the directory whose `git` the export runs (git/fast_import_filter.py);
     None: the system's git, Fossil's own export (tests showing what it does)."""
     mirror_db = work / ".mirror_state" / "db"
-    run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if mirror_db.exists() else None),
+    run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if _has_marks(mirror_db) else None),
                home=home, user=COPY_USER)
     path_first = git_first(committers(copy, work, home=home)) if git_first is not None else None
     done = run_fossil([*GIT_EXPORT, str(work), "-R", str(copy)], home=home, user=COPY_USER,
                       timeout=EXPORT_SECONDS, path_first=path_first)
     return done.stdout
+
+
+def _has_marks(mirror_db: Path) -> bool:
+    """Whether the export's state MIRROR_DB holds its marks (and its config) yet."""
+    if not mirror_db.exists():
+        return False
+    connection = sqlite3.connect(f"file:{mirror_db}?mode=ro", uri=True)
+    try:
+        found = connection.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('mmark', 'mconfig')").fetchone()
+        return bool(found == (2,))
+    finally:
+        connection.close()
 
 
 def leaves(copy: Path) -> list[str]:
