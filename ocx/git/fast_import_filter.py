@@ -2,9 +2,9 @@
 
 `fossil git export` runs `git` through /bin/sh, looked up in PATH; the node's export puts
 first in that PATH a directory of root's own (in the node's 0700 state) holding a `git`
-made by `make_filter` (fossil/git_export.py). For `git fast-import` it runs `main`: it
-reads Fossil's stream and writes git's, and every other command runs the real git
-(git/program.py). What it does to the stream:
+made by `make_filter` (git/program.py: git_in_front). For `git fast-import` it runs
+`main`: it reads Fossil's stream and writes git's; every other command is the real git's.
+What it does to the stream:
 
 - a `data LEN` block is copied by its length, never looked into: a comment or a file
   holding `# rid=` or `committer ` is data;
@@ -22,6 +22,7 @@ never from the repository, a check-in or a run's places.
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import IO
 
 from ..fossil import git_export
 from ..protocol.git_committer import TIME_TAIL, committer_line, written_prefix
-from .program import exec_git, start_git
+from .program import git_in_front, start_git
 
 FILTER_DIR = "export-git"  # in the export's HOME: root's, in the node's 0700 state
 LINE_MAX = 64 * 1024
@@ -125,14 +126,13 @@ def make_filter(directory: Path, told: Told) -> Path:
     directory.chmod(0o700)
     (directory / TOLD_NAME).write_text(told_text(told))
     code_root = Path(__file__).resolve().parents[2]  # the directory holding the ocx package now running
-    program = directory / "git"
-    making = directory / "git.new"
+    code = (f"import sys; sys.path.insert(0, {str(code_root)!r}); from ocx.git.fast_import_filter import main; "
+            f"sys.exit(main({str(directory / TOLD_NAME)!r}, sys.argv[1:]))")
     # -I: no PYTHON* variable, no user site, not the working directory (WORK) on sys.path.
-    making.write_text(f"#!{sys.executable} -I\nimport sys\nsys.path.insert(0, {str(code_root)!r})\n"
-                      "from ocx.git.fast_import_filter import main\n"
-                      f"sys.exit(main({str(directory / TOLD_NAME)!r}, sys.argv[1:]))\n")
+    making = directory / "git.new"
+    making.write_text(git_in_front(f"{shlex.quote(sys.executable)} -I -c {shlex.quote(code)}"))
     making.chmod(0o700)
-    making.rename(program)
+    making.rename(directory / "git")
     return directory
 
 
@@ -143,9 +143,7 @@ def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) 
 
 
 def main(told_path: str, args: list[str]) -> int:
-    """The `git` Fossil runs: `fast-import` through the filter, anything else the real git."""
-    if not args or args[0] != "fast-import":
-        exec_git(args)
+    """`git fast-import ARGS...` as Fossil runs it, through the filter (module doc)."""
     told = read_told(Path(told_path).read_text())
     git = start_git(args)
     assert git.stdin is not None

@@ -11,13 +11,13 @@ names a root-only file for git's own credential helper to read.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
 from ..protocol.errors import OcxError
 
@@ -100,11 +100,13 @@ def _real_git() -> str:
     return found
 
 
-def exec_git(args: Sequence[str]) -> NoReturn:
-    """This process replaced by the real `git ARGS...` (git/fast_import_filter.py: the `git` Fossil's
-    export runs), in the environment it was given but for PATH, the system's."""
-    env = {**os.environ, "PATH": _PATH, "GIT_CONFIG_NOSYSTEM": "1"}
-    os.execve(_real_git(), [GIT, *args], env)
+def git_in_front(fast_import: str) -> str:
+    """The text of a `git` for the head of the PATH `fossil git export` runs with: `git fast-import`
+    runs FAST_IMPORT (a shell command line, given the same arguments; git/fast_import_filter.py),
+    every other command the real git, at once (Fossil runs one for each tag and branch)."""
+    return ("#!/bin/sh\n"
+            f'if [ "$1" = fast-import ]; then exec {fast_import} "$@"; fi\n'
+            f'exec {shlex.quote(_real_git())} "$@"\n')
 
 
 def start_git(args: Sequence[str]) -> subprocess.Popen[bytes]:
