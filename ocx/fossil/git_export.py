@@ -19,14 +19,15 @@ export, to just before the earliest check-in the export has not sent
 """
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from ..protocol.git_committer import fossil_email, manifest_user
+from ..protocol.git_committer import StreamFacts, fossil_email, manifest_user, needs_quoting
 from .program import run_fossil
 
-Committers = dict[int, tuple[bytes | None, bytes]]  # a check-in's rid -> (user, email) as the export writes them
+_HASHES = re.compile(rb"[0-9a-f]{40,64}:[0-9a-f]{40,64}")  # two artifact hashes, as blob.uuid holds them
 
 EXPORT_SECONDS = 600.0  # a first export of a long history (click.fossil: about 25 s)
 GIT_EXPORT = "git export".split()  # `fossil git export`: Fossil's command (the guard reads a list's "git" as git's)
@@ -69,48 +70,84 @@ def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def committers(copy: Path, work: Path, *, home: Path) -> Committers:
-    """For each check-in of COPY the export has not sent (the ones it may send now, their unsent
-    ancestors among them), the user and address Fossil's export writes for it: its manifest's
-    U card (protocol/git_committer.py) and the copy's user table by Fossil's rule. Written by
-    `fossil sql` to a file in HOME (root's) and read a row at a time: the manifests are runs'."""
+def _sql_rows(copy: Path, statements: list[str], *, home: Path, mirror_db: Path | None) -> Iterator[list[bytes]]:
+    """The rows of STATEMENTS (each `SELECT KIND, KEY, HEX`) run by `fossil sql` on COPY, written to a
+    file in HOME (root's) and read one at a time: the manifests they read are runs'."""
+    rows = home / "export-facts.txt"
+    rows.unlink(missing_ok=True)
+    script = [".mode list", ".headers off", ".separator ' '", f".output {rows}"]
+    if mirror_db is not None:
+        script.append(f"ATTACH {_quoted(str(mirror_db))} AS mirror;")
+    run_fossil(["sql", "-R", str(copy)], input="\n".join([*script, *statements, ".output stdout"]) + "\n",
+               home=home, user=COPY_USER, timeout=EXPORT_SECONDS)
+    try:
+        with rows.open("rb") as lines:
+            for line in lines:
+                yield line.rstrip(b"\n").split(b" ")
+    finally:
+        rows.unlink(missing_ok=True)
+
+
+def stream_facts(copy: Path, work: Path, *, home: Path) -> StreamFacts:
+    """What Fossil's export will write for each check-in of COPY it has not sent (the ones it may
+    send now, their unsent ancestors among them): the user and address of its committer line, its
+    manifest's U card (protocol/git_committer.py) and the copy's user table by Fossil's rule; and
+    where a file it deletes has a name git would misread, the names of its `D` lines, by Fossil's
+    own query (src/export.c) against its primary parent."""
     mirror_db = work / ".mirror_state" / "db"
     marked = _has_marks(mirror_db)  # no table: an export that never completed (Fossil rolled it back)
     sent = "SELECT uuid FROM mirror.mmark WHERE isfile=0" if marked else "SELECT NULL WHERE 0"
-    rows = home / "committers.txt"
-    rows.unlink(missing_ok=True)
-    script = [".mode list", ".headers off", ".separator ' '", f".output {rows}"]
-    if marked:
-        script.append(f"ATTACH {_quoted(str(mirror_db))} AS mirror;")
-    script += ["SELECT 'u', hex(login), CASE WHEN info IS NULL THEN '-' ELSE hex(info) END FROM user;",
-               "SELECT 'c', blob.rid, hex(content(blob.uuid)) FROM event JOIN blob ON blob.rid=event.objid"
-               f" WHERE event.type='ci' AND blob.uuid NOT IN ({sent});", ".output stdout"]
-    run_fossil(["sql", "-R", str(copy)], input="\n".join(script) + "\n", home=home, user=COPY_USER,
-               timeout=EXPORT_SECONDS)
+    unsent = f"event.type='ci' AND blob.uuid NOT IN ({sent})"
+    statements = [
+        "SELECT 'u', hex(login), CASE WHEN info IS NULL THEN '-' ELSE hex(info) END FROM user;",
+        f"SELECT 'c', blob.rid, hex(content(blob.uuid)) FROM event JOIN blob ON blob.rid=event.objid WHERE {unsent};",
+        "SELECT 'n', count(*), '' FROM filename WHERE instr(name, char(10))>0 OR substr(name, 1, 1)='\"';",
+        "SELECT 'p', blob.rid, parent.uuid || ':' || blob.uuid FROM event JOIN blob ON blob.rid=event.objid"
+        " JOIN plink ON plink.cid=blob.rid AND plink.isprim JOIN blob AS parent ON parent.rid=plink.pid"
+        f" WHERE {unsent};"]
     infos: dict[bytes, bytes | None] = {}
-    found: Committers = {}
-    with rows.open("rb") as lines:
-        for line in lines:
-            kind, key, value = line.rstrip(b"\n").split(b" ")
-            if kind == b"u":
-                infos[bytes.fromhex(key.decode())] = None if value == b"-" else bytes.fromhex(value.decode())
-            else:
-                user = manifest_user(bytes.fromhex(value.decode()))
-                found[int(key)] = (user, fossil_email(user, None if user is None else infos.get(user)))
-    rows.unlink()
-    return found
+    facts = StreamFacts()
+    parents: dict[int, tuple[str, str]] = {}
+    misread = 0
+    for kind, key, value in _sql_rows(copy, statements, home=home, mirror_db=mirror_db if marked else None):
+        if kind == b"u":
+            infos[bytes.fromhex(key.decode())] = None if value == b"-" else bytes.fromhex(value.decode())
+        elif kind == b"c":
+            user = manifest_user(bytes.fromhex(value.decode()))
+            facts.committers[int(key)] = (user, fossil_email(user, None if user is None else infos.get(user)))
+        elif kind == b"n":
+            misread = int(key)
+        elif kind == b"p" and _HASHES.fullmatch(value):
+            parent, child = value.decode().split(":")
+            parents[int(key)] = (parent, child)
+    if misread and parents:  # none in almost every repository: no file of any check-in is read
+        _add_deletions(copy, parents, facts, home=home)
+    return facts
+
+
+def _add_deletions(copy: Path, parents: Mapping[int, tuple[str, str]], facts: StreamFacts, *, home: Path) -> None:
+    """FACTS' deletions: for each check-in of PARENTS (rid -> its primary parent's and its own hash),
+    the names Fossil's export deletes, in its order, where one of them needs quoting."""
+    # Fossil's own statement (gitmirror_send_checkin), its rows in the order it gives them.
+    statements = [f"SELECT 'd', {rid}, hex(filename) FROM (SELECT filename FROM files_of_checkin('{parent}')"
+                  f" EXCEPT SELECT filename FROM files_of_checkin('{child}'));"
+                  for rid, (parent, child) in sorted(parents.items())]
+    found: dict[int, list[bytes]] = {}
+    for _, rid, name in _sql_rows(copy, statements, home=home, mirror_db=None):
+        found.setdefault(int(rid), []).append(bytes.fromhex(name.decode()))
+    facts.deletions.update({rid: names for rid, names in found.items() if any(map(needs_quoting, names))})
 
 
 def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path,
-           git_first: Callable[[Committers], Path] | None = None) -> str:
+           git_first: Callable[[StreamFacts], Path] | None = None) -> str:
     """WORK brought up to date from COPY by `fossil git export`, its authors by ADDRESSES
     (login -> address, protocol/git_mirror.py); returns what the export said. GIT_FIRST: given
-    the check-ins' committers, the directory whose `git` the export runs (git/fast_import_filter.py);
+    what the export will write (stream_facts), the directory whose `git` the export runs (git/fast_import_filter.py);
     None: the system's git, Fossil's own export (tests showing what it does)."""
     mirror_db = work / ".mirror_state" / "db"
     run_fossil(["sql", "-R", str(copy)], input=authors_script(addresses, mirror_db if _has_marks(mirror_db) else None),
                home=home, user=COPY_USER)
-    path_first = git_first(committers(copy, work, home=home)) if git_first is not None else None
+    path_first = git_first(stream_facts(copy, work, home=home)) if git_first is not None else None
     done = run_fossil([*GIT_EXPORT, str(work), "-R", str(copy)], home=home, user=COPY_USER,
                       timeout=EXPORT_SECONDS, path_first=path_first)
     return done.stdout

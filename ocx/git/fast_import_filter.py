@@ -13,6 +13,11 @@ What it does to the stream:
   is written with both sanitized: a U card holding a line break, `<`, `>` or a forged
   address and date can neither stop git nor bend the line. A rid it was not told, or other
   bytes: it stops (fail closed), and the export fails as an export git refused does;
+- Fossil writes a deleted file's `D NAME` line unquoted: a name holding a line break (an F
+  card may hold one) would go on as commands of git's (a file, a commit, a branch reset) and
+  one starting with '"' stops git. For a check-in deleting such a name the node was told its
+  `D` names in Fossil's order (fossil/git_export.py: stream_facts); the filter checks the lines
+  are exactly those and writes them quoted (protocol/git_committer.py: deletion_lines);
 - everything else is copied as it is, read in bounded pieces (a line longer than
   LINE_MAX is copied through in pieces, never interpreted).
 
@@ -29,19 +34,20 @@ from pathlib import Path
 from typing import IO
 
 from ..fossil import git_export
-from ..protocol.git_committer import TIME_TAIL, committer_line, written_prefix
+from ..protocol.errors import OcxError
+from ..protocol.git_committer import TIME_TAIL, StreamFacts, committer_line, deletion_lines, written_prefix
 from .program import git_in_front, start_git
 
 FILTER_DIR = "export-git"  # in the export's HOME: root's, in the node's 0700 state
 LINE_MAX = 64 * 1024
 CHUNK = 64 * 1024
-TOLD_NAME = "committers"
+TOLD_NAME = "stream-facts"
 _DATA = re.compile(rb"data ([0-9]{1,19})\n")
 _RID = re.compile(rb"# rid=([0-9]{1,19})\n")
-Told = Mapping[int, tuple[bytes | None, bytes]]  # rid -> (user, email) as Fossil writes them
+Committers = Mapping[int, tuple[bytes | None, bytes]]  # rid -> (user, email) as Fossil writes them
 
 
-class Refused(ValueError):
+class Refused(OcxError, ValueError):
     """The stream is not what Fossil writes for what the node was told: nothing more goes to git."""
 
 
@@ -66,10 +72,11 @@ def _copy(source: IO[bytes], sink: IO[bytes], count: int) -> None:
         count -= len(part)
 
 
-def filter_stream(source: IO[bytes], sink: IO[bytes], told: Told) -> int:
-    """Fossil's stream from SOURCE to SINK with each committer line rewritten (module doc);
-    how many it rewrote. Raises Refused where it stops."""
+def filter_stream(source: IO[bytes], sink: IO[bytes], facts: StreamFacts) -> int:
+    """Fossil's stream from SOURCE to SINK with each committer line rewritten and the deletions
+    FACTS names quoted (module doc); how many committer lines it rewrote. Raises Refused where it stops."""
     rewritten = 0
+    deleting: list[bytes] | None = None  # the current check-in's deletions the node was told, until written
     while line := source.readline(LINE_MAX):
         if not line.endswith(b"\n"):  # a long line's piece: copied, the rest of the line too
             sink.write(line)
@@ -84,14 +91,32 @@ def filter_stream(source: IO[bytes], sink: IO[bytes], told: Told) -> int:
             sink.write(line)
             _copy(source, sink, int(size.group(1)))
             continue
+        if deleting is not None and line.startswith(b"D "):
+            sink.write(_deletions(source, line, deleting))
+            deleting = None
+            continue
+        if deleting is not None and line.startswith((b"commit ", b"blob\n", b"done\n")):
+            raise Refused("a check-in's deletions are not the ones Fossil's query gave")
         sink.write(line)
         if line.startswith(b"# rid="):
-            sink.write(_committer(source, line, told))
+            rid = _RID.fullmatch(line)
+            sink.write(_committer(source, line, facts.committers))
+            deleting = facts.deletions.get(int(rid.group(1))) if rid else None
             rewritten += 1
+    if deleting is not None:
+        raise Refused("the stream ends before a check-in's deletions")
     return rewritten
 
 
-def _committer(source: IO[bytes], rid_line: bytes, told: Told) -> bytes:
+def _deletions(source: IO[bytes], first: bytes, names: list[bytes]) -> bytes:
+    """The node's `D` lines for the ones Fossil writes for NAMES, the first line FIRST read (module doc)."""
+    written, safe = deletion_lines(names)
+    if not written.startswith(first) or first + _exactly(source, len(written) - len(first)) != written:
+        raise Refused("a check-in's deletions are not the ones Fossil's query gave")
+    return safe
+
+
+def _committer(source: IO[bytes], rid_line: bytes, told: Committers) -> bytes:
     """The node's committer line for the one Fossil writes after RID_LINE (module doc)."""
     rid = _RID.fullmatch(rid_line)
     if rid is None or int(rid.group(1)) not in told:
@@ -106,25 +131,31 @@ def _committer(source: IO[bytes], rid_line: bytes, told: Told) -> bytes:
     return committer_line(user, email, tail)
 
 
-def told_text(told: Told) -> str:
-    """TOLD as the filter's file holds it: one `RID USER-HEX EMAIL-HEX` line each (`-`: no user)."""
-    return "".join(f"{rid} {'-' if user is None else user.hex()} {email.hex()}\n"
-                   for rid, (user, email) in sorted(told.items()))
+def facts_text(facts: StreamFacts) -> str:
+    """FACTS as the filter's file holds them: `c RID USER-HEX EMAIL-HEX` (`-`: no user) and `d RID NAME-HEX`."""
+    lines = [f"c {rid} {'-' if user is None else user.hex()} {email.hex()}\n"
+             for rid, (user, email) in sorted(facts.committers.items())]
+    lines += [f"d {rid} {name.hex()}\n" for rid, names in sorted(facts.deletions.items()) for name in names]
+    return "".join(lines)
 
 
-def read_told(text: str) -> dict[int, tuple[bytes | None, bytes]]:
-    told: dict[int, tuple[bytes | None, bytes]] = {}
+def read_facts(text: str) -> StreamFacts:
+    facts = StreamFacts()
     for line in text.splitlines():
-        rid, user, email = line.split(" ")
-        told[int(rid)] = (None if user == "-" else bytes.fromhex(user), bytes.fromhex(email))
-    return told
+        kind, rid, *values = line.split(" ")
+        if kind == "c":
+            facts.committers[int(rid)] = (None if values[0] == "-" else bytes.fromhex(values[0]),
+                                          bytes.fromhex(values[1]))
+        else:
+            facts.deletions.setdefault(int(rid), []).append(bytes.fromhex(values[0]))
+    return facts
 
 
-def make_filter(directory: Path, told: Told) -> Path:
-    """DIRECTORY (root's, made 0700) holding a `git` that runs `main` with TOLD, for PATH's head."""
+def make_filter(directory: Path, facts: StreamFacts) -> Path:
+    """DIRECTORY (root's, made 0700) holding a `git` that runs `main` with FACTS, for PATH's head."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     directory.chmod(0o700)
-    (directory / TOLD_NAME).write_text(told_text(told))
+    (directory / TOLD_NAME).write_text(facts_text(facts))
     code_root = Path(__file__).resolve().parents[2]  # the directory holding the ocx package now running
     code = (f"import sys; sys.path.insert(0, {str(code_root)!r}); from ocx.git.fast_import_filter import main; "
             f"sys.exit(main({str(directory / TOLD_NAME)!r}, sys.argv[1:]))")
@@ -139,16 +170,16 @@ def make_filter(directory: Path, told: Told) -> Path:
 def export(copy: Path, work: Path, addresses: Mapping[str, str], *, home: Path) -> str:
     """The node's export (fossil/git_export.py: export) with Fossil's stream through this filter."""
     return git_export.export(copy, work, addresses, home=home,
-                             git_first=lambda told: make_filter(home / FILTER_DIR, told))
+                             git_first=lambda facts: make_filter(home / FILTER_DIR, facts))
 
 
 def main(told_path: str, args: list[str]) -> int:
     """`git fast-import ARGS...` as Fossil runs it, through the filter (module doc)."""
-    told = read_told(Path(told_path).read_text())
+    facts = read_facts(Path(told_path).read_text())
     git = start_git(args)
     assert git.stdin is not None
     try:
-        filter_stream(sys.stdin.buffer, git.stdin, told)
+        filter_stream(sys.stdin.buffer, git.stdin, facts)
         git.stdin.close()
     except Refused as refused:
         git.kill()  # before it ends on its own: a git that dies writes its marks, and Fossil would keep them

@@ -18,6 +18,7 @@ well-formed U card's line is unchanged byte for byte (the mirror's commit hashes
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 PGP_BEGIN = b"-----BEGIN PGP SIGNED MESSAGE-----"
 PGP_SIGNATURE = b"\n-----BEGIN PGP SIGNATURE"  # strncmp's 25 bytes of "\n-----BEGIN PGP SIGNATURE-"
@@ -117,3 +118,42 @@ def sanitized(text: bytes) -> bytes:
 def committer_line(user: bytes | None, email: bytes, time_tail: bytes) -> bytes:
     """The committer line the node writes: USER and EMAIL sanitized, then TIME_TAIL as Fossil wrote it."""
     return b"committer " + sanitized(NO_USER if user is None else user) + b" <" + sanitized(email) + b"> " + time_tail
+
+
+# Deleted files. Fossil 2.21 writes `D NAME` with the name as it is (its `M` lines are quoted):
+# a name holding a line break (an F card may: Fossil checks only its slashes and dots) ends the
+# line and what follows in it is read by git as commands of the stream (a file, a commit, a
+# branch reset: anything), and one starting with '"' is read as a quoted name that does not end.
+def needs_quoting(name: bytes) -> bool:
+    """Whether Fossil's `D NAME` line would be read by git as anything but NAME deleted."""
+    return b"\n" in name or name.startswith(b'"')
+
+
+def quoted_path(name: bytes) -> bytes:
+    """NAME in git fast-import's C-style quotes: '"', '\\' and every control byte escaped."""
+    out = bytearray(b'"')
+    for byte in name:
+        if byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
+
+
+def deletion_lines(names: list[bytes]) -> tuple[bytes, bytes]:
+    """The `D` lines Fossil writes for NAMES (in its order), and the ones the node writes instead."""
+    written = b"".join(b"D " + name + b"\n" for name in names)
+    safe = b"".join(b"D " + (quoted_path(name) if needs_quoting(name) else name) + b"\n" for name in names)
+    return written, safe
+
+
+@dataclass(frozen=True)
+class StreamFacts:
+    """What the node knows, before an export, of what Fossil will write (the filter checks it):
+    each unsent check-in's (user, email) by its rid, and for a check-in whose deleted files hold
+    a name git would misread, their names in the order Fossil writes them."""
+
+    committers: dict[int, tuple[bytes | None, bytes]] = field(default_factory=dict)
+    deletions: dict[int, list[bytes]] = field(default_factory=dict)

@@ -3,9 +3,11 @@
 or a forged ` <owner@x> 1 +0000`; Fossil 2.21's own export stops at the first for good, and the
 node's (git/fast_import_filter.py) exports every check-in, the forged ones with their author
 sanitized and the others byte for byte as Fossil's own export writes them. An export whose
-stream is not what the node knows fails, and the next one completes."""
+stream is not what the node knows fails, and the next one completes. A deleted file's name
+holding a line break, which Fossil writes into the stream as it is, adds nothing to a commit."""
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 import subprocess
@@ -13,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from ocx.fossil import git_export
+from ocx.fossil import admin, git_export
 from ocx.fossil.git_export import exported_commits, keep_copy
-from ocx.fossil.program import FossilError
+from ocx.fossil.program import FossilError, run_fossil
 from ocx.fossil.repository import Repository
 from ocx.git.fast_import_filter import FILTER_DIR, export, make_filter
+from ocx.protocol.git_committer import StreamFacts
 from ocx.protocol.git_mirror import author_addresses
 from tests.fossil.conftest import start_served
 
@@ -107,7 +110,7 @@ def test_an_export_whose_stream_the_node_does_not_know_fails_and_the_next_comple
     home, state = tmp_path / "home", tmp_path / "state"
     copy, work = state / "copy.fossil", state / "work"
     keep_copy(pushed.path, copy, home=home)
-    told_nothing = lambda told: make_filter(home / FILTER_DIR, {})  # noqa: E731 - a stale or wrong knowledge
+    told_nothing = lambda facts: make_filter(home / FILTER_DIR, StreamFacts())  # noqa: E731 - stale knowledge
     with pytest.raises(FossilError, match="fail closed"):
         git_export.export(copy, work, addresses(pushed.path), home=home, git_first=told_nothing)
     marks = sqlite3.connect(work / ".mirror_state" / "db")
@@ -118,3 +121,52 @@ def test_an_export_whose_stream_the_node_does_not_know_fails_and_the_next_comple
         marks.close()
     export(copy, work, addresses(pushed.path), home=home)
     assert len(exported_commits(work)) == 5
+
+
+def artifact(directory: Path, content: bytes) -> str:
+    """CONTENT put in DIRECTORY as `fossil deconstruct` lays artifacts out; its hash."""
+    name = hashlib.sha3_256(content).hexdigest()
+    (directory / name[:2]).mkdir(exist_ok=True)
+    (directory / name[:2] / name[2:]).write_bytes(content)
+    return name
+
+
+def manifest(*cards: str) -> bytes:
+    body = "".join(card + "\n" for card in cards).encode()
+    return body + b"Z " + hashlib.md5(body).hexdigest().encode() + b"\n"
+
+
+def test_a_deleted_name_holding_a_line_break_forges_nothing_and_no_u_card_stops_nothing(tmp_path):
+    """A check-in is any artifact a login with `i` pushes: its F card may name a file with a line
+    break (Fossil checks only its slashes and dots), and Fossil's export writes the `D` line of its
+    deletion as it is, so what follows the break is read by git as commands: here a file added to a
+    commit nobody made. A manifest needs no U card at all. Made here as `fossil reconstruct` takes
+    artifacts, as a sync would bring them."""
+    home, repository, artifacts = tmp_path / "home", tmp_path / "start.fossil", tmp_path / "artifacts"
+    admin.new_repository(repository, "admin", home=home)
+    artifacts.mkdir()
+    run_fossil(["deconstruct", "-R", str(repository), str(artifacts)], home=home, user="admin")
+    with sqlite3.connect(repository) as db:
+        (root,) = db.execute("SELECT uuid FROM blob JOIN event ON event.objid=blob.rid").fetchone()
+    text = artifact(artifacts, b"x\n")
+    evil = r"evil\nM\s100644\sinline\sforged.txt\ndata\s6\nforged"
+    adds = artifact(artifacts, manifest("C adds", "D 2099-01-01T00:00:00.000", f"F a.txt {text}", f"F {evil} {text}",
+                                        f"P {root}", "U eve"))
+    deletes = artifact(artifacts, manifest("C deletes", "D 2099-01-02T00:00:00.000", f"F a.txt {text}", f"P {adds}",
+                                           "U eve"))
+    artifact(artifacts, manifest(r"C no\suser", "D 2099-01-03T00:00:00.000", f"F a.txt {text}", f"P {deletes}"))
+    served = tmp_path / "served.fossil"
+    run_fossil(["reconstruct", str(served), str(artifacts)], home=home, user="admin")
+
+    plain = fossil_own_export(served, tmp_path / "plain", home)
+    assert plain.returncode == 0, plain.stderr
+    # Fossil's own: the file not deleted, and one added that no check-in holds.
+    assert "forged.txt" in git(tmp_path / "plain", "ls-tree", "-r", "--name-only", "master~1")
+
+    state = tmp_path / "state"
+    keep_copy(served, state / "copy.fossil", home=home)
+    export(state / "copy.fossil", state / "work", addresses(served), home=home)
+    work = state / "work"
+    assert committers(work)["no user"].startswith("(null) <@noemail.net> ")
+    assert git(work, "ls-tree", "-r", "--name-only", "master~1") == "a.txt\n"  # the file deleted, nothing added
+    assert len(exported_commits(work)) == 4

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocx.git.fast_import_filter import LINE_MAX, Refused, filter_stream, read_told, told_text
-from ocx.protocol.git_committer import committer_line, written_prefix
+from ocx.git.fast_import_filter import LINE_MAX, Refused, facts_text, filter_stream, read_facts
+from ocx.protocol.git_committer import StreamFacts, committer_line, written_prefix
 
 TRAPS = [b"# rid=1\ncommitter x <y> 1 +0000\n", b"\ndata 3\nabc", b"committer ", b"# rid=", b"data 99999\n"]
 BYTES = st.one_of(st.binary(max_size=60), st.sampled_from(TRAPS), st.lists(st.sampled_from(TRAPS)).map(b"".join))
@@ -33,9 +33,9 @@ def commit(rid: int, mark: int, user: bytes | None, email: bytes, comment: bytes
     return head + written + rest, head + committer_line(user, email, tail) + rest
 
 
-def run(stream: bytes, told) -> tuple[bytes, int]:
+def run(stream: bytes, told, deletions=None) -> tuple[bytes, int]:
     out = io.BytesIO()
-    count = filter_stream(io.BytesIO(stream), out, told)
+    count = filter_stream(io.BytesIO(stream), out, StreamFacts(told, deletions or {}))
     return out.getvalue(), count
 
 
@@ -91,6 +91,33 @@ def test_what_fossil_does_not_write_for_what_the_node_knows_stops_it(stream, why
         run(stream, {7: (b"eve", b"")})
 
 
-@given(st.dictionaries(st.integers(0, 2**31), st.tuples(USERS, BYTES)))
-def test_what_the_filter_is_told_reads_back(told):
-    assert read_told(told_text(told)) == told
+def deleting(rid: int, names: list[bytes]) -> bytes:
+    """A check-in as Fossil writes one that deletes NAMES from its parent, the names as they are."""
+    sent, _ = commit(rid, 3, b"eve", b"", b"c", 1)
+    return sent.replace(b"M 100644 :1 a.txt\n", b"".join(b"D " + name + b"\n" for name in names))
+
+
+def test_a_deleted_name_that_would_be_read_as_commands_is_written_quoted():
+    names = [b"a.txt", b'"unclosed', b"evil\nM 100644 inline forged.txt\ndata 6\nforged",
+             b"x\ncommit refs/heads/master"]
+    out, _ = run(deleting(7, names) + b"done\n", {7: (b"eve", b"")}, {7: names})
+    assert b"D a.txt\n" b'D "\\"unclosed"\n' b'D "evil\\012M 100644 inline forged.txt\\012data 6\\012forged"\n' in out
+    assert b"\nM 100644 inline" not in out and b"\ncommit refs/heads/master" not in out
+    assert b"\ndata 6\n" not in out  # no data block but Fossil's own
+
+
+@pytest.mark.parametrize("names, told", [
+    ([b"a", b"b\nM 100644 inline x"], [b"a", b"b\nM 100644 inline y"]),  # other names than the node's query gave
+    ([b"a"], [b"a", b"b\nc"]),  # fewer
+    ([], [b"b\nc"]),  # none where the node was told of some
+])
+def test_deletions_other_than_fossils_query_gave_stop_it(names, told):
+    with pytest.raises(Refused, match="deletions"):
+        run(deleting(7, names) + b"done\n", {7: (b"eve", b"")}, {7: told})
+
+
+@given(st.dictionaries(st.integers(0, 2**31), st.tuples(USERS, BYTES)),
+       st.dictionaries(st.integers(0, 2**31), st.lists(st.binary(min_size=1).filter(lambda b: b"\x00" not in b))))
+def test_what_the_filter_is_told_reads_back(told, deletions):
+    facts = StreamFacts(told, {rid: names for rid, names in deletions.items() if names})
+    assert read_facts(facts_text(facts)) == facts

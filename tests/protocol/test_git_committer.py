@@ -12,8 +12,11 @@ from ocx.fossil.manifest import escape
 from ocx.protocol.git_committer import (
     committer_line,
     defossilize,
+    deletion_lines,
     fossil_email,
     manifest_user,
+    needs_quoting,
+    quoted_path,
     sanitized,
     without_signature,
     written_prefix,
@@ -96,3 +99,31 @@ def test_the_forged_u_cards_are_written_harmless():
     assert committer_line(b"eve\ndata 3\nabc", b"", tail) == b"committer eve_data 3_abc <> " + tail
     assert committer_line(b"eve <owner@x> 1 +0000", b"", tail) == b"committer eve _owner@x_ 1 +0000 <> " + tail
     assert committer_line(None, b"@noemail.net", tail) == b"committer (null) <@noemail.net> " + tail
+
+
+def c_unquoted(quoted: bytes) -> bytes:
+    """git's unquote_c_style of the escapes quoted_path writes (octal, \\", \\\\)."""
+    body, out, i = quoted[1:-1], bytearray(), 0
+    while i < len(body):
+        if body[i] == 0x5C:
+            if body[i + 1] in b'"\\':
+                out.append(body[i + 1])
+                i += 2
+            else:
+                out.append(int(body[i + 1:i + 4], 8))
+                i += 4
+        else:
+            out.append(body[i])
+            i += 1
+    return bytes(out)
+
+
+@given(st.binary(min_size=1).filter(lambda b: b"\x00" not in b))
+def test_a_deleted_name_is_written_as_one_line_git_reads_back_as_the_name(name):
+    quoted = quoted_path(name)
+    assert quoted.startswith(b'"') and quoted.endswith(b'"') and b"\n" not in quoted
+    assert c_unquoted(quoted) == name
+    written, safe = deletion_lines([b"plain", name])
+    assert written == b"D plain\nD " + name + b"\n"
+    assert safe.count(b"\n") == 2 and safe.startswith(b"D plain\nD ")
+    assert needs_quoting(name) == (b"\n" in name or name.startswith(b'"'))
