@@ -18,6 +18,8 @@ What it does to the stream:
   one starting with '"' stops git. For a check-in deleting such a name the node was told its
   `D` names in Fossil's order (fossil/git_export.py: stream_facts); the filter checks the lines
   are exactly those and writes them quoted (protocol/git_committer.py: deletion_lines);
+- a branch name git would refuse as a ref (Fossil's own sanitizing leaves `.lock` and a
+  leading '.'), which stopped the import at its first check-in, is made one it takes;
 - everything else is copied as it is, read in bounded pieces (a line longer than
   LINE_MAX is copied through in pieces, never interpreted).
 
@@ -35,7 +37,14 @@ from typing import IO
 
 from ..fossil import git_export
 from ..protocol.errors import OcxError
-from ..protocol.git_committer import TIME_TAIL, StreamFacts, committer_line, deletion_lines, written_prefix
+from ..protocol.git_committer import (
+    TIME_TAIL,
+    StreamFacts,
+    branch_ref,
+    committer_line,
+    deletion_lines,
+    written_prefix,
+)
 from .program import git_in_front, start_git
 
 FILTER_DIR = "export-git"  # in the export's HOME: root's, in the node's 0700 state
@@ -97,6 +106,8 @@ def filter_stream(source: IO[bytes], sink: IO[bytes], facts: StreamFacts) -> int
             continue
         if deleting is not None and line.startswith((b"commit ", b"blob\n", b"done\n")):
             raise Refused("a check-in's deletions are not the ones Fossil's query gave")
+        if line.startswith(b"commit refs/heads/"):
+            line = b"commit refs/heads/" + branch_ref(line[len(b"commit refs/heads/"):-1]) + b"\n"
         sink.write(line)
         if line.startswith(b"# rid="):
             rid = _RID.fullmatch(line)

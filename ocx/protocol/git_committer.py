@@ -157,3 +157,18 @@ class StreamFacts:
 
     committers: dict[int, tuple[bytes | None, bytes]] = field(default_factory=dict)
     deletions: dict[int, list[bytes]] = field(default_factory=dict)
+
+
+def branch_ref(name: bytes) -> bytes:
+    """NAME (a branch as Fossil's export wrote it, sanitized by its own rule) made a name git takes
+    as a ref: Fossil leaves a component that is empty, starts with '.' or ends with `.lock`, and git
+    stops the whole import at it (`Branch name doesn't conform to GIT standards`); a valid name is
+    unchanged."""
+    parts = []
+    for part in name.split(b"/"):
+        if part.startswith(b"."):
+            part = b"_" + part[1:]
+        if part.endswith(b".lock"):
+            part = part[:-5] + b"_lock"
+        parts.append(part or b"_")
+    return b"/".join(parts)

@@ -14,13 +14,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ocx.fossil import admin, git_export
 from ocx.fossil.git_export import exported_commits, keep_copy
 from ocx.fossil.program import FossilError, run_fossil
 from ocx.fossil.repository import Repository
 from ocx.git.fast_import_filter import FILTER_DIR, export, make_filter
-from ocx.protocol.git_committer import StreamFacts
+from ocx.protocol.git_committer import StreamFacts, branch_ref
 from ocx.protocol.git_mirror import author_addresses
 from tests.fossil.conftest import start_served
 
@@ -170,3 +172,52 @@ def test_a_deleted_name_holding_a_line_break_forges_nothing_and_no_u_card_stops_
     assert committers(work)["no user"].startswith("(null) <@noemail.net> ")
     assert git(work, "ls-tree", "-r", "--name-only", "master~1") == "a.txt\n"  # the file deleted, nothing added
     assert len(exported_commits(work)) == 4
+
+
+def test_a_branch_git_would_refuse_stops_nothing(tmp_path):
+    """Fossil's export sanitizes a branch's name but leaves `.lock` and a leading '.', which git
+    refuses as a ref, stopping the whole import at that branch's first check-in for good."""
+    served = start_served(tmp_path / "served", {"alice": "i"})
+    try:
+        served.commit("alice", "lock.txt", "1", branch="x.lock")
+        served.commit("alice", "dot.txt", "2", branch=".hidden")
+        served.commit("alice", "after.txt", "3")
+    finally:
+        served.server.stop()
+    plain = fossil_own_export(served.path, tmp_path / "plain", served.home)
+    assert "doesn't conform to GIT standards" in plain.stdout + plain.stderr
+    home, state = tmp_path / "home", tmp_path / "state"
+    keep_copy(served.path, state / "copy.fossil", home=home)
+    export(state / "copy.fossil", state / "work", addresses(served.path), home=home)
+    branches = git(state / "work", "for-each-ref", "--format=%(refname:short) %(subject)", "refs/heads/")
+    assert set(branches.splitlines()) >= {"x_lock lock.txt by alice", "_hidden dot.txt by alice",
+                                          "master after.txt by alice"}
+    assert len(exported_commits(state / "work")) == 4
+
+
+# Fossil 2.21's gitmirror_sanitize_name (src/export.c): the bytes it keeps, every other one '_'.
+FOSSIL_SAFE = set(b"!#%&()+,-./0123456789<=>ABCDEFGHIJKLMNOPQRSTUVWXYZ]_abcdefghijklmnopqrstuvwxyz{|}")
+
+
+def fossil_sanitized(name: bytes) -> bytes:
+    out = bytearray()
+    for i, byte in enumerate(name):
+        following = name[i + 1:i + 2]
+        if byte > 0x7F or byte not in FOSSIL_SAFE:
+            byte = ord("_")
+        elif byte == ord("/") and (i == 0 or following in (b"", b"/")):
+            byte = ord("_")
+        elif byte == ord(".") and (following in (b"", b".") or (i > 0 and name[i - 1] == ord("."))):
+            byte = ord("_")
+        out.append(byte)
+    return bytes(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(min_size=1, max_size=24).filter(lambda b: b"\x00" not in b)
+       | st.sampled_from([b"x.lock", b".hidden", b"a/.b", b"./x", b"a/b.lock/c", b"x/"]))
+def test_every_branch_fossil_writes_is_one_git_takes(name):
+    ref = b"refs/heads/" + branch_ref(fossil_sanitized(name))
+    taken = subprocess.run(["git", "check-ref-format", ref], capture_output=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert taken.returncode == 0, ref

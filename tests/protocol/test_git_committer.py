@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ocx.fossil.manifest import escape
 from ocx.protocol.git_committer import (
+    branch_ref,
     committer_line,
     defossilize,
     deletion_lines,
@@ -127,3 +128,11 @@ def test_a_deleted_name_is_written_as_one_line_git_reads_back_as_the_name(name):
     assert written == b"D plain\nD " + name + b"\n"
     assert safe.count(b"\n") == 2 and safe.startswith(b"D plain\nD ")
     assert needs_quoting(name) == (b"\n" in name or name.startswith(b'"'))
+
+
+def test_a_branch_git_takes_is_unchanged_and_one_it_refuses_is_made_one_it_takes():
+    for name in (b"master", b"release/1.0", b"feature-x", b"a.b/c_d", b"unknown"):
+        assert branch_ref(name) == name
+    assert branch_ref(b"x.lock") == b"x_lock"
+    assert branch_ref(b".hidden/a.lock/b") == b"_hidden/a_lock/b"
+    assert branch_ref(b"") == b"_" and branch_ref(b"a//b") == b"a/_/b"
