@@ -16,6 +16,13 @@ so a check-in that arrives dated earlier (a person's commit pushed a day
 later) would never reach the mirror. So `start` is moved back, before each
 export, to just before the earliest check-in the export has not sent
 (`mmark` holds every one it sent), and only then.
+
+A check-in's U card, file names and branch are anyone's to write (D21),
+and Fossil writes them into git's stream as they are. So before each
+export the node learns from the copy what Fossil will write for each
+check-in it has not sent (`stream_facts`), and the export runs a `git` of
+root's first in PATH that checks Fossil's stream against it and writes
+only lines no login can forge (git/fast_import_filter.py, D41).
 """
 from __future__ import annotations
 
