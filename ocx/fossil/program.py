@@ -180,9 +180,11 @@ def _start(command: list[str], **options: Any) -> subprocess.Popen[Any]:
     return process
 
 
-def fossil_environment(home: Path | str, user: str | None = None) -> dict[str, str]:
-    """The whole environment of a `fossil` run: nothing inherited (D15)."""
-    env = {"HOME": str(home), "PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
+def fossil_environment(home: Path | str, user: str | None = None, path_first: Path | None = None) -> dict[str, str]:
+    """The whole environment of a `fossil` run: nothing inherited (D15). PATH_FIRST: a directory
+    of root's searched before the system's (the export's `git`, git/fast_import_filter.py)."""
+    path = SYSTEM_PATH if path_first is None else f"{path_first}:{SYSTEM_PATH}"
+    env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
     if user is not None:
         # Fossil names the CLI's user from USER when nothing else does.
         env["USER"] = user
@@ -198,13 +200,14 @@ def run_fossil(
     check: bool = True,
     user: str | None = None,
     timeout: float = 120.0,
+    path_first: Path | None = None,
 ) -> FossilResult:
     """Run `fossil ARGS...` and return its output; raise FossilError on failure."""
     Path(home).mkdir(parents=True, exist_ok=True)
     command = [FOSSIL, *map(str, args)]
     try:
         process: subprocess.Popen[str] = _start(
-            command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user),
+            command, cwd=str(cwd) if cwd is not None else str(home), env=fossil_environment(home, user, path_first),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
             start_new_session=True)  # no tty: prompts read stdin (module doc)
     except FossilLayerError as exc:  # the confinement refused: nothing ran

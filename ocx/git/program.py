@@ -11,6 +11,8 @@ names a root-only file for git's own credential helper to read.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -88,3 +90,27 @@ def run_git(
 def git_available() -> bool:
     """Whether the `git` program is on this host's PATH (the node needs it only to serve D49)."""
     return any(os.access(Path(d) / GIT, os.X_OK) for d in _PATH.split(":"))
+
+
+def _real_git() -> str:
+    """The system's git, from the host's system directories alone (never a PATH a caller gave)."""
+    found = shutil.which(GIT, path=_PATH)
+    if found is None:
+        raise GitError([], -1, "", "git is not installed")
+    return found
+
+
+def git_in_front(fast_import: str) -> str:
+    """The text of a `git` for the head of the PATH `fossil git export` runs with: `git fast-import`
+    runs FAST_IMPORT (a shell command line, given the same arguments; git/fast_import_filter.py),
+    every other command the real git, at once (Fossil runs one for each tag and branch)."""
+    return ("#!/bin/sh\n"
+            f'if [ "$1" = fast-import ]; then exec {fast_import} "$@"; fi\n'
+            f'exec {shlex.quote(_real_git())} "$@"\n')
+
+
+def start_git(args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """The real `git ARGS...` started with a pipe for its standard input, its output and working
+    directory this process's (git/fast_import_filter.py: `git fast-import` behind the filter)."""
+    env = {**os.environ, "PATH": _PATH, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.Popen([_real_git(), *args], env=env, stdin=subprocess.PIPE)

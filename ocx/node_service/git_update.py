@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import write_atomically
-from ..fossil.git_export import export, exported_commits, keep_copy, leaves
+from ..fossil.git_export import exported_commits, keep_copy, leaves
 from ..fossil.repository import Repository
 from ..git import mirror
+from ..git.fast_import_filter import export
 from ..git.forges import PUSH_SECONDS, ForgePusher, ForgeResult
 from ..git.program import git_available
 from ..node import config as node_config

@@ -1,7 +1,9 @@
 """The mirror of a real history (D49): click.fossil (3,335 check-ins, ../shared/data) exported
 the way the node's update does it (node_service/git_update.py: the copy, `fossil git export`,
 the kept leaves, the atomic publish), cloned with the real `git`, and compared with Fossil's
-own tables: every check-in with its author and date, every branch head, every tag.
+own tables: every check-in with its author and date, every branch head, every tag; and its
+commits are the very ones Fossil's own export makes (the node's filter of the stream changes
+no well-formed committer line).
 
 What git cannot say as Fossil does is asserted as what it is (docs/git.md):
 - check-ins that no branch tag names (history imported from git) are the branch `unknown`,
@@ -23,9 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from ocx.fossil.git_export import export, exported_commits, keep_copy, leaves
+from ocx.fossil import git_export
+from ocx.fossil.git_export import exported_commits, keep_copy, leaves
 from ocx.fossil.repository import Repository
 from ocx.git import mirror
+from ocx.git.fast_import_filter import export
 from ocx.git.program import run_git
 from ocx.protocol.git_mirror import author_addresses
 
@@ -91,6 +95,10 @@ class Clone:
 def test_the_mirror_of_click_holds_what_fossils_tables_hold(tmp_path):
     assert CLICK is not None
     clone = Clone(exported(CLICK, tmp_path), tmp_path)
+    # Root's filter of the export's stream (git/fast_import_filter.py) changes no well-formed committer:
+    # the commits are the very ones Fossil's own export makes from the same copy.
+    git_export.export(tmp_path / "copy.fossil", tmp_path / "own", {}, home=tmp_path / "home")
+    assert exported_commits(tmp_path / "own") == exported_commits(tmp_path / "work")
     fossil = fossil_tables(CLICK)
     checkins = {uuid: (user, (mtime - UNIX_EPOCH_JULIAN) * 86400.0) for uuid, user, mtime in fossil.execute(
         "SELECT b.uuid, e.user, e.mtime FROM event e JOIN blob b ON b.rid=e.objid WHERE e.type='ci'")}

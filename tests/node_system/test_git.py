@@ -6,9 +6,10 @@ fetch without anything but its receipt; who may read is Fossil's (a login
 without the right: 403; nobody logged in: 401, and anonymous reads only
 while Fossil lets it); a push is refused in git's words; a verdict shows as
 a note; a login's contact info can neither stop the export nor give its
-check-ins another's address; a fetch racing updates never sees a ref that
-is not a whole commit; no run may name the mirror; a forge the
-configuration names gets the mirror and its notes (D50).
+check-ins another's address; no U card (a line break in it) can stop or
+bend it; a fetch racing updates never sees a ref that is not a whole
+commit; no run may name the mirror; a forge the configuration names gets
+the mirror and its notes (D50).
 """
 from __future__ import annotations
 
@@ -198,6 +199,27 @@ def test_a_checkin_naming_another_user_lends_it_no_address(node, cloned):
     shown = {name: git("log", "-1", "--format=%an <%ae>", fetched_subject(cloned, subject), cwd=cloned).stdout.strip()
              for name, subject in subjects.items()}
     assert shown == {"as owner": f"{owner.login.name} <>", "as victim": f"{victim} <>"}
+
+
+def test_a_u_card_with_a_line_break_neither_stops_nor_bends_the_mirror(node, cloned):
+    """Any login with `i` writes its check-ins' U card (D21): Fossil's export wrote it into the committer
+    line as it is, so a line break stopped `git fast-import` at that check-in for good, and a forged
+    ` <address> 1 +0000` bent the line. The node's filter writes both with '_' for what would end or bend
+    it, and the check-ins after them reach a fetch too (git/fast_import_filter.py)."""
+    forger = Developer(node)
+    cards = {"broken": "eve\ncommitter x <y> 1 +0000", "forged": "eve <owner@example.org> 1 +0000"}
+    subjects = {name: f"{name} {secrets.token_hex(3)}" for name in ("broken", "forged", "after")}
+    for name, card in cards.items():
+        (forger.checkout / "file.txt").write_text(secrets.token_hex(16))
+        forger.clone.commit(forger.checkout, subjects[name], user_override=card)
+    forger.commit(subjects["after"])
+    wait_for(lambda: all(fetched_subject(cloned, s) for s in subjects.values()), UPDATE_SECONDS, 0.3,
+             "the check-ins with forged U cards, and the one after them, in a fetch")
+    shown = {name: git("log", "-1", "--format=%an <%ae>|%cn <%ce>", fetched_subject(cloned, subject),
+                       cwd=cloned).stdout.strip() for name, subject in subjects.items()}
+    assert shown == {"broken": "eve_committer x _y_ 1 +0000 <>|eve_committer x _y_ 1 +0000 <>",
+                     "forged": "eve _owner@example.org_ 1 +0000 <>|eve _owner@example.org_ 1 +0000 <>",
+                     "after": f"{forger.login.name} <>|{forger.login.name} <>"}
 
 def test_a_fetch_racing_updates_sees_only_whole_commits(node, reader, tmp_path):
     developer = Developer(node)
