@@ -29,6 +29,11 @@ BY = typer.Option(None, "--by", help="The login to name in the releases thread (
 
 
 def register(app: typer.Typer) -> None:
+    from ..tools.registry import TOOLS
+    from .cli_tools import tool_command
+
+    # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
+    release_app.command("tool")(tool_command(TOOLS["release"]))
     app.add_typer(release_app, name="release")
 
 
@@ -175,29 +180,13 @@ def stage(
     _told(who, "stage", "staged as next", root, staged.release)
 
 
-def _described(root: str) -> dict[str, dict[str, object] | None]:
-    from ..node.releases.links import ReleaseError, Releases
-
-    releases = Releases(root)
-    shown: dict[str, dict[str, object] | None] = {}
-    for link, release in releases.links().items():
-        if release is None:
-            shown[link] = None
-            continue
-        try:
-            staged = releases.staged(release)
-            shown[link] = {"release": release, "checkin": staged.checkin, "digest": staged.digest,
-                           "smoke": staged.smoke}
-        except (ReleaseError, OSError) as error:
-            shown[link] = {"release": release, "record": str(error)}
-    return shown
-
-
 @release_app.command("show")
 def show(as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
          root: str = ROOT_OPTION) -> None:
     """The releases `current`, `previous` and `next` name, with their check-ins and smoke (D46)."""
-    shown = _described(root) if os.path.isdir(root) else {"current": None, "previous": None, "next": None}
+    from ..node.releases.shown import described
+
+    shown = described(root)
     if as_json:
         say(json.dumps(shown))
         return

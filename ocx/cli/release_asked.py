@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..protocol.errors import OcxError
 from .say import say
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ class Asked:
     request: str | None
 
 
-class AlreadyActed(Exception):
+class AlreadyActed(OcxError):
     """The request was acted on by an earlier command (a restart of the node started it again)."""
 
 
