@@ -20,8 +20,6 @@ from ..protocol.errors import FieldError
 from ..protocol.release_request import ReleaseRequest, render_request, thread_title
 from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
 
-RELEASES_ROOT = RELEASES_DIRECTORY  # tests of the tool alone name a root of their own
-
 
 class ReleaseInput(ToolInput):
     action: Literal["show", "stage", "accept", "rollback"] = Field(
@@ -48,6 +46,9 @@ class ReleaseTool(Tool):
     Result = ReleaseShown | str | None
     capability = ADMIN_OR_SETUP
 
+    def __init__(self, root: str = RELEASES_DIRECTORY) -> None:
+        self.root = root  # the node's releases' root (a test's own, in tests of the tool alone)
+
     def act(self, act: Act, given: ReleaseInput) -> ReleaseShown | str | None:
         from ..node.releases.shown import described
         from ..node.releases.thread import releases_thread
@@ -61,7 +62,7 @@ class ReleaseTool(Tool):
                                        "host (D48)")
         if (given.checkin is None) == (given.action == "stage"):
             raise FieldError("checkin", "is required to stage, and only for stage")
-        links = described(RELEASES_ROOT)
+        links = described(self.root)
         with caller.reading() as repository:
             thread = releases_thread(repository, node.name, node.node_user)
             server_code = repository.server_code

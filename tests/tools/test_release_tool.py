@@ -13,24 +13,31 @@ import pytest
 from ocx.node.releases.links import Releases
 from ocx.node.releases.thread import read_request, releases_thread, unanswered
 from ocx.protocol.release_request import thread_title
+from ocx.tools.framework import run_tool
+from ocx.tools.release import ReleaseTool
 from tests.node.test_release_staging import staged_release
 
 
 @pytest.fixture
-def root(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setattr("ocx.tools.release.RELEASES_ROOT", str(tmp_path))
+def root(tmp_path: Path) -> Path:
     (tmp_path / "staged").mkdir()
     return tmp_path
 
 
+def call(world, root: Path, raw: dict, login: str = "admin", **options):
+    """The release tool on a releases' root of the test's own, as every way in runs it (run_tool)."""
+    with world.caller(login, **options) as caller:
+        return run_tool(ReleaseTool(str(root)), raw, caller)
+
+
 def test_show_reads_the_links_and_writes_nothing(world, root):
     before = world.snapshot()
-    shown = world.run("release", {"action": "show"})
+    shown = call(world, root, {"action": "show"})
     assert shown.stopped is None and shown.result == {"node": world.node.name, "current": None, "previous": None,
                                                       "next": None, "thread": None}
     release = staged_release(root, "a" * 64)
     Releases(str(root)).offer(release)
-    shown = world.run("release", {"action": "show"})
+    shown = call(world, root, {"action": "show"})
     assert shown.result["next"] == {"release": release, "checkin": "a" * 64, "digest": shown.result["next"]["digest"],
                                     "smoke": {"version": "passed"}}
     assert world.snapshot() == before
@@ -45,23 +52,23 @@ def test_show_reads_the_links_and_writes_nothing(world, root):
 ])
 def test_what_cannot_move_is_refused_naming_the_field_and_writes_nothing(world, root, raw, field):
     before = world.snapshot()
-    answer = world.run("release", raw)
+    answer = call(world, root, raw)
     assert answer.stopped is not None and answer.stopped.field == field, answer
     assert world.snapshot() == before
 
 
 def test_a_checkin_with_no_passing_ci_is_refused_naming_it(world, root):
-    answer = world.run("release", {"action": "stage", "checkin": world.checkin[:12]})
+    answer = call(world, root, {"action": "stage", "checkin": world.checkin[:12]})
     assert answer.stopped.field == "checkin" and "no counted ci verdict" in answer.stopped.why, answer
 
 
 def test_a_caller_without_admin_or_setup_is_refused_even_in_a_dry_run(world, root):
-    answer = world.run("release", {"action": "show", "dry_run": True}, login="alice")
+    answer = call(world, root, {"action": "show", "dry_run": True}, login="alice")
     assert answer.stopped.field == "caller", answer
 
 
 def test_off_its_node_the_tool_is_refused(world, root):
-    answer = world.run("release", {"action": "show"}, on_node=False)
+    answer = call(world, root, {"action": "show"}, on_node=False)
     assert answer.stopped.field == "caller" and "no node" in answer.stopped.why, answer
 
 
@@ -69,10 +76,10 @@ def test_an_accept_is_asked_on_the_record_as_its_caller_and_read_back_by_the_nod
     release = staged_release(root, "b" * 64)
     Releases(str(root)).offer(release)
     before = world.snapshot()
-    dry = world.run("release", {"action": "accept", "dry_run": True})
+    dry = call(world, root, {"action": "accept", "dry_run": True})
     assert dry.stopped is None and dry.result is None and dry.log[-1].kind == "would_write", dry
     assert thread_title(world.node.name) in dry.log[-1].text and world.snapshot() == before
-    asked = world.run("release", {"action": "accept"})
+    asked = call(world, root, {"action": "accept"})
     assert asked.stopped is None, asked
     with world.served.repository() as repository:
         root_post = releases_thread(repository, world.node.name, world.node.node_user)
@@ -82,5 +89,5 @@ def test_an_accept_is_asked_on_the_record_as_its_caller_and_read_back_by_the_nod
         assert read is not None and read.refused is None and read.sender == "admin"
         assert read.request.ocx_release == "accept" and read.request.checkin is None
         assert [p.hash for p in unanswered(repository, root_post, world.node.node_user)] == [asked.result]
-    again = world.run("release", {"action": "rollback", "dry_run": True})
+    again = call(world, root, {"action": "rollback", "dry_run": True})
     assert again.stopped.field == "action"  # still nowhere to roll back to: nothing moved here
