@@ -6,7 +6,8 @@ release_requests.py), the login is the request's sender as the served repository
 the request is read again and must ask this very step, its sender must hold admin or setup
 now, and it is claimed so that it is acted on once (announce.claim). The outcome is posted in
 the node's releases thread when the step moved the node's own releases' root, or was asked by
-a request; a root of a test's own (`--root`) posts nothing unless asked by one.
+a request; a root of a test's own (`--root`) posts nothing unless asked by one. What was posted
+is said on standard error: standard output stays what the step says.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
 
     config = _one_node(node)
     if request is None:
-        if config is None or (root != RELEASES_DIRECTORY and node is None):
+        if config is None or root != RELEASES_DIRECTORY:  # a test's own root is no node's: nothing posted
             return Asked(None, "", by or here_login(), None)
         with Repository(config.repository) as repository:
             return Asked(config, repository.server_code, by or here_login(), None)
@@ -86,7 +87,7 @@ def told(who: Asked, step: str, done: str, root: str, release: str | None, why: 
     except Exception as error:  # the step is done (or refused) whatever the forum says: said, not raised
         say(f"ocx release: the outcome was not posted in the releases thread: {error}", err=True)
         return
-    say(f"posted in the releases thread: {posted}")
+    say(f"posted in the releases thread: {posted}", err=True)  # standard output stays the step's own
 
 
 def refused_request(step: str, root: str, node: str | None, request: str, why: str) -> None:

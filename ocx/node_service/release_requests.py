@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from .context import NodeContext
 
 MARKS = "release-requests"
+# The newest receipt each node's thread was read through: a pass after which nothing arrived reads
+# nothing (the title's lookup scans Fossil's event table). Lost with the process: read once again.
+_READ_THROUGH: dict[str, int] = {}
 UNIT_SECONDS = BUILD_SECONDS + 600.0  # the build's own bound, the copy at accept and the posts
 
 
@@ -78,6 +81,11 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
     acted = 0
     try:
         with Repository(config.repository) as repository:
+            newest = repository.max_rcvid()
+            if _READ_THROUGH.get(config.name) == newest:
+                return 0
+            received = repository.receipt(newest)  # a post Fossil is crosslinking is not in the thread yet
+            settled = received is None or repository.settled(received)
             root = releases_thread(repository, config.name, config.node_user)
             waiting = unanswered(repository, root, config.node_user) if root is not None else []
             # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
@@ -88,6 +96,8 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
                 _mark(context, request, {"talk": True})  # not a request: never read again
                 continue
             acted += await _act(context, systemd, found)
+        if settled:  # only once every request was acted on, and the newest post crosslinked: else read again
+            _READ_THROUGH[config.name] = newest
     except Exception as error:  # a request never stops the node's passes: logged, tried after the next
         context.log(f"release requests not read: {describe(error)}", priority=4)
     return acted

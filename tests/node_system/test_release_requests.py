@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from ocx.node.host_paths import RELEASES_DIRECTORY
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
-from .harness import Node, ocx, systemctl, wait_for
+from .harness import PYTHON, Node, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
 
 pytestmark = pytest.mark.systemd
@@ -111,6 +112,19 @@ def test_the_command_lines_steps_are_posted_by_the_node_user(node, staged_twice)
     accepted = next(facts for facts, _, _ in told if facts and facts["step"] == "accept")
     assert accepted["login"] == f"root@{socket.gethostname()}" and accepted["node"] == node.server_code
     assert accepted["checkin"] and accepted["digest"] and accepted["smoke"]["version"].startswith("passed")
+
+
+def test_the_pages_account_reads_the_links_and_records_as_root_does(node, staged_twice):
+    """`show` and the console's card run as the Fossil server's account, which cannot act as root but
+    reads the releases' root (0755, records 0644): the same links, check-ins and smoke."""
+    account = node.config.server_account
+    read = subprocess.run(
+        ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", PYTHON, "-I", "-c",
+         "import json; from ocx.node.releases.shown import described; "
+         f"print(json.dumps(described({RELEASES_DIRECTORY!r})))"],
+        capture_output=True, text=True, timeout=60, cwd="/")
+    assert read.returncode == 0, read
+    assert json.loads(read.stdout) == links()
 
 
 def test_an_admins_request_is_accepted_and_rolled_back_by_the_node_and_answered(node, staged_twice):
