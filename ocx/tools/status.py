@@ -65,14 +65,20 @@ def _nodes(caller: Caller) -> list[NodeFacts]:
                       if e.heard else None) for e in listed]
 
 
-def answering_release() -> str | None:
-    """The release this process runs from: its interpreter's prefix is the release's directory (D45)."""
+def release_of(prefix: str) -> str | None:
+    """The release whose directory PREFIX is (a link such as `current` resolved), or None (D45)."""
     import os
     import re
+
+    name = os.path.basename(os.path.realpath(prefix))
+    return name if re.fullmatch(r"[0-9a-f]{16}-[0-9a-f]{16}", name, re.ASCII) else None
+
+
+def answering_release() -> str | None:
+    """The release this process runs from: its interpreter's prefix is the release's directory."""
     import sys
 
-    name = os.path.basename(os.path.realpath(sys.prefix))
-    return name if re.fullmatch(r"[0-9a-f]{16}-[0-9a-f]{16}", name, re.ASCII) else None
+    return release_of(sys.prefix)
 
 
 def _letters(held: frozenset[str]) -> str:

@@ -91,3 +91,15 @@ def test_an_accept_is_asked_on_the_record_as_its_caller_and_read_back_by_the_nod
         assert [p.hash for p in unanswered(repository, root_post, world.node.node_user)] == [asked.result]
     again = call(world, root, {"action": "rollback", "dry_run": True})
     assert again.stopped.field == "action"  # still nowhere to roll back to: nothing moved here
+
+
+def test_status_names_the_release_that_answered(world, tmp_path):
+    """D46: `release` is the answering process's release, by its interpreter's prefix (here none)."""
+    from ocx.tools.status import answering_release, release_of
+
+    answer = world.run("status", {})
+    assert "release" in answer.result and answer.result["release"] == answering_release() is None
+    release = tmp_path / ("a" * 16 + "-" + "b" * 16)
+    release.mkdir()
+    (tmp_path / "current").symlink_to(release.name)
+    assert release_of(str(tmp_path / "current")) == release.name and release_of(str(tmp_path)) is None
