@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -20,8 +21,10 @@ from ocx.node.host_paths import RELEASES_DIRECTORY
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
+from .battery import Committer, ci_values, open_command_record
 from .harness import PYTHON, Node, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
+from .test_releases_stage import IN_TREE_BACKEND
 
 pytestmark = pytest.mark.systemd
 
@@ -193,3 +196,48 @@ def test_a_request_is_acted_on_once_through_a_restart_and_a_second_run_of_its_co
     again = release("rollback", "--request", request, "--node", node.name)
     assert "was acted on already" in again.stdout, again
     assert links() == moved and len(answers(node, request)) == 1
+
+
+def test_a_stage_request_of_a_checkin_without_ci_is_refused_by_roots_gate(node, staged_twice):
+    """The tool refuses it first (D25, D45); written by hand, the node's own command refuses it, named."""
+    before = links()
+    checkin = Committer(node, f"noci-{secrets.token_hex(2)}").commit({"a.txt": "no ci here\n"})
+    assert tool(node, node.admin, {"action": "stage", "checkin": checkin})["stopped"]["field"] == "checkin"
+    text = f"```json\n{json.dumps({'ocx_release': 'stage', 'node': node.server_code, 'checkin': checkin})}\n```\n"
+    request = node.reply(the_thread(node), text)
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"]) == ("stage", "refused") and "no counted ci verdict" in facts["why"], facts
+    assert links() == before
+
+
+def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_builds(node, staged_twice):
+    """A check-in that passed its CI, asked by the admin: while its unit builds, the node forgets its mark and
+    restarts; the request is built once, staged as next, and answered once (D46)."""
+    branch = f"relreq-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    project = (SRC / "pyproject.toml").read_text()
+    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
+    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
+             if "__pycache__" not in path.parts}
+    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
+              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
+              "ci.py": 'print("checked")\n'}
+    checkin = Committer(node, branch).commit(files)
+    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    node.stop(record)
+    asked = tool(node, node.admin, {"action": "stage", "checkin": checkin[:16]})
+    assert asked["stopped"] is None, asked
+    request = asked["result"]
+    unit = f"ocx-release-request-{request[:16]}.service"
+    wait_for(lambda: systemctl("show", unit, "-p", "ActiveState").strip() == "ActiveState=active", 120, 0.2,
+             "the request's unit running")
+    shutil.rmtree(node.config.state_dir / "release-requests")
+    systemctl("restart", f"ocx-node@{node.name}.service")
+    node.barrier()  # the restarted node read the thread again, the request unanswered or answered
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"], facts["checkin"]) == ("stage", "staged as next", checkin), facts
+    assert named("next") == facts["release"] and facts["login"] == node.admin.name
+    staged = [line for line in subprocess.run(["journalctl", "-u", unit, "-o", "cat", "--no-pager"],
+                                              capture_output=True, text=True).stdout.splitlines()
+              if line.startswith("staged ")]
+    assert len(staged) == 1, staged  # built once, whatever the restart did
