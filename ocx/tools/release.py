@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..fossil.repository import Repository
 from ..node.host_paths import RELEASES_DIRECTORY
 from ..protocol.errors import FieldError
 from ..protocol.release_request import ReleaseRequest, render_request, thread_title
@@ -88,7 +89,7 @@ class ReleaseTool(Tool):
         return written
 
     @staticmethod
-    def _gate(act: Act, repository: Any, checkin: str) -> None:
+    def _gate(act: Act, repository: Repository, checkin: str) -> None:
         from ..fossil.errors import RepositoryError
         from ..reading.release_gate import passing_checkin
 
