@@ -7,25 +7,63 @@ import json
 import os
 import shutil
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..node.host_paths import RELEASES_DIRECTORY
 from .say import say
 
+if TYPE_CHECKING:
+    from .release_asked import Asked
+
 release_app = typer.Typer(help="A node's releases (D45-D48): stage, show, accept, roll back.", no_args_is_help=True)
 
 ROOT_OPTION = typer.Option(RELEASES_DIRECTORY, "--root", help="The releases' root.", hidden=True)
 DRY_RUN = typer.Option(False, "--dry-run", help="Say what would be done, and do nothing.")
+# Who asked (D46; cli/release_asked.py): the node's service passes the request it acts on.
+REQUEST = typer.Option(None, "--request", help="The request post (its full hash) in the node's releases thread "
+                                               "this carries out (the node's service gives it).")
+NODE = typer.Option(None, "--node", help="The node whose releases thread is told (D46); default: the one here.")
+BY = typer.Option(None, "--by", help="The login to name in the releases thread (default: root@HOST).")
 
 
 def register(app: typer.Typer) -> None:
+    from ..tools.registry import TOOLS
+    from .cli_tools import tool_command
+
+    # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
+    release_app.command("tool")(tool_command(TOOLS["release"]))
     app.add_typer(release_app, name="release")
 
 
 def _refuse(error: Exception) -> typer.Exit:
     say(f"ocx release: {error}", err=True)
     return typer.Exit(1)
+
+
+def _asked(step: str, root: str, node: str | None, request: str | None, by: str | None,
+           checkin: str | None = None) -> Asked:
+    """Who asked STEP (release_asked.py): a request acted on before ends here; one this cannot
+    carry out is answered refused in the releases thread."""
+    from .release_asked import AlreadyActed, asked, refused_request
+
+    try:
+        return asked(step, root, node, request, by, checkin)
+    except AlreadyActed:
+        say(f"ocx release: request {request} was acted on already")
+        raise typer.Exit(0) from None
+    except (OSError, ValueError) as error:
+        if request is not None:
+            refused_request(step, root, node, request, str(error))
+        raise _refuse(error) from None
+
+
+def _told(who: Asked | None, step: str, done: str, root: str, release: str | None, why: str | None = None) -> None:
+    if who is not None:
+        from .release_asked import told
+
+        told(who, step, done, root, release, why)
 
 
 def _wheel_source(wheel: str) -> tuple[str, Callable[[str], None]]:
@@ -97,9 +135,12 @@ def stage(
                                                                 "counted ci verdicts pass (D25)."),
     wheelhouse: str | None = typer.Option(None, "--wheelhouse", help="Where the build finds OCX's dependencies "
                                                                       "(else the current release's wheels)."),
-    node: str | None = typer.Option(None, "--node", help="With --checkin: the node whose repository it is."),
+    node: str | None = typer.Option(None, "--node", help="The node whose repository holds the check-in, and "
+                                                          "whose releases thread is told (D46)."),
     dry_run: bool = DRY_RUN,
     root: str = ROOT_OPTION,
+    request: str | None = REQUEST,
+    by: str | None = BY,
 ) -> None:
     """Build a release offline as the build user, smoke it, and offer it as `next` (D45, D48)."""
     from ..node.releases.staging import BUILD_USER, Plan, Source, moving
@@ -110,6 +151,7 @@ def stage(
     if (wheel is None) == (checkin is None):
         say("ocx release stage: give one of --wheel FILE and --checkin HASH", err=True)
         raise typer.Exit(2)
+    who = None if dry_run else _asked("stage", root, node, request, by, checkin)
     try:
         named, fill = _wheel_source(wheel) if wheel is not None else _checkin_source(node, str(checkin))
         source = Source(named, fill, wheelhouse)
@@ -128,37 +170,23 @@ def stage(
             staged = stage_release(releases, source, account.uid, account.gid, _hidden(),
                                    configurations=_configurations())
     except (OcxError, OSError, ValueError) as error:
+        _told(who, "stage", "refused", root, None, str(error))
         raise _refuse(error) from None
     assert not isinstance(staged, Plan)
     say(f"staged {staged.release}: checkin {staged.checkin}, digest {staged.digest}")
     for step, result in sorted(staged.smoke.items()):
         say(f"smoke {step}: {result}")
     say(f"next: {staged.release}")
-
-
-def _described(root: str) -> dict[str, dict[str, object] | None]:
-    from ..node.releases.links import ReleaseError, Releases
-
-    releases = Releases(root)
-    shown: dict[str, dict[str, object] | None] = {}
-    for link, release in releases.links().items():
-        if release is None:
-            shown[link] = None
-            continue
-        try:
-            staged = releases.staged(release)
-            shown[link] = {"release": release, "checkin": staged.checkin, "digest": staged.digest,
-                           "smoke": staged.smoke}
-        except (ReleaseError, OSError) as error:
-            shown[link] = {"release": release, "record": str(error)}
-    return shown
+    _told(who, "stage", "staged as next", root, staged.release)
 
 
 @release_app.command("show")
 def show(as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
          root: str = ROOT_OPTION) -> None:
     """The releases `current`, `previous` and `next` name, with their check-ins and smoke (D46)."""
-    shown = _described(root) if os.path.isdir(root) else {"current": None, "previous": None, "next": None}
+    from ..node.releases.shown import described
+
+    shown = described(root)
     if as_json:
         say(json.dumps(shown))
         return
@@ -173,12 +201,14 @@ def show(as_json: bool = typer.Option(False, "--json", help="Print the answer as
 
 
 @release_app.command("accept")
-def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
+def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = NODE, request: str | None = REQUEST,
+           by: str | None = BY) -> None:
     """`next` becomes `current`, once its copy's digest is the one staged (D46, D48)."""
     from ..node.releases.links import Releases
     from ..node.releases.staging import moving
     from ..protocol.errors import OcxError
 
+    who = None if dry_run else _asked("accept", root, node, request, by)
     try:
         if dry_run:
             links = Releases(root).links() if os.path.isdir(root) else {}
@@ -193,17 +223,21 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
             was = releases.link("current")
             accepted = releases.accept()
     except (OcxError, OSError, ValueError) as error:
+        _told(who, "accept", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
+    _told(who, "accept", "accepted", root, accepted)
 
 
 @release_app.command("rollback")
-def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
+def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = NODE,
+             request: str | None = REQUEST, by: str | None = BY) -> None:
     """`previous` becomes `current`, and `current` `previous` (D46)."""
     from ..node.releases.links import Releases
     from ..node.releases.staging import moving
     from ..protocol.errors import OcxError
 
+    who = None if dry_run else _asked("rollback", root, node, request, by)
     try:
         if dry_run:
             links = Releases(root).links() if os.path.isdir(root) else {}
@@ -215,5 +249,7 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION) -> None:
             was = releases.link("current")
             back = releases.rollback()
     except (OcxError, OSError, ValueError) as error:
+        _told(who, "rollback", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"rolled back to {back}: current {back}, previous {was or 'none'}")
+    _told(who, "rollback", "rolled back", root, back)

@@ -234,7 +234,17 @@ def mcp(login: str | None = typer.Option(None, "--login", help="Your Fossil logi
                              socket=socket)))
 
 
+# A tool whose name is a command group of its own is rendered in it: `ocx release tool` (cli_release.py).
+GROUPED = ("release",)
+
+
+def tool_command(tool: Tool) -> Callable[..., None]:
+    """TOOL as a command, for a group that renders it (GROUPED)."""
+    return _command(tool)
+
+
 def register(app: typer.Typer) -> None:
     for tool in TOOLS.values():
-        app.command(tool.name)(_command(tool))
+        if tool.name not in GROUPED:
+            app.command(tool.name)(_command(tool))
     app.command("mcp")(mcp)

@@ -48,7 +48,7 @@ from ..node.host_paths import awake_path
 from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, watch
 from ..node.inotify import drain as drain_events
 from ..systemd.notify import status
-from . import git_update
+from . import git_update, release_requests
 from .context import NodeContext
 from .intake import PassReport, run_pass
 from .machines import MachinesThread
@@ -201,6 +201,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             machines.sweep_soon(context)
             # The git mirror (D49): its own unit, started after the pass's record work, never awaited.
             await git_update.after_pass(context, systemd)
+            # Release requests (D46): each acted on once, in a unit of its own, never awaited.
+            await release_requests.after_pass(context, systemd)
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
                         f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
             if report.more and failures == 0:  # receipts left for the next pass (intake.py, RECEIPTS_SECONDS): no wait

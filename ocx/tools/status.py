@@ -40,6 +40,8 @@ class StatusResult(BaseModel):
     enforces: list[str] = Field(description="The restrictions of C6 this node holds runs to (D24).")
     cpu_rate: float | None = Field(description="The node's per-run CPU rate, in CPUs (D17).")
     run: RunFacts | None = Field(description="The record the caller runs, when it is a run.")
+    release: str | None = Field(None, description="The release whose code answered this call (D45, D46): its "
+                                                  "name, CHECKIN16-DIGEST16; null when it runs from no release.")
     nodes: list[NodeFacts] = Field(default_factory=list, description=(
         "Every node of this repository (D36): the server's own first, then each node elsewhere; "
         "empty where the caller is not on the server's node."))
@@ -61,6 +63,22 @@ def _nodes(caller: Caller) -> list[NodeFacts]:
     return [NodeFacts(name=e.name, server_code=e.server_code, node_user=e.node_user, enforces=list(e.enforces),
                       here=e.here, heard=datetime.fromtimestamp(e.heard, UTC).isoformat(timespec="seconds")
                       if e.heard else None) for e in listed]
+
+
+def release_of(prefix: str) -> str | None:
+    """The release whose directory PREFIX is (a link such as `current` resolved), or None (D45)."""
+    import os
+    import re
+
+    name = os.path.basename(os.path.realpath(prefix))
+    return name if re.fullmatch(r"[0-9a-f]{16}-[0-9a-f]{16}", name, re.ASCII) else None
+
+
+def answering_release() -> str | None:
+    """The release this process runs from: its interpreter's prefix is the release's directory."""
+    import sys
+
+    return release_of(sys.prefix)
 
 
 def _letters(held: frozenset[str]) -> str:
@@ -86,6 +104,7 @@ class StatusTool(Tool):
             run=RunFacts(record=run.hash, place=run.place, restrict=run.record.restrict.model_dump(exclude_none=True))
             if run is not None else None,
             nodes=_nodes(caller),
+            release=answering_release(),
         )
         act.step("read", f"{caller.login} at {caller.where}, node {result.node}")
         return result

@@ -122,7 +122,8 @@ def test_capability_letters():
 
 
 def test_every_tool_declares_what_d23_asks():
-    assert set(TOOLS) == {"create", "stop", "post", "audit", "push", "status"}
+    # Part 4's six, and the release tool (D46)
+    assert set(TOOLS) == {"create", "stop", "post", "audit", "push", "status", "release"}
     for tool in TOOLS.values():
         assert "dry_run" in tool.Input.model_fields and tool.summary and tool.capability.means
         assert tool.Input.model_json_schema()["additionalProperties"] is False
@@ -133,6 +134,7 @@ def test_hash_fields_are_found_from_the_type():
     assert hash_fields(TOOLS["audit"].Input) == ["checkin"]
     assert hash_fields(TOOLS["stop"].Input) == ["record"]
     assert hash_fields(TOOLS["create"].Input) == ["to"]
+    assert hash_fields(TOOLS["release"].Input) == ["checkin"]
 
 
 @pytest.mark.parametrize("raw, field", [

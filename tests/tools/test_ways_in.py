@@ -30,7 +30,8 @@ def where(world, login: str) -> list[str]:
 
 
 def by_cli(world, login: str, tool: str, raw: dict) -> dict:
-    done = subprocess.run([ocx_path(), tool, "--input", json.dumps(raw), "--json", *where(world, login)],
+    command = ["release", "tool"] if tool == "release" else [tool]  # `ocx release` is root's group (D46)
+    done = subprocess.run([ocx_path(), *command, "--input", json.dumps(raw), "--json", *where(world, login)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
@@ -64,6 +65,7 @@ CASES = [
     ("audit", {"checkin": "CHECKIN", "verdict": "pass", "reason": "fine", "against": "PLAN.md", "dry_run": True}),
     ("create", {"objective": "o", "budget": {"wall": "1h"}, "user": "claude-000001", "dry_run": True}),
     ("stop", {"record": "0000000000"}),
+    ("release", {"action": "accept", "dry_run": True}),  # nothing staged here: refused alike, naming action
 ]
 
 

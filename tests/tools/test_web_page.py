@@ -46,17 +46,21 @@ AN_HOUR = {"budget.wall": "1", "budget.wall~unit": "h"}  # the budget's structur
 
 def test_cards_follow_the_viewers_capabilities(site):
     admin_page = site.web("admin").get("/ext/ocx").text
-    assert all(f'id="tool-{name}"' in admin_page for name in ("create", "stop", "post", "audit", "push", "status"))
-    assert admin_page.count('<form method="POST"') == 7  # the six cards and the Nodes section's join form
+    assert all(f'id="tool-{name}"' in admin_page
+               for name in ("create", "stop", "post", "audit", "push", "status", "release"))
+    # the seven cards, the Nodes section's join form, and the Releases card's stage, accept and roll-back
+    assert admin_page.count('<form method="POST"') == 11
     assert admin_page.count('name="form" value="join-token"') == 1
     carol = site.web("carol").get("/ext/ocx").text  # may post (moderated), not check in, not admin
     assert 'value="join-token"' not in carol and 'id="nodes"' not in carol  # an admin's alone
+    assert 'id="releases-card"' in admin_page and 'id="releases"' not in carol  # so are releases (D46)
     forms = re.findall(r'name="tool" value="(\w+)"', carol)
     assert sorted(forms) == ["post", "push", "status"]
     # The others say whom they need instead of a form that would only be refused.
     refused = re.findall(r'id="tool-(\w+)"><h3>\w+ <span class="ocx-needs ocx-missing"[^>]*>([^<]+)</span>', carol)
-    assert sorted(refused) == [("audit", "check in"), ("create", "admin or setup"), ("stop", "admin or setup")]
-    assert carol.count("You may not use it here") == 3
+    assert sorted(refused) == [("audit", "check in"), ("create", "admin or setup"), ("release", "admin or setup"),
+                               ("stop", "admin or setup")]
+    assert carol.count("You may not use it here") == 4
 
 
 def test_the_page_is_drawn_in_the_repositorys_skin(site):
@@ -111,7 +115,7 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
             document.querySelector('input[name=p]').value = {site.passwords['admin']!r};
             document.querySelector('input[name=p]').form.submit();""")
         browser.goto(site.base_url + "/ext/ocx")
-        assert browser.js("document.querySelectorAll('form[method=POST]').length") == 7  # and the join form
+        assert browser.js("document.querySelectorAll('form[method=POST]').length") == 11  # join, releases
         browser.submit("""const form = document.querySelector('#tool-create form');
             form.querySelector('input[name=objective]').value = 'Made in chromium.';
             form.querySelector('input[name="budget.wall"]').value = '1';
@@ -122,6 +126,11 @@ def test_in_chromium_a_person_logs_in_and_creates_a_record_from_the_page(site, t
         assert answer["stopped"] is None, answer
         browser.goto(site.base_url + "/forumpost/" + answer["result"])
         assert "Made in chromium." in browser.js("document.body.innerText")
+        browser.goto(site.base_url + "/ext/ocx")  # the Releases card's accept, a dry run: its answer in the tool's card
+        browser.submit("""const form = document.querySelector('#releases-card form.ocx-release-accept');
+            form.requestSubmit(form.querySelector('button[value=true]'));""")
+        accepted = json.loads(browser.js("document.querySelector('#tool-release .ocx-answer').textContent"))
+        assert accepted["dry_run"] and accepted["stopped"]["field"] == "action", accepted  # nothing staged here
         browser.goto(site.base_url + "/ext/ocx")  # the Nodes section: a join token, shown once (D36)
         browser.submit("""const form = document.querySelector('#nodes form');
             form.querySelector('input[name=name]').value = 'from-chromium';
@@ -218,3 +227,27 @@ def test_in_chromium_a_page_a_run_checked_in_cannot_post_as_the_admin_viewing_it
         browser.close()
     assert shown["stopped"]["field"] == "caller" and "D43" in shown["stopped"]["why"], shown
     assert site.sql("SELECT count(*) FROM blob") == before  # nothing written as the admin
+
+
+def test_the_releases_card_asks_through_the_release_tool_with_the_token_and_never_without(site):
+    """D46: each of the Releases card's buttons is a POST of the release tool with the page's token (D43);
+    one without it, or with another's, changes nothing; with it, a step that cannot move is refused naming
+    the field, and a dry run writes nothing."""
+    web = site.web("admin")
+    page = web.get("/ext/ocx").text
+    card = page[page.index('id="releases-card"'):]
+    card = card[:card.index("</section>")]
+    for step in ("stage", "accept", "rollback"):
+        assert f'name="action" value="{step}"' in card
+    assert card.count('name="token" value="' + token_of(web) + '"') == 3
+    assert "current" in card and "previous" in card and "next" in card
+    before = site.sql("SELECT count(*) FROM blob")
+    for token in (None, "0" * 64, token_of(site.web("bob"))):
+        fields = {"tool": "release", "action": "accept", "dry_run": "false"}
+        answer = _page_answer(web.post("/ext/ocx", fields if token is None else {**fields, "token": token}).text)
+        assert answer["stopped"]["field"] == "caller" and "D43" in answer["stopped"]["why"], answer
+    answer = _page_answer(posted(web, {"tool": "release", "action": "accept", "dry_run": "false"}))
+    assert answer["stopped"]["field"] == "action" and "nothing is staged" in answer["stopped"]["why"], answer
+    answer = _page_answer(posted(web, {"tool": "release", "action": "show", "dry_run": "true"}))
+    assert answer["stopped"] is None and answer["result"]["thread"] is None, answer
+    assert site.sql("SELECT count(*) FROM blob") == before

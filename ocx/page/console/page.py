@@ -212,6 +212,7 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     cards, signed = [], token(view.node, view.env)
     if view.admin:
         parts.append(_section("nodes", "Nodes", joining.section(view, signed, joined, form.get("name", ""))))
+        parts.append(_section("releases", "Releases", _releases(view, signed)))
     elif joined is not None:
         parts.append(_section("nodes", "Nodes", joining.answered(joined)))
     for tool in catalog.tools():
@@ -225,6 +226,18 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     return (f"<div class='fossil-doc' data-title='OCX console'><style>{CSS}</style>"
             f'<div class="ocx-console" id="ocx-console" data-base="{esc(view.base)}" data-every="3000">'
             + "".join(parts) + f"</div>{script}</div>")
+
+
+def _releases(view: View, signed: str) -> str:
+    """The Releases card (releases.py, D46): admin and setup only, as the release tool is."""
+    from ...node.releases.thread import releases_thread
+    from .releases import card as releases_card
+
+    facts = view.facts
+    if facts is None:
+        return '<p class="ocx-empty">This page does not know a node on this repository.</p>'
+    thread = releases_thread(view.repository, facts.name, facts.node_user)
+    return releases_card(view.base, signed, view.root, thread)
 
 
 def _queue(view: View) -> str:

@@ -1,0 +1,107 @@
+"""Who asked for a release step and where its outcome is posted (D46), for `ocx release` on the node.
+
+Asked from the node's command line, the login is `--by LOGIN` or root of this host; asked by a
+request (`--request POSTHASH`, the node's service starts the command so, ocx/node_service/
+release_requests.py), the login is the request's sender as the served repository says (F2),
+the request is read again and must ask this very step, its sender must hold admin or setup
+now, and it is claimed so that it is acted on once (announce.claim). The outcome is posted in
+the node's releases thread when the step moved the node's own releases' root, or was asked by
+a request; a root of a test's own (`--root`) posts nothing unless asked by one. What was posted
+is said on standard error: standard output stays what the step says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..protocol.errors import OcxError
+from .say import say
+
+if TYPE_CHECKING:
+    from ..node.config import NodeConfig
+
+
+@dataclass(frozen=True)
+class Asked:
+    node: NodeConfig | None  # None: nothing is posted
+    server_code: str
+    login: str
+    request: str | None
+
+
+class AlreadyActed(OcxError):
+    """The request was acted on by an earlier command (a restart of the node started it again)."""
+
+
+def _one_node(name: str | None) -> NodeConfig | None:
+    from ..node import config as node_config
+    from ..node.host_paths import configured_nodes
+
+    names = [name] if name else configured_nodes()
+    return node_config.load(names[0]) if len(names) == 1 else None
+
+
+def asked(step: str, root: str, node: str | None, request: str | None, by: str | None,
+          checkin: str | None = None) -> Asked:
+    """Who asked STEP, checked (module doc); ValueError naming the field when a request does not
+    ask it, AlreadyActed when another command took it first."""
+    from ..fossil.repository import Repository
+    from ..node.host_paths import RELEASES_DIRECTORY
+    from ..node.releases.announce import claim, here_login
+    from ..node.releases.thread import read_request
+
+    config = _one_node(node)
+    if request is None:
+        if config is None or root != RELEASES_DIRECTORY:  # a test's own root is no node's: nothing posted
+            return Asked(None, "", by or here_login(), None)
+        with Repository(config.repository) as repository:
+            return Asked(config, repository.server_code, by or here_login(), None)
+    if config is None:
+        raise ValueError("node: name the node whose releases thread holds the request")
+    with Repository(config.repository) as repository:
+        server_code = repository.server_code
+        read = read_request(repository, request, server_code)
+    if read is None:
+        raise ValueError(f"request: {request} holds no release request")
+    if read.refused is not None:
+        raise ValueError(f"{read.refused.field}: {read.refused.why}")
+    assert read.request is not None
+    if read.request.ocx_release != step or read.request.checkin != checkin:
+        raise ValueError(f"request: {request} asks {read.request.ocx_release} {read.request.checkin or ''}, "
+                         f"not this {step}")
+    if not claim(root, request):
+        raise AlreadyActed(request)
+    return Asked(config, server_code, read.sender or "", request)
+
+
+def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> None:
+    """The step's outcome posted in the node's releases thread (D46); never fails the step."""
+    if who.node is None:
+        return
+    from ..node.releases.announce import facts_of, outcome, post
+    from ..node.releases.links import Releases
+
+    facts, line = outcome(step, done, who.node, who.server_code, who.login, facts_of(Releases(root), release), why)
+    try:
+        posted = post(who.node, facts, line, reply_to=who.request)
+    except Exception as error:  # the step is done (or refused) whatever the forum says: said, not raised
+        say(f"ocx release: the outcome was not posted in the releases thread: {error}", err=True)
+        return
+    say(f"posted in the releases thread: {posted}", err=True)  # standard output stays the step's own
+
+
+def refused_request(step: str, root: str, node: str | None, request: str, why: str) -> None:
+    """A request this command cannot carry out, answered in the thread as refused (D46), once."""
+    from ..fossil.repository import Repository
+    from ..node.releases.announce import claim
+
+    config = _one_node(node)
+    if config is None or not claim(root, request):
+        return
+    with Repository(config.repository) as repository:
+        server_code = repository.server_code
+        try:
+            sender = repository.post(request).sender.login or ""
+        except LookupError:
+            sender = ""
+    told(Asked(config, server_code, sender, request), step, "refused", root, None, why)

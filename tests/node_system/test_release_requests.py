@@ -1,0 +1,243 @@
+"""Release requests on the record (D46), with the real node, its Fossil server and systemd: an admin's
+`release` tool call writes a request in the node's releases thread as the admin; the node, as root,
+accepts and rolls back in a unit of its own and answers each in the thread as the node user, naming
+the check-in, digest, node, login, time and smoke; a request from a login without admin or setup,
+or a malformed one, is refused naming the field and nothing moves; a request is acted on once,
+through a restart of the node and a second run of its command. The command line's own steps on the
+node post there too."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ocx.node.host_paths import RELEASES_DIRECTORY
+from ocx.protocol.release_request import answer_object, thread_title
+from tests.container.systemd_container import WHEELHOUSE_INSIDE
+
+from .battery import Committer, ci_values, open_command_record
+from .harness import PYTHON, Node, ocx, systemctl, wait_for
+from .release_wheels import working_tree_wheel
+from .test_releases_stage import IN_TREE_BACKEND
+
+pytestmark = pytest.mark.systemd
+
+SRC = Path("/src")
+BUILD_SECONDS = 900
+ANSWER_SECONDS = 300  # the request's unit copies a whole release at accept, on a busy 2-core machine
+
+
+def release(*args: str, check: bool = True):
+    return ocx("release", *args, check=check, timeout=BUILD_SECONDS)
+
+
+def links() -> dict:
+    return json.loads(release("show", "--json").stdout)
+
+
+def named(link: str) -> str | None:
+    found = links()[link]
+    return found["release"] if found else None
+
+
+def the_thread(node: Node) -> str:
+    from ocx.node.releases.thread import releases_thread
+
+    with node.repository() as repository:
+        root = releases_thread(repository, node.name, node.config.node_user)
+    assert root is not None, "no releases thread"
+    return root
+
+
+def answers(node: Node, to: str) -> list[tuple[dict, str | None]]:
+    """The node's answers in reply to post TO, each with its sender (rcvfrom)."""
+    with node.repository() as repository:
+        found = [(answer_object(post.body), post.sender.login) for post in repository.thread(the_thread(node))
+                 if post.in_reply_to == to]
+    return [(facts, sender) for facts, sender in found if facts is not None]
+
+
+def answer(node: Node, to: str) -> dict:
+    got = wait_for(lambda: answers(node, to), ANSWER_SECONDS, 0.5, f"the node's answer to {to[:12]}")
+    assert len(got) == 1, got
+    facts, sender = got[0]
+    assert sender == node.config.node_user, f"answered by {sender}"
+    return facts
+
+
+def tool(node: Node, login, raw: dict) -> dict:
+    from ocx.tools.caller import Caller
+    from ocx.tools.framework import run_tool
+    from ocx.tools.registry import TOOLS
+
+    caller = Caller(login.name, Path(node.config.repository), node.config.url, node=node.config,
+                    password=login.password)
+    return run_tool(TOOLS["release"], raw, caller).model_dump(mode="json")
+
+
+@pytest.fixture(scope="module")
+def staged_twice(node, tmp_path_factory):
+    """The node's own releases' root: a first release staged and accepted from its command line, then a
+    second staged as next from the current release's wheels. Removed at the end: no other test's."""
+    if not Path(WHEELHOUSE_INSIDE).is_dir():
+        pytest.fail(f"no wheelhouse at {WHEELHOUSE_INSIDE}: tests/container/build-image.sh makes it on the host")
+    assert not os.path.exists(RELEASES_DIRECTORY), "the node's releases' root is another test's"
+    wheels = tmp_path_factory.mktemp("wheels")
+    wheel = working_tree_wheel(SRC, wheels)
+    try:
+        release("stage", "--wheel", str(wheel), "--wheelhouse", WHEELHOUSE_INSIDE, "--node", node.name)
+        first = named("next")
+        release("accept", "--node", node.name)
+        again = next(Path(f"{RELEASES_DIRECTORY}/current/wheels").glob("ocx-*.whl"))
+        release("stage", "--wheel", str(again), "--node", node.name)
+        second = named("next")
+        assert first and second and first != second and named("current") == first
+        yield first, second
+    finally:
+        shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
+
+
+def test_the_command_lines_steps_are_posted_by_the_node_user(node, staged_twice):
+    first, second = staged_twice
+    with node.repository() as repository:
+        posts = repository.thread(the_thread(node))
+    told = [(answer_object(p.body), p.sender.login, p.title) for p in posts]
+    assert told[0][2] == thread_title(node.name) and all(sender == node.config.node_user for _, sender, _ in told)
+    steps = [(facts["step"], facts["outcome"], facts["release"]) for facts, _, _ in told if facts]
+    assert steps == [("stage", "staged as next", first), ("accept", "accepted", first),
+                     ("stage", "staged as next", second)], steps
+    accepted = next(facts for facts, _, _ in told if facts and facts["step"] == "accept")
+    assert accepted["login"] == f"root@{socket.gethostname()}" and accepted["node"] == node.server_code
+    assert accepted["checkin"] and accepted["digest"] and accepted["smoke"]["version"].startswith("passed")
+
+
+def test_the_pages_account_reads_the_links_and_records_as_root_does(node, staged_twice):
+    """`show` and the console's card run as the Fossil server's account, which cannot act as root but
+    reads the releases' root (0755, records 0644): the same links, check-ins and smoke."""
+    account = node.config.server_account
+    read = subprocess.run(
+        ["setpriv", f"--reuid={account}", f"--regid={account}", "--clear-groups", PYTHON, "-I", "-c",
+         "import json; from ocx.node.releases.shown import described; "
+         f"print(json.dumps(described({RELEASES_DIRECTORY!r})))"],
+        capture_output=True, text=True, timeout=60, cwd="/")
+    assert read.returncode == 0, read
+    assert json.loads(read.stdout) == links()
+
+
+def test_an_admins_request_is_accepted_and_rolled_back_by_the_node_and_answered(node, staged_twice):
+    first, second = staged_twice
+    shown = tool(node, node.admin, {"action": "show"})
+    assert shown["stopped"] is None and shown["result"]["next"]["release"] == second, shown
+    dry = tool(node, node.admin, {"action": "accept", "dry_run": True})
+    assert dry["stopped"] is None and dry["result"] is None and dry["log"][-1]["kind"] == "would_write", dry
+    asked = tool(node, node.admin, {"action": "accept"})
+    assert asked["stopped"] is None, asked
+    request = asked["result"]
+    with node.repository() as repository:
+        assert repository.post(request).sender.login == node.admin.name  # written as its caller (D21)
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"], facts["release"], facts["login"]) == \
+        ("accept", "accepted", second, node.admin.name), facts
+    assert facts["node"] == node.server_code and facts["time"] and facts["checkin"] and facts["digest"]
+    assert facts["smoke"]["version"].startswith("passed"), facts
+    assert (named("current"), named("previous"), named("next")) == (second, first, None)
+
+    back = tool(node, node.admin, {"action": "rollback"})
+    assert back["stopped"] is None, back
+    facts = answer(node, back["result"])
+    assert (facts["step"], facts["outcome"], facts["release"]) == ("rollback", "rolled back", first), facts
+    assert (named("current"), named("previous")) == (first, second)
+    # nothing to accept now: the tool says so, naming the field, and writes nothing
+    refused = tool(node, node.admin, {"action": "accept"})
+    assert refused["stopped"]["field"] == "action" and refused["result"] is None, refused
+
+
+def request_text(node: Node, step: str) -> str:
+    return f"Please.\n\n```json\n{json.dumps({'ocx_release': step, 'node': node.server_code})}\n```\n"
+
+
+def test_a_request_from_a_login_without_admin_or_setup_is_refused_and_nothing_moves(node, staged_twice):
+    before = links()
+    writer = node.login("relwriter", "i4")  # may post, holds neither a nor s
+    assert tool(node, writer, {"action": "show"})["stopped"]["field"] == "caller"  # the tool refuses it first
+    request = node.reply(the_thread(node), request_text(node, "rollback"), by=writer)  # so it writes one itself
+    facts = answer(node, request)
+    assert facts["outcome"] == "refused" and facts["why"].startswith("caller: relwriter"), facts
+    assert facts["login"] == "relwriter"
+    malformed = node.reply(the_thread(node), request_text(node, "explode"))
+    facts = answer(node, malformed)
+    assert facts["outcome"] == "refused" and facts["why"].startswith("ocx_release:"), facts
+    assert links() == before
+    assert not [line for line in systemctl("list-units", "--all", "--plain", "--no-legend").splitlines()
+                if f"ocx-release-request-{request[:16]}" in line or f"ocx-release-request-{malformed[:16]}" in line]
+
+
+def test_a_request_is_acted_on_once_through_a_restart_and_a_second_run_of_its_command(node, staged_twice):
+    first, second = staged_twice
+    if named("previous") is None:
+        pytest.skip("needs the roll-back of the test before")
+    current = named("current")
+    asked = tool(node, node.admin, {"action": "rollback"})
+    request = asked["result"]
+    answer(node, request)
+    moved = links()
+    assert named("current") != current
+    # The node loses its marks and restarts: the request, answered, is not acted on again ...
+    shutil.rmtree(node.config.state_dir / "release-requests")
+    systemctl("restart", f"ocx-node@{node.name}.service")
+    node.barrier()  # a record answered after the restart: every receipt before it was read again
+    # ... and its command, started again by hand as a restarted node would, acts on nothing
+    again = release("rollback", "--request", request, "--node", node.name)
+    assert "was acted on already" in again.stdout, again
+    assert links() == moved and len(answers(node, request)) == 1
+
+
+def test_a_stage_request_of_a_checkin_without_ci_is_refused_by_roots_gate(node, staged_twice):
+    """The tool refuses it first (D25, D45); written by hand, the node's own command refuses it, named."""
+    before = links()
+    checkin = Committer(node, f"noci-{secrets.token_hex(2)}").commit({"a.txt": "no ci here\n"})
+    assert tool(node, node.admin, {"action": "stage", "checkin": checkin})["stopped"]["field"] == "checkin"
+    text = f"```json\n{json.dumps({'ocx_release': 'stage', 'node': node.server_code, 'checkin': checkin})}\n```\n"
+    request = node.reply(the_thread(node), text)
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"]) == ("stage", "refused") and "no counted ci verdict" in facts["why"], facts
+    assert links() == before
+
+
+def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_builds(node, staged_twice):
+    """A check-in that passed its CI, asked by the admin: while its unit builds, the node forgets its mark and
+    restarts; the request is built once, staged as next, and answered once (D46)."""
+    branch = f"relreq-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    project = (SRC / "pyproject.toml").read_text()
+    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
+    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
+             if "__pycache__" not in path.parts}
+    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
+              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
+              "ci.py": 'print("checked")\n'}
+    checkin = Committer(node, branch).commit(files)
+    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
+    node.stop(record)
+    asked = tool(node, node.admin, {"action": "stage", "checkin": checkin[:16]})
+    assert asked["stopped"] is None, asked
+    request = asked["result"]
+    unit = f"ocx-release-request-{request[:16]}.service"
+    wait_for(lambda: systemctl("show", unit, "-p", "ActiveState").strip() == "ActiveState=active", 120, 0.2,
+             "the request's unit running")
+    shutil.rmtree(node.config.state_dir / "release-requests")
+    systemctl("restart", f"ocx-node@{node.name}.service")
+    node.barrier()  # the restarted node read the thread again, the request unanswered or answered
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"], facts["checkin"]) == ("stage", "staged as next", checkin), facts
+    assert named("next") == facts["release"] and facts["login"] == node.admin.name
+    staged = [line for line in subprocess.run(["journalctl", "-u", unit, "-o", "cat", "--no-pager"],
+                                              capture_output=True, text=True).stdout.splitlines()
+              if line.startswith("staged ")]
+    assert len(staged) == 1, staged  # built once, whatever the restart did
