@@ -66,6 +66,7 @@ FOSSIL_TASKS_MAX = 16
 IDLE_SECONDS = 5.0  # after a burst, this long without events: the runs' clone is brought up to date
 FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
 CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
+RESTART_WAIT_SECONDS = 30.0  # a restart onto `current` it asked of PID 1 stops it well before
 UNREADABLE_CONFIG: tuple[type[Exception], ...] = (ValueError, *FOSSIL_FAILURES)  # a bad file, or unreadable
 
 
@@ -173,9 +174,12 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     try:
         confine_children(confiner(f"ocx-node-{name}-fossil", memory_max=FOSSIL_MEMORY_MAX,
                                   tasks_max=FOSSIL_TASKS_MAX))
+        moved = releases_recovered(name)
         context = NodeContext.load(node_config.load(name))
         changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()
+        if moved:
+            await restart_onto_current(name)
     except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
         # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
@@ -215,6 +219,31 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         awake.clear()
         changes.close()
         systemd.close()
+
+
+def releases_recovered(name: str) -> bool:
+    """The releases' root made consistent after a kill mid-accept or mid-roll-back (D46), before the
+    node reads anything; whether this process runs another release than `current` names. A broken
+    root stops no node: it serves from the release it runs, and says why."""
+    from ..node.releases.services import recover_at_start
+
+    try:
+        return recover_at_start()
+    except (OSError, ValueError) as error:
+        print(f"ocx node serve {name}: the releases' root not recovered: {describe(error)}",
+              file=sys.stderr, flush=True)
+        return False
+
+
+async def restart_onto_current(name: str) -> None:
+    """A node that started on another release than `current` names (an accept killed before its
+    restarts): its services, this one too, restarted onto `current` (a job of PID 1's, which stops this
+    process); runs are units of their own and go on (D47). Pokes wait on the socket meanwhile."""
+    from ..node.releases.services import restart_services
+
+    print(f"ocx node serve {name}: `current` names another release: restarting onto it", file=sys.stderr, flush=True)
+    await restart_services(wait=False)
+    await asyncio.sleep(RESTART_WAIT_SECONDS)  # stopped by the restart before this ends; else go on serving
 
 
 async def wait_for_work(context: NodeContext, listener: socket.socket, changes: RepositoryChanges,
