@@ -174,12 +174,12 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     try:
         confine_children(confiner(f"ocx-node-{name}-fossil", memory_max=FOSSIL_MEMORY_MAX,
                                   tasks_max=FOSSIL_TASKS_MAX))
-        moved = releases_recovered(name)
+        moved_at = releases_recovered(name)
         context = NodeContext.load(node_config.load(name))
         changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()
-        if moved:
-            await restart_onto_current(name)
+        if moved_at is not None:
+            await restart_onto_current(name, moved_at)
     except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
         # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
@@ -221,10 +221,10 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         systemd.close()
 
 
-def releases_recovered(name: str) -> bool:
+def releases_recovered(name: str) -> float | None:
     """The releases' root made consistent after a kill mid-accept or mid-roll-back (D46), before the
-    node reads anything; whether this process runs another release than `current` names. A broken
-    root stops no node: it serves from the release it runs, and says why."""
+    node reads anything; when `current` last moved. A broken root stops no node: it serves from the
+    release it runs, and says why."""
     from ..node.releases.services import recover_at_start
 
     try:
@@ -232,18 +232,22 @@ def releases_recovered(name: str) -> bool:
     except (OSError, ValueError) as error:
         print(f"ocx node serve {name}: the releases' root not recovered: {describe(error)}",
               file=sys.stderr, flush=True)
-        return False
+        return None
 
 
-async def restart_onto_current(name: str) -> None:
-    """A node that started on another release than `current` names (an accept killed before its
-    restarts): its services, this one too, restarted onto `current` (a job of PID 1's, which stops this
-    process); runs are units of their own and go on (D47). Pokes wait on the socket meanwhile."""
-    from ..node.releases.services import restart_services
+async def restart_onto_current(name: str, moved_at: float) -> None:
+    """The node's services that started before `current` last moved (an accept killed before its
+    restarts, or this start, launched before the recovery moved it) restarted onto it: a job of PID
+    1's, which stops this process when it is among them; runs are units of their own and go on
+    (D47). Pokes wait on the socket meanwhile."""
+    from ..node.releases.services import restart_stale
 
-    print(f"ocx node serve {name}: `current` names another release: restarting onto it", file=sys.stderr, flush=True)
-    await restart_services(wait=False)
-    await asyncio.sleep(RESTART_WAIT_SECONDS)  # stopped by the restart before this ends; else go on serving
+    stale = await restart_stale(moved_at)
+    if stale:
+        print(f"ocx node serve {name}: restarted onto the release current names: {', '.join(stale)}",
+              file=sys.stderr, flush=True)
+    if f"ocx-node@{name}.service" in stale:
+        await asyncio.sleep(RESTART_WAIT_SECONDS)  # stopped by the restart before this ends; else go on serving
 
 
 async def wait_for_work(context: NodeContext, listener: socket.socket, changes: RepositoryChanges,

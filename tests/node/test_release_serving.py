@@ -174,33 +174,36 @@ def cut_accept(root: Path, at: str) -> tuple[str, str]:
 def test_a_node_starting_after_an_accept_was_killed_finds_the_root_consistent(tmp_path, at):
     root = tmp_path / "releases"
     first, second = cut_accept(root, at)
-    moves = recover_at_start(str(root), prefix=str(root / first))  # the node ran the first release
+    moved_at = recover_at_start(str(root))
     links = Releases(str(root)).links()
     assert not (root / MOVING).exists() and not [p for p in os.listdir(root) if p.endswith((".partial", ".link"))]
     for name in ("current", "previous", "next"):
         assert not (root / name).is_symlink() or (root / name).resolve().is_dir()
-    if links["current"] == second:  # the intent was whole: completed, and the node must move onto it
-        assert links == {"current": second, "previous": first, "next": None} and moves
-    else:  # undone: the node runs `current` already
-        assert links["current"] == first and not moves
-    assert not recover_at_start(str(root), prefix=str(root / links["current"]))
+    # completed when the intent's releases were whole, else undone; either way whole and current
+    assert links in ({"current": second, "previous": first, "next": None},
+                     {"current": first, "previous": None, "next": second})
+    # when `current` last moved: services started before then restart onto it (restart_stale)
+    assert moved_at == os.lstat(root / "current").st_mtime
 
 
 def test_a_node_starting_while_a_command_holds_the_root_leaves_it_to_the_command(tmp_path):
     root = tmp_path / "releases"
-    first, _ = cut_accept(root, "intent")
+    cut_accept(root, "intent")
     fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        assert not recover_at_start(str(root), prefix=str(root / first))
+        assert recover_at_start(str(root)) is None
         assert (root / MOVING).exists()  # the command recovers it itself (staging.moving)
     finally:
         os.close(fd)
-    assert recover_at_start(str(root), prefix=str(root / first)) and not (root / MOVING).exists()
+    assert recover_at_start(str(root)) is not None and not (root / MOVING).exists()
 
 
-def test_no_root_moves_nothing(tmp_path):
-    assert not recover_at_start(str(tmp_path / "none"), prefix="/opt/ocx/venv")
+def test_no_root_or_no_runnable_current_moves_nothing(tmp_path):
+    assert recover_at_start(str(tmp_path / "none")) is None
+    root = tmp_path / "releases"
+    root.mkdir()
+    assert recover_at_start(str(root)) is None
 
 
 def test_a_node_named_for_the_releases_root_is_refused_naming_the_field():

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from ..host_paths import RELEASES_DIRECTORY
 from .links import Releases
-from .serving import serving_release
 
 OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
 NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
@@ -118,21 +117,40 @@ def _held_if_free(root: str) -> Iterator[bool]:
         os.close(fd)
 
 
-def recover_at_start(root: str = RELEASES_DIRECTORY, prefix: str | None = None) -> bool:
+def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
     """At the node's start: the releases' root made consistent after a kill at any step (links.py
     `recover`), unless a command holds it (it recovers first itself, and restarts the services after).
-    Returns whether this process runs another release than the one `current` names, whole and
-    runnable, as the launcher would choose: then the node's services are to restart onto it."""
+    Returns when `current` last moved (its link's time), when it names a runnable release: a service
+    started before then may run another release (`restart_stale`); None when there is none."""
     if not os.path.isdir(root) or os.path.islink(root):
-        return False
+        return None
     with _held_if_free(root) as held:
         if not held:
-            return False
+            return None
         releases = Releases(root)
         releases.recover()
         current = releases.link("current")
-    wanted = None
-    if current is not None and os.access(os.path.join(root, current, "bin", "python"), os.X_OK):
-        wanted = os.path.realpath(os.path.join(root, current))
-    have = serving_release(root=root) if prefix is None else serving_release(prefix, root)
-    return wanted != have
+        if current is None or not os.access(os.path.join(root, current, "bin", "python"), os.X_OK):
+            return None
+        return os.lstat(os.path.join(root, "current")).st_mtime
+
+
+async def restart_stale(moved_at: float) -> list[str]:
+    """The node's own services that run and started before MOVED_AT (an accept or roll-back killed
+    before it restarted them, or this very start, launched before a recovery moved `current`)
+    restarted onto `current`, without waiting: a service may ask it of itself. Returns their names."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    bus = await Bus.connect()
+    try:
+        stale = []
+        for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]):
+            started = await unit_files.service_property(bus, str(unit[0]), "ExecMainStartTimestamp")
+            if int(started or 0) < moved_at * 1_000_000:
+                stale.append(str(unit[0]))
+        for name in stale:
+            await unit_files.try_restart(bus, name)
+        return stale
+    finally:
+        bus.close()
