@@ -5,6 +5,7 @@ are answered once, and keep the release they started with to their stop step; wh
 after runs on the new one; a node started after an accept was cut short comes back on `current`."""
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ocx.node.host_paths import RELEASES_DIRECTORY
+from ocx.node.releases.services import named_by_units
 from ocx.node.releases.serving import LAUNCHER
 from ocx.protocol.verdict import parse_verdict
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
@@ -205,6 +207,7 @@ def moved_with_runs_live(node, ci, move: str, before: str, after: str) -> None:
     # Neither run was ended by the move; each keeps its release to its stop step (D47).
     assert active(session.unit) and active(checkin.unit)
     assert [stop_step_release(session.unit), stop_step_release(checkin.unit)] == [before, before]
+    assert before in asyncio.run(named_by_units(ROOT))  # what removal reads: these units name it (D47)
     # What comes after runs on the new release: a session, and the CI record's next check-in.
     later = Session(node)
     assert stop_step_release(later.unit) == after
