@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ocx.node.releases.links import MOVING, Releases
 from ocx.node.releases.services import named_in, recover_at_start, remove_unnamed
@@ -134,6 +136,17 @@ def test_what_names_a_release_is_read_from_unit_command_words(tmp_path):
     words = [f"{root}/{a}/bin/python", "-I", "-m", "ocx.run_steps.stop_step", f"--x={root}/{b}/lib",
              f"{root}/current/bin/python", f"{root}/staged/{b}", f"{tmp_path}/other/{a}", f"{root}/{a}x"]
     assert named_in(words, str(root)) == {a, b}
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.from_regex(r"[0-9a-f]{16}-[0-9a-f]{16}", fullmatch=True), max_size=4),
+       noise=st.lists(st.text(max_size=40), max_size=4))
+def test_only_a_release_directly_under_the_root_is_named(ids, noise):
+    root = "/var/lib/ocx/releases"
+    words = [f"{root}/{release}/bin/python" for release in ids] + noise
+    found = named_in(words, root)
+    assert set(ids) <= found
+    assert all(any(f"{root}/{release}" in word for word in words) for release in found)
 
 
 def test_releases_nothing_names_are_removed_beyond_the_last_three_and_never_a_named_one(tmp_path):
