@@ -228,3 +228,29 @@ def test_a_node_named_for_the_releases_root_is_refused_naming_the_field():
         plan(InitOptions(name="releases"))
     with pytest.raises(InitError, match=r"^name: 'releases'"):
         plan_elsewhere(ElsewhereOptions(name="releases", server="http://s:8080", admin_password=lambda: "x"))
+
+
+def test_a_rerun_of_init_moves_an_earlier_hook_to_the_launcher_rather_than_adding_one(tmp_path):
+    import json
+
+    from ocx.fossil.admin import new_repository
+    from ocx.fossil.program import run_fossil
+    from ocx.fossil.repository import Repository
+    from ocx.node.config import NodeConfig
+    from ocx.setup.init import InitReport, _hook, hook_command
+
+    home, repository = tmp_path / "home", tmp_path / "r.fossil"
+    home.mkdir()
+    new_repository(repository, "admin", home=home)
+    run_fossil(["hook", "add", "--command", "echo other", "--type", "after-receive", "--sequence", "2",
+                "-R", str(repository)], home=home)
+    run_fossil(["hook", "add", "--command", "/opt/ocx/venv/bin/python -m ocx.cli.launch hook %R", "--type",
+                "after-receive", "--sequence", "1", "-R", str(repository)], home=home)
+    config = NodeConfig(name="n", repository=str(repository), url="http://127.0.0.1:1")
+    for _ in range(2):
+        report = InitReport(config)
+        _hook(config, home, report)
+    with Repository(str(repository)) as opened:
+        hooks = json.loads(opened.config("hooks"))
+    assert [h["cmd"] for h in hooks] == ["echo other", hook_command()]
+    assert not report.changed  # the second run found it
