@@ -47,6 +47,7 @@ from ..node.faults import describe
 from ..node.host_paths import awake_path
 from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, watch
 from ..node.inotify import drain as drain_events
+from ..protocol.errors import OcxError
 from ..systemd.notify import status
 from . import git_update
 from .context import NodeContext
@@ -242,7 +243,12 @@ async def restart_onto_current(name: str, moved_at: float) -> None:
     (D47). Pokes wait on the socket meanwhile."""
     from ..node.releases.services import restart_stale
 
-    stale = await restart_stale(moved_at)
+    try:
+        stale = await restart_stale(moved_at)
+    except (OcxError, OSError) as error:  # the bus, say: it serves from the release it runs
+        print(f"ocx node serve {name}: services not restarted onto current: {describe(error)}",
+              file=sys.stderr, flush=True)
+        return
     if stale:
         print(f"ocx node serve {name}: restarted onto the release current names: {', '.join(stale)}",
               file=sys.stderr, flush=True)

@@ -5,7 +5,7 @@ Every unit OCX installs, Fossil's hook and the ext programs name one stable path
 that release's own `releases/ID/bin/python`, by the release's directory, never through the link;
 with no release current (a node installed but never moved) it execs the installation's python. So an
 accept or roll-back changes what a unit runs at its next start, with no unit file rewritten, and
-`systemctl cat` shows the launcher while the process's /proc/PID/exe and cmdline name releases/ID.
+`systemctl cat` shows the launcher while the process's /proc/PID/cmdline names releases/ID.
 
 A process started so knows its release from its own prefix (`serving_release`); the node service
 names that release's python in each run's unit (`runs_python`): a run started before an accept keeps
