@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ocx.node.host_paths import RELEASES_DIRECTORY
-from ocx.node.releases.services import named_by_units
+from ocx.node.releases.services import OWN_SERVICES, named_by_units
 from ocx.node.releases.serving import LAUNCHER
 from ocx.protocol.verdict import parse_verdict
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
@@ -119,7 +119,8 @@ def first(node, tmp_path_factory):
     for name in ("current", "previous", "next"):
         if os.path.lexists(f"{ROOT}/{name}"):
             os.unlink(f"{ROOT}/{name}")
-    subprocess.run(["systemctl", "try-restart", f"ocx-node@{node.name}.service", *own_services(node)], timeout=120)
+    # every node's services in this container moved with the links: all of them back on the installation
+    subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300)
     for name in os.listdir(ROOT):
         if name != ".lock":
             path = f"{ROOT}/{name}"
@@ -200,6 +201,8 @@ def ci(node):
 def moved_with_runs_live(node, ci, move: str, before: str, after: str) -> None:
     session, checkin = Session(node), CheckIn(node, ci).running()
     assert [stop_step_release(session.unit), stop_step_release(checkin.unit)] == [before, before]
+    # runs are units of their own in ocx.slice, not children of a service a move restarts
+    assert [shown(session.unit, "Slice"), shown(checkin.unit, "Slice")] == ["ocx.slice", "ocx.slice"]
     said = release(move).stdout
     assert links()["current"] == after, said
     for unit in own_services(node):
