@@ -227,6 +227,7 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
         raise _refuse(error) from None
     say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
     _told(who, "accept", "accepted", root, accepted)
+    _settle(root)
 
 
 @release_app.command("rollback")
@@ -253,3 +254,19 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
         raise _refuse(error) from None
     say(f"rolled back to {back}: current {back}, previous {was or 'none'}")
     _told(who, "rollback", "rolled back", root, back)
+    _settle(root)
+
+
+def _settle(root: str) -> None:
+    """The node's services restarted onto `current`, and the releases nothing names removed (D46, D47)."""
+    from ..node.releases.services import after_move
+    from ..protocol.errors import OcxError
+
+    try:
+        settled = after_move(root)
+    except (OcxError, OSError, ValueError) as error:
+        raise _refuse(ValueError(f"the links moved, and then: {error}")) from None
+    for name, state in settled.restarted.items():
+        say(f"restarted {name}: {state}")
+    for release in settled.removed:
+        say(f"removed {release}: no link, unit or open record names it")

@@ -24,6 +24,14 @@ class NodeContext:
 
     @classmethod
     def load(cls, config: NodeConfig) -> NodeContext:
+        """CONFIG with its `python` made the one this process's own release holds, by its directory
+        (releases/ID/bin/python), when it runs from one: each run's unit names the release the node
+        started it with, to its stop step (D47; ocx/node/releases/serving.py)."""
+        from ..node.releases.serving import runs_python
+
+        python = runs_python(config.python)
+        if python != config.python:
+            config = config.model_copy(update={"python": python})
         with Repository(config.repository) as repository:
             return cls(config, repository.server_code)
 

@@ -47,6 +47,7 @@ from ..node.faults import describe
 from ..node.host_paths import awake_path
 from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, watch
 from ..node.inotify import drain as drain_events
+from ..protocol.errors import OcxError
 from ..systemd.notify import status
 from . import git_update, release_requests
 from .context import NodeContext
@@ -66,6 +67,7 @@ FOSSIL_TASKS_MAX = 16
 IDLE_SECONDS = 5.0  # after a burst, this long without events: the runs' clone is brought up to date
 FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
 CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
+RESTART_WAIT_SECONDS = 30.0  # a restart onto `current` it asked of PID 1 stops it well before
 UNREADABLE_CONFIG: tuple[type[Exception], ...] = (ValueError, *FOSSIL_FAILURES)  # a bad file, or unreadable
 
 
@@ -173,9 +175,12 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     try:
         confine_children(confiner(f"ocx-node-{name}-fossil", memory_max=FOSSIL_MEMORY_MAX,
                                   tasks_max=FOSSIL_TASKS_MAX))
+        moved_at = releases_recovered(name)
         context = NodeContext.load(node_config.load(name))
         changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()
+        if moved_at is not None:
+            await restart_onto_current(name, moved_at)
     except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
         # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
@@ -217,6 +222,40 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         awake.clear()
         changes.close()
         systemd.close()
+
+
+def releases_recovered(name: str) -> float | None:
+    """The releases' root made consistent after a kill mid-accept or mid-roll-back (D46), before the
+    node reads anything; when `current` last moved. A broken root stops no node: it serves from the
+    release it runs, and says why."""
+    from ..node.releases.services import recover_at_start
+
+    try:
+        return recover_at_start()
+    except (OSError, ValueError) as error:
+        print(f"ocx node serve {name}: the releases' root not recovered: {describe(error)}",
+              file=sys.stderr, flush=True)
+        return None
+
+
+async def restart_onto_current(name: str, moved_at: float) -> None:
+    """The node's services that started before `current` last moved (an accept killed before its
+    restarts, or this start, launched before the recovery moved it) restarted onto it: a job of PID
+    1's, which stops this process when it is among them; runs are units of their own and go on
+    (D47). Pokes wait on the socket meanwhile."""
+    from ..node.releases.services import restart_stale
+
+    try:
+        stale = await restart_stale(moved_at)
+    except (OcxError, OSError) as error:  # the bus, say: it serves from the release it runs
+        print(f"ocx node serve {name}: services not restarted onto current: {describe(error)}",
+              file=sys.stderr, flush=True)
+        return
+    if stale:
+        print(f"ocx node serve {name}: restarted onto the release current names: {', '.join(stale)}",
+              file=sys.stderr, flush=True)
+    if f"ocx-node@{name}.service" in stale:
+        await asyncio.sleep(RESTART_WAIT_SECONDS)  # stopped by the restart before this ends; else go on serving
 
 
 async def wait_for_work(context: NodeContext, listener: socket.socket, changes: RepositoryChanges,

@@ -34,7 +34,7 @@ from ..node.config import STATE_ROOT, NodeConfig
 from ..node.server_link import ServerLink, ServerRefused, Unreachable, WebError, join_answer, session_file
 from ..protocol.admission import ENFORCED_RESTRICTIONS
 from . import unit_install
-from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd
+from .init import InitError, InitReport, make_runs_clone, pid1_is_systemd, refuse_reserved, write_launcher
 
 CLONE = "node-clone.fossil"  # the node's repository, and its node user's clone for `ci` tags (context.node_clone)
 
@@ -53,6 +53,7 @@ class ElsewhereOptions:
 
 
 def plan(options: ElsewhereOptions) -> NodeConfig:
+    refuse_reserved(options.name)
     url = options.server.rstrip("/")
     login = options.node_user or f"ocx-node-{options.name}"
     path = node_config.config_path(options.name)
@@ -88,6 +89,7 @@ def init_elsewhere(options: ElsewhereOptions) -> InitReport:
             raise
         raise InitError(f"the server at {config.url} said: {error}") from None
     make_runs_clone(config, report)  # before its units start: its first run then copies it, no clone of its own
+    write_launcher(config, report)
     changed, started = unit_install.install_and_start(config, str(home), options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)

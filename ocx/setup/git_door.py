@@ -11,22 +11,21 @@ from typing import TYPE_CHECKING
 from ..fossil import admin
 from ..node.config import NodeConfig
 from ..node.host_paths import git_served_root
+from ..node.releases.serving import door_command
 
 if TYPE_CHECKING:
     from .init import InitReport
 
 
-def git_door_program(python: str, name: str) -> str:
-    """The ext program for /ext/git: the door, a standard-library script run by its path."""
-    import ocx  # the door is a script run by its path, not a module this layer imports
-
-    door = Path(ocx.__file__).resolve().parent / "page" / "git_door.py"
-    return f"#!/bin/sh\nexec {python} -I -S {door} {git_served_root(name)}\n"
+def git_door_program(name: str) -> str:
+    """The ext program for /ext/git: the door, a standard-library script the launcher runs by its path,
+    the release `current` names, else the installation's (ocx/node/releases/serving.py)."""
+    return f"#!/bin/sh\nexec {door_command('git_door')} {git_served_root(name)}\n"
 
 
 def install(config: NodeConfig, home: Path, report: InitReport) -> None:
     program = config.extroot / "git"  # root's, 0755, like /ext/ocx's: the server's account cannot change it
-    text = git_door_program(config.python, config.name)
+    text = git_door_program(config.name)
     changed = not program.exists() or program.read_text() != text
     if changed:
         config.extroot.mkdir(parents=True, exist_ok=True)

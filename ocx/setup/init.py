@@ -19,13 +19,15 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import write_atomically
 from ..fossil import admin
 from ..fossil.errors import FOSSIL_FAILURES, UnknownUser
 from ..fossil.program import run_fossil
 from ..fossil.repository import Repository
 from ..node import config as node_config
 from ..node.config import CONFIG_DIR, NodeConfig
-from ..node.host_paths import page_secret_path, page_socket_path
+from ..node.host_paths import RELEASES_DIRECTORY, page_secret_path, page_socket_path
+from ..node.releases.serving import LAUNCHER, door_command, launcher_text
 from ..node.serving.registry import NODE_USER_CAPABILITIES
 from ..protocol.errors import OcxError
 from . import account as accounts
@@ -81,9 +83,13 @@ def admin_password_file(name: str) -> Path:
     return CONFIG_DIR / f"{name}.admin-password"
 
 
-def hook_command(python: str) -> str:
-    """What Fossil's backoffice runs (`/bin/sh -c`); %R is the repository (fossil-facts.md)."""
-    return f"{python} -m ocx.cli.launch hook %R"
+def hook_command() -> str:
+    """What Fossil's backoffice runs (`/bin/sh -c`); %R is the repository (fossil-facts.md). Through
+    the launcher: the release `current` names, else the installation's python (releases/serving.py)."""
+    return f"{LAUNCHER} -m ocx.cli.launch hook %R"
+
+
+HOOK_TAIL = " -m ocx.cli.launch hook %R"  # an OCX hook, whichever python an earlier init named
 
 
 def pid1_is_systemd() -> bool:
@@ -98,9 +104,17 @@ def _existing(name: str) -> NodeConfig | None:
     return node_config.load(name) if path.exists() else None
 
 
+def refuse_reserved(name: str) -> None:
+    """A node's state is STATE_ROOT/NAME: a node named for the releases' root would hold it (D45, D48)."""
+    if name == os.path.basename(RELEASES_DIRECTORY):
+        raise InitError(f"name: {name!r} is the releases' root ({RELEASES_DIRECTORY}), where a node of that name "
+                        "would keep its state: choose another name")
+
+
 def plan(options: InitOptions) -> NodeConfig:
     """The configuration this init makes, or the one a previous init made.
     A rerun that asks for something else is refused rather than half-applied."""
+    refuse_reserved(options.name)
     existing = _existing(options.name)
     if existing is not None:
         wanted = {"repository": options.repository and str(Path(options.repository).resolve()),
@@ -148,6 +162,7 @@ def init_node(options: InitOptions) -> InitReport:
     _web_page(config, report)
     git_door.install(config, home, report)
     _page_secret(config, server, report)
+    write_launcher(config, report)
     changed, started = unit_install.install_and_start(config, server.home, options.units_dir)
     for unit, was_written in changed.items():
         report.add(f"unit file {unit}" + ("" if "@." in unit or unit == "ocx.slice" else " drop-in"), was_written)
@@ -265,17 +280,38 @@ def _node_user(config: NodeConfig, home: Path, report: InitReport) -> str | None
 
 
 def _hook(config: NodeConfig, home: Path, report: InitReport) -> None:
-    command = hook_command(config.python)
+    command = hook_command()
     with Repository(config.repository) as repository:
         try:
             hooks = json.loads(repository.config("hooks") or "[]")
         except ValueError:
             hooks = []
     present = any(h.get("cmd") == command and h.get("type") == "after-receive" for h in hooks)
-    if not present:
+    # An earlier init's hook naming the installation's python: moved to the launcher, not doubled.
+    older = [str(at) for at, h in enumerate(hooks) if h.get("type") == "after-receive"
+             and str(h.get("cmd", "")).endswith(HOOK_TAIL) and h.get("cmd") != command]
+    if older and not present:
+        run_fossil(["hook", "edit", "--command", command, older[0], "-R", config.repository], home=home)
+    elif not present:
         run_fossil(["hook", "add", "--command", command, "--type", "after-receive",
                     "--sequence", "1", "-R", config.repository], home=home)
     report.add(f"after-receive hook: {command}", not present)
+
+
+def write_launcher(config: NodeConfig, report: InitReport) -> None:
+    """The one path the node's units, hook and ext programs run OCX's python by: the release `current`
+    names, else this installation's (ocx/node/releases/serving.py). Root's, 0755."""
+    import ocx  # its doors are scripts the launcher runs by their path
+
+    text = launcher_text(config.python, str(Path(ocx.__file__).resolve().parent))
+    path = Path(LAUNCHER)
+    changed = not path.exists() or path.read_text() != text
+    if changed:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text, 0o755)
+    if changed or path.stat().st_mode & 0o777 != 0o755:
+        os.chmod(path, 0o755)
+    report.add(f"OCX's python for the units {path} (the release current names, else {config.python})", changed)
 
 
 def _config(config: NodeConfig, password: str | None, report: InitReport) -> None:
@@ -290,23 +326,21 @@ def _config(config: NodeConfig, password: str | None, report: InitReport) -> Non
     report.add(f"node user's password in {config.password_file} (0600)", password is not None)
 
 
-def web_page_program(python: str, config_file: Path | str, name: str) -> str:
+def web_page_program(config_file: Path | str, name: str) -> str:
     """The ext program the Fossil server runs for /ext/ocx (D30), as its own
     account: the page's door (ocx/page/page_door.py), a standard-library
     script that starts quickly and hands the request to the page service
     (ocx-page@NAME), or runs the page itself (`PYTHON -m ocx.page.web
     CONFIG`) when the service cannot be reached. Fossil clears its
-    environment, so it names the node's configuration and the socket."""
-    import ocx  # the door is a script run by its path, not a module this layer imports
-
-    door = Path(ocx.__file__).resolve().parent / "page" / "page_door.py"
-    return f"#!/bin/sh\nexec {python} -I -S {door} {config_file} {page_socket_path(name)}\n"
+    environment, so it names the node's configuration and the socket. The
+    launcher runs the door of the release `current` names (releases/serving.py)."""
+    return f"#!/bin/sh\nexec {door_command('page_door')} {config_file} {page_socket_path(name)}\n"
 
 
 def _web_page(config: NodeConfig, report: InitReport) -> None:
     # Root's, 0755: the server's account runs it and cannot change it.
     program = config.extroot / "ocx"
-    text = web_page_program(config.python, node_config.config_path(config.name), config.name)
+    text = web_page_program(node_config.config_path(config.name), config.name)
     changed = not program.exists() or program.read_text() != text
     if changed:
         config.extroot.mkdir(parents=True, exist_ok=True)

@@ -85,3 +85,35 @@ async def queue_start(bus: Bus, name: str) -> None:
     """StartUnit without waiting for it: a oneshot such as a node's check
     (D6) is queued, and a start asked while one runs joins it."""
     await bus.call("StartUnit", "ss", [name, "replace"])
+
+
+async def try_restart(bus: Bus, name: str) -> None:
+    """TryRestartUnit without waiting: NAME restarts only if it is running (a stopped one stays
+    stopped), and a unit may ask this of itself: the job is PID 1's, not the caller's."""
+    await bus.call("TryRestartUnit", "ss", [name, "replace"])
+
+
+EXEC_PROPERTIES = ("ExecStartPre", "ExecStart", "ExecStartPost", "ExecReload", "ExecStop", "ExecStopPost")
+
+
+async def command_words(bus: Bus, patterns: list[str]) -> dict[str, list[str]]:
+    """Each loaded service matching PATTERNS (globs) → the paths and arguments of its Exec* commands,
+    as systemd holds them: what a unit would run, its stop step too (D47: which release it names)."""
+    from .errors import BusError
+
+    found: dict[str, list[str]] = {}
+    for unit in await bus.list_units_by_patterns(patterns):
+        name, path = str(unit[0]), str(unit[6])
+        if not name.endswith(".service"):
+            continue
+        try:
+            props = await bus.get_all(path, SERVICE_IFACE)
+        except BusError:  # collected meanwhile: it names nothing now
+            continue
+        words: list[str] = []
+        for prop in EXEC_PROPERTIES:
+            for command in props.get(prop) or []:  # a(sasbttttuii): path, argv, ignore failure, ...
+                words.append(str(command[0]))
+                words.extend(str(word) for word in command[1])
+        found[name] = words
+    return found

@@ -100,7 +100,7 @@ def test_the_after_receive_hook_is_registered(first):
     from ocx.fossil.program import run_fossil
 
     hooks = json.loads(rows("SELECT value FROM config WHERE name='hooks'")[0][0])
-    command = "/opt/ocx/venv/bin/python -m ocx.cli.launch hook %R"
+    command = "/usr/local/libexec/ocx-python -m ocx.cli.launch hook %R"  # the launcher (releases/serving.py)
     assert [h for h in hooks if h["type"] == "after-receive" and h["cmd"] == command]
     listed = run_fossil(["hook", "list", "-R", str(REPO)], home="/tmp/optest-home").stdout
     assert command in listed and "after-receive" in listed

@@ -1,0 +1,156 @@
+"""Root's side of a move of `current` (D46, D47): the node's own services restarted onto it, a node
+that comes back after a kill found consistent, and the releases nothing names removed.
+
+The node's services run through the launcher (serving.py), so a restart is all it takes to move
+them; runs are transient units of their own in ocx.slice, never children of a service, and a
+restart ends none (D47). What names a release is read from systemd (the Exec* command lines of
+the loaded `ocx-*` services: runs' units with their preparation and stop step, cpu watches,
+builds) and the links; a release is removed only when none names it, the last KEEP besides.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..host_paths import RELEASES_DIRECTORY
+from .links import Releases
+
+OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
+NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
+RESTART_SECONDS = 60.0  # a page imports itself before it is ready, on a busy 2-core machine
+_ID = r"[0-9a-f]{16}-[0-9a-f]{16}"
+
+
+def serves_the_node(root: str) -> bool:
+    """Whether ROOT is the releases' root the launcher reads (a test's own root moves no service)."""
+    return os.path.realpath(root) == os.path.realpath(RELEASES_DIRECTORY)
+
+
+def named_in(words: Iterable[str], root: str) -> set[str]:
+    """The releases (IDs) under ROOT that WORDS (unit command lines' paths and arguments) name."""
+    pattern = re.compile(re.escape(os.path.realpath(root).rstrip("/")) + r"/(" + _ID + r")(?:/|$)", re.ASCII)
+    return {found.group(1) for word in words for found in pattern.finditer(word)}
+
+
+@dataclass
+class Settled:
+    """What followed a move: the services restarted (name → the state each settled in), the releases removed."""
+
+    restarted: dict[str, str] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+
+
+async def restart_services(wait: bool = True) -> dict[str, str]:
+    """The node's own services that run (OWN_SERVICES) restarted, so each starts anew through the
+    launcher onto `current`; with WAIT, until each settled (name → its ActiveState)."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    bus = await Bus.connect()
+    try:
+        running = sorted(str(unit[0]) for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]))
+        for name in running:
+            await unit_files.try_restart(bus, name)
+        if not wait:
+            return {name: "restarting" for name in running}
+        return {name: await unit_files.wait_settled(bus, name, RESTART_SECONDS) for name in running}
+    finally:
+        bus.close()
+
+
+async def named_by_units(root: str) -> set[str]:
+    """The releases under ROOT that a loaded unit's commands name (D47)."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    bus = await Bus.connect()
+    try:
+        commands = await unit_files.command_words(bus, NAMING_UNITS)
+    finally:
+        bus.close()
+    return named_in((word for words in commands.values() for word in words), root)
+
+
+def remove_unnamed(releases: Releases, named: set[str]) -> list[str]:
+    """Each release nothing names beyond the KEEP last (links.py) removed: first renamed to a
+    `.ID.partial` that `recover` finishes removing, so a kill never leaves half a release by its name."""
+    removed = []
+    for release in releases.removable(named):
+        partial = os.path.join(releases.root, f".{release}.partial")
+        os.rename(os.path.join(releases.root, release), partial)
+        shutil.rmtree(partial)
+        removed.append(release)
+    return removed
+
+
+def after_move(root: str) -> Settled:
+    """After `accept` or `rollback` moved the links (and let go of the root's lock): the node's
+    services restarted onto `current` when ROOT is the node's, then the releases nothing names removed."""
+    from .staging import moving
+
+    settled = Settled()
+    if serves_the_node(root):
+        settled.restarted = asyncio.run(restart_services())
+    named = asyncio.run(named_by_units(root))
+    with moving(root) as releases:
+        settled.removed = remove_unnamed(releases, named)
+    return settled
+
+
+@contextlib.contextmanager
+def _held_if_free(root: str) -> Iterator[bool]:
+    fd = os.open(os.path.join(root, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
+    """At the node's start: the releases' root made consistent after a kill at any step (links.py
+    `recover`), unless a command holds it (it recovers first itself, and restarts the services after).
+    Returns when `current` last moved (its link's time), when it names a runnable release: a service
+    started before then may run another release (`restart_stale`); None when there is none."""
+    if not os.path.isdir(root) or os.path.islink(root):
+        return None
+    with _held_if_free(root) as held:
+        if not held:
+            return None
+        releases = Releases(root)
+        releases.recover()
+        current = releases.link("current")
+        if current is None or not os.access(os.path.join(root, current, "bin", "python"), os.X_OK):
+            return None
+        return os.lstat(os.path.join(root, "current")).st_mtime
+
+
+async def restart_stale(moved_at: float) -> list[str]:
+    """The node's own services that run and started before MOVED_AT (an accept or roll-back killed
+    before it restarted them, or this very start, launched before a recovery moved `current`)
+    restarted onto `current`, without waiting: a service may ask it of itself. Returns their names."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    bus = await Bus.connect()
+    try:
+        stale = []
+        for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]):
+            started = await unit_files.service_property(bus, str(unit[0]), "ExecMainStartTimestamp")
+            if int(started or 0) < moved_at * 1_000_000:
+                stale.append(str(unit[0]))
+        for name in stale:
+            await unit_files.try_restart(bus, name)
+        return stale
+    finally:
+        bus.close()
