@@ -26,6 +26,7 @@ class Demo:
     name: str = NAME
     publish: int | None = None  # the container's published port, relayed to the server
     in_container: str | None = None  # the container's name, for `docker exec` hints
+    wheelhouse: str | None = None  # OCX's dependencies' wheels: the node's first release is built with them (D45)
     units_dir: Path = SOURCE_UNITS
     report: InitReport | None = None
     said: list[str] = field(default_factory=list)
