@@ -101,6 +101,7 @@ def main(records: int) -> None:
     # The accept, then at once a session record (exit 0) and one that runs a while (sleep 2).
     began = time.time()
     took, said = release("accept")
+    moved = os.lstat(f"{ROOT}/current").st_mtime - began  # the link made new: copy and digest done
     quick = n.post(n.record(objective="exit 0"))
     slow = n.post(n.record(objective="sleep 2"))
     seen: dict[str, tuple[float, str]] = {}
@@ -116,11 +117,18 @@ def main(records: int) -> None:
     answered_at(n, [slow])
     restarted = [line for line in said.splitlines() if line.startswith("restarted ")]
     print(f"accept to the node answering on the new release ({new}):")
-    print(f"  `ocx release accept` itself: {took:.2f} s ({'; '.join(restarted) or 'no service restarted'})")
+    print(f"  `ocx release accept` itself: {took:.2f} s, its links moved after {moved:.2f} s (copy, digest), "
+          f"then {'; '.join(restarted) or 'no service restarted'}")
     print(f"  accept's start to the first response of a session record posted right after: "
           f"{answered - began:.2f} s (goal <= 2 s)")
     print(f"  accept's start to a record's program start: {started - began:.2f} s, its run's release {on} "
           f"({'the new one' if on == new else 'NOT the new one'})")
+
+    posted = [(n.post(n.record(objective="exit 0")), time.time()) for _ in range(records)]
+    first = answered_at(n, [record for record, _ in posted])
+    waits = [first[record] - at for record, at in posted]
+    print(f"for comparison, {records} records posted with no accept: post to response median "
+          f"{statistics.median(waits):.2f} s, max {max(waits):.2f} s")
 
     took, said = release("stage", "--wheel", current_wheel())
     third = staged_as(said)
@@ -128,7 +136,7 @@ def main(records: int) -> None:
     accepting = subprocess.Popen([*ocx_argv(), "release", "accept"], stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
     began = time.monotonic()
-    posted: list[tuple[str, float]] = []
+    posted = []
     during = 0
     for _ in range(records):
         posted.append((n.post(n.record(objective="exit 0")), time.time()))
