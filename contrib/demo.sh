@@ -5,6 +5,11 @@
 #
 # Where PID 1 is systemd: provision this host (/opt/ocx/venv, as the VM)
 # and run `ocx demo`, which sets up the node `demo` (`ocx node init`).
+# Either way the node's first release is this working tree (D45): `ocx demo
+# --wheelhouse DIR` makes it a wheel, and `ocx release` stages it offline
+# with the wheels of OCX's dependencies in DIR (here: pip wheel from the
+# registry; in the container: the test image's wheelhouse) and accepts it,
+# so the node runs through `current` and moves on from its page.
 # Elsewhere (a container, a VM booted without systemd): start a Docker
 # engine, build or reuse the systemd test image, start a long-lived
 # container `ocx-demo` whose PID 1 is systemd (the test container's run
@@ -24,7 +29,18 @@ since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f s", b - a }'
 if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
     bash contrib/setup.sh
     OCX_SRC=$repo sh vagrant/provision.sh >&2
-    exec /opt/ocx/venv/bin/ocx demo
+    # The wheels a release is built with offline (D48): OCX's dependencies,
+    # once for each list of them (pystemd is built here: provision.sh
+    # installed gcc for it).
+    requirements=$(sh vagrant/provision.sh --requirements pyproject.toml)
+    wheels=/var/cache/ocx/wheelhouse-$(echo "$requirements" | sha256sum | cut -c1-12)
+    if [ ! -f "$wheels/.complete" ]; then
+        mkdir -p "$wheels"
+        echo "$requirements" >"$wheels/requirements.txt"
+        /opt/ocx/venv/bin/pip wheel -q -w "$wheels" -r "$wheels/requirements.txt" >&2
+        touch "$wheels/.complete"
+    fi
+    exec /opt/ocx/venv/bin/ocx demo --wheelhouse "$wheels"
 fi
 
 log "PID 1 is $(cat /proc/1/comm), not systemd: the node goes into a systemd container"
@@ -63,7 +79,16 @@ PY
     log "container ocx-demo running after $(since "$t1")"
 fi
 
-docker exec ocx-demo /opt/ocx/venv/bin/ocx demo --publish "$relay_port" --container ocx-demo
+# The image's wheelhouse, mounted read-only by the test container's options
+# (tests/container/systemd_container.py): the first release is built with it.
+wheels=/var/cache/ocx-tests/wheelhouse
+if docker exec ocx-demo test -d "$wheels"; then
+    release=(--wheelhouse "$wheels")
+else
+    log "no wheelhouse in ocx-demo: the node runs from the installation, with no release (docs/releases.md)"
+    release=()
+fi
+docker exec ocx-demo /opt/ocx/venv/bin/ocx demo --publish "$relay_port" --container ocx-demo "${release[@]}"
 echo
 echo "On this host: the Fossil server is http://127.0.0.1:$host_port/ (relayed into ocx-demo)."
 echo "  export DOCKER_HOST=$DOCKER_HOST                the engine the demo started, for the docker commands"

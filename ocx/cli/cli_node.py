@@ -170,13 +170,19 @@ def _answer_lost(at_node: str, login: str, password: str, records: list[str]) ->
 def demo(
     publish: int | None = typer.Option(None, help="Relay this port of the container to the server (contrib/demo.sh)."),
     container: str | None = typer.Option(None, help="The container this runs in, for the hints it prints."),
+    wheelhouse: str | None = typer.Option(None, help="OCX's dependencies' wheels: install this source tree as the "
+                                                     "node's first release from them (D45; contrib/demo.sh)."),
 ) -> None:
     """The main job: a node named `demo` on this host, and what it made."""
-    from ..setup.demo import Demo, run_demo
+    from ..setup.demo import STEPS, Demo, run_demo, step_demonstrate
     from ..setup.init import InitError
+    from .demo_release import step_first_release
 
+    # The first release before the demonstration, so its records run on it (D45, D47).
+    at = STEPS.index(step_demonstrate)
     try:
-        done = run_demo(Demo(publish=publish, in_container=container))
+        done = run_demo(Demo(publish=publish, in_container=container, wheelhouse=wheelhouse),
+                        [*STEPS[:at], step_first_release, *STEPS[at:]])
     except InitError as error:
         say(f"ocx demo: {error}", err=True)
         raise typer.Exit(1) from None

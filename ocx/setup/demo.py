@@ -3,7 +3,8 @@
 A demo is a list of steps, each printing what it did; later steps (records
 run end to end) are appended to `STEPS` without touching the first ones.
 `ocx node init --name demo`, the optional relay of the published port
-(only inside contrib/demo.sh's container), the demonstration
+(only inside contrib/demo.sh's container), with `--wheelhouse` the node's
+first release (cli/demo_release.py, by `ocx release`, D45), the demonstration
 (demo_run.py: a CI record, a check-in and its verdict, a session answered
 `exited`), and how to look.
 """
@@ -26,6 +27,7 @@ class Demo:
     name: str = NAME
     publish: int | None = None  # the container's published port, relayed to the server
     in_container: str | None = None  # the container's name, for `docker exec` hints
+    wheelhouse: str | None = None  # OCX's dependencies' wheels: the node's first release is built with them (D45)
     units_dir: Path = SOURCE_UNITS
     report: InitReport | None = None
     said: list[str] = field(default_factory=list)
