@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from ...systemd.hardening import Hardening
 from ...systemd.units import TransientService
 from .links import STAGED, ReleaseError, Releases, Staged
+from .preview import copy_for_preview
 from .tree import tree_digest
 
 if TYPE_CHECKING:
@@ -291,5 +292,6 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
         raise ReleaseError(f"smoke: {staged.smoke}")
     if tree_digest(os.path.join(staged_dir, done)) != staged.digest:
         raise ReleaseError(f"digest: {done}'s files are not those the build recorded")
+    copy_for_preview(releases.root, staged)  # what /ext/ocx-next runs: root's copy, never staged/ (D46, D48)
     releases.offer(done)
     return staged
