@@ -60,6 +60,9 @@ def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]
     """The CLI's and MCP's door (tools/remote.py), and nodes elsewhere's (`node=OP`, web_nodes.py)."""
     query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
     if "node" in query:
+        if node.preview is not None:  # nodes elsewhere ask the node's own page, never a preview (D46)
+            return {"refused": {"field": "node", "why": f"this is the preview of the staged release "
+                                                        f"{node.preview.release}: it answers no node elsewhere"}}
         from .web_nodes import answer
 
         return answer(env, node, body)

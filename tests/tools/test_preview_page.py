@@ -95,6 +95,7 @@ def test_every_other_change_through_the_preview_is_refused(site):
     token = token_of(web)
     joined = web.post("/ext/ocx-next", {"form": "join-token", "name": "elsewhere", "token": token}).text
     assert "it changes nothing (D46)" in joined, joined[-3000:]
-    node = web.page_json("/ext/ocx-next?json&node=register", {"token": token, "name": "elsewhere"})
-    assert "it changes nothing (D46)" in str(node), node
+    for op, sent in (("register", {"token": token, "name": "elsewhere"}), ("self", None)):
+        node = web.page_json(f"/ext/ocx-next?json&node={op}", sent)  # nodes elsewhere: none through a preview
+        assert node["refused"]["field"] == "node" and "preview of the staged release" in node["refused"]["why"], node
     assert blobs(site) == before
