@@ -139,7 +139,8 @@ def _smoke_repositories() -> list[SmokeRepository]:
     found = []
     for name in configured_nodes():
         config = node_config.load(name)
-        found.append(SmokeRepository(name, str(config.repository), str(config.state_dir / "home")))
+        if os.path.isfile(config.repository):  # a node set up whose repository is not there yet has none to copy
+            found.append(SmokeRepository(name, str(config.repository), str(config.state_dir / "home")))
     return found
 
 
