@@ -15,6 +15,7 @@ from ..node.host_paths import RELEASES_DIRECTORY
 from .say import say
 
 if TYPE_CHECKING:
+    from ..node.releases.staging import SmokeRepository
     from .release_asked import Asked
 
 release_app = typer.Typer(help="A node's releases (D45-D48): stage, show, accept, roll back.", no_args_is_help=True)
@@ -128,6 +129,21 @@ def _configurations() -> list[str]:
     return [str(node_config.config_path(name)) for name in configured_nodes()]
 
 
+def _smoke_repositories() -> list[SmokeRepository]:
+    """Each node's served repository here, which root copies without its secrets for the smoke's
+    `status` step (fossil/secretless_copy.py), with the Fossil home of root's own runs for that node."""
+    from ..node import config as node_config
+    from ..node.host_paths import configured_nodes
+    from ..node.releases.staging import SmokeRepository
+
+    found = []
+    for name in configured_nodes():
+        config = node_config.load(name)
+        if os.path.isfile(config.repository):  # a node set up whose repository is not there yet has none to copy
+            found.append(SmokeRepository(name, str(config.repository), str(config.state_dir / "home")))
+    return found
+
+
 @release_app.command("stage")
 def stage(
     wheel: str | None = typer.Option(None, "--wheel", help="A wheel of OCX (a first install from outside)."),
@@ -168,7 +184,7 @@ def stage(
                             create_home=False)
         with moving(root) as releases:
             staged = stage_release(releases, source, account.uid, account.gid, _hidden(),
-                                   configurations=_configurations())
+                                   configurations=_configurations(), repositories=_smoke_repositories())
     except (OcxError, OSError, ValueError) as error:
         _told(who, "stage", "refused", root, None, str(error))
         raise _refuse(error) from None

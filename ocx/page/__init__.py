@@ -3,7 +3,8 @@ server's node answers nodes elsewhere (D36-D39).
 
 Run by:  Fossil's ext program for /ext/ocx (page_door.py, run by its path with `-I -S`), which
          hands each request to ocx-page@NAME.service (page_service.py); web.py when the door
-         runs the page itself.
+         runs the page itself; for /ext/ocx-next, root's copy of the staged release runs its own
+         page in-process as a preview (preview.py, D46), which writes nothing.
 As:      the Fossil server's account (D27), never more.
 Reads:   the served repository (read-only), the node's configuration, the journal (its group),
          systemd's units' state; the page's secret (D43).

@@ -60,6 +60,9 @@ def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]
     """The CLI's and MCP's door (tools/remote.py), and nodes elsewhere's (`node=OP`, web_nodes.py)."""
     query = urllib.parse.parse_qs(env.get("QUERY_STRING", ""), keep_blank_values=True)
     if "node" in query:
+        if node.preview is not None:  # nodes elsewhere ask the node's own page, never a preview (D46)
+            return {"refused": {"field": "node", "why": f"this is the preview of the staged release "
+                                                        f"{node.preview.release}: it answers no node elsewhere"}}
         from .web_nodes import answer
 
         return answer(env, node, body)
@@ -70,17 +73,22 @@ def answer_json(env: Mapping[str, str], node: Node, body: str) -> dict[str, Any]
     return answer_call(env, node, body)
 
 
-def cgi_answer(argv: list[str], env: Mapping[str, str], raw_body: bytes) -> str:
+def cgi_answer(argv: list[str], env: Mapping[str, str], raw_body: bytes, node: Node | None = None) -> str:
     """The whole CGI answer (headers and body) to one request: what main writes
-    to Fossil, and what the page service (page_service.py) sends its door."""
+    to Fossil, and what the page service (page_service.py) sends its door.
+    NODE: the preview's (page/preview.py), whose every answer names the release it previews (D46)."""
     body = raw_body.decode("utf-8", "replace") if raw_body else ""
-    node = Node.from_argv(argv, env.get("FOSSIL_REPOSITORY"))
+    node = node or Node.from_argv(argv, env.get("FOSSIL_REPOSITORY"))
+    marked = f"X-OCX-Preview: {node.preview.release} {node.preview.checkin}\r\n" if node.preview else ""
     if wants_json(env):
-        return f"Content-Type: {JSON}\r\n\r\n" + json.dumps(answer_json(env, node, body))
+        answered = answer_json(env, node, body)
+        if node.preview is not None:
+            answered = {**answered, "preview": {"release": node.preview.release, "checkin": node.preview.checkin}}
+        return f"{marked}Content-Type: {JSON}\r\n\r\n" + json.dumps(answered)
     from .console.page import respond
 
     content_type, text = respond(env, node, body)
-    return f"Content-Type: {content_type}\r\n\r\n" + text
+    return f"{marked}Content-Type: {content_type}\r\n\r\n" + text
 
 
 def main(argv: list[str]) -> int:

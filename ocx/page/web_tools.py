@@ -31,9 +31,12 @@ def run_call(env: Mapping[str, str], node: Node, name: str, raw: object, given_t
     tool = TOOLS.get(name)
     if tool is None:
         return _stopped(name, "tool", f"{name!r} is not one of {', '.join(TOOLS)}")
-    refused = refusal(env, node, given_token)
+    preview = node.preview is not None
+    refused = refusal(env, node, given_token, dry_run=preview)
     if refused is not None:
         return _stopped(tool.name, "caller", refused)
+    if preview and isinstance(raw, dict):  # the preview's own word, whatever was posted (D46)
+        raw = {**raw, "dry_run": True}
     with caller(env, node) as as_viewer:
         return run_tool(tool, raw, as_viewer)
 

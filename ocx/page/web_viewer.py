@@ -25,11 +25,21 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Preview:
+    """The page is the preview of a staged release at /ext/ocx-next (D46; page/preview.py): every
+    page says so, every tool is a dry run, and nothing else changes."""
+
+    release: str
+    checkin: str
+
+
+@dataclass(frozen=True)
 class Node:
     """What the page knows of its node: its configuration file and page secret."""
 
     config_file: str | None
     repository: str | None  # the one Fossil serves (FOSSIL_REPOSITORY)
+    preview: Preview | None = None
 
     @classmethod
     def from_argv(cls, argv: list[str], repository: str | None) -> Node:
@@ -97,8 +107,11 @@ def token(node: Node, env: Mapping[str, str]) -> str:
     return hmac.new(node.secret, signed, hashlib.sha256).hexdigest()
 
 
-def refusal(env: Mapping[str, str], node: Node, given: str) -> str | None:
-    """Why a POST may change nothing, or None when it may (D30, D43)."""
+def refusal(env: Mapping[str, str], node: Node, given: str, *, dry_run: bool = False) -> str | None:
+    """Why a POST may change nothing, or None when it may (D30, D43). In the preview (D46) only a
+    tool's call is taken, and it is made a dry run by the page (DRY_RUN: web_tools.run_call)."""
+    if node.preview is not None and not dry_run:
+        return f"this is the preview of the staged release {node.preview.release}: it changes nothing (D46)"
     if not referer_allowed(env):
         return "a change is taken only from this repository's own pages (Referer, D30)"
     if node.secret is None:

@@ -115,6 +115,9 @@ def build(staged: str, inputs: str, checkin: str, token: str) -> str:
     configurations = os.path.join(inputs, "config")
     if os.path.isdir(configurations):
         smoke["configuration"] = _smoke_configuration(python, work, configurations)
+    copies = os.path.join(inputs, "smoke")
+    if os.path.isdir(copies):
+        smoke["status"] = _smoke_status(python, work, copies, configurations, token)
     for step, result in smoke.items():
         if not result.startswith("passed"):
             raise BuildFailed(f"smoke: {step} {result}")  # nothing staged (D45)
@@ -153,6 +156,53 @@ def _smoke_configuration(python: str, work: str, directory: str) -> str:
     done = _run([python, "-I", "-B", "-c", CONFIGURATION_CHECK, *files], SMOKE_SECONDS, cwd=work)
     said = (done.stdout.strip() or done.stderr.strip())[-OUTPUT_MAX:]
     return f"passed: {said}" if done.returncode == 0 else f"failed: exit {done.returncode}: {said}"
+
+
+STATUS_CHECK = '''import json, os, secrets, shutil, sys
+from ocx.node.host_paths import page_secret_path
+from ocx.page.web import cgi_answer
+from ocx.page.web_viewer import Node, token
+given, config, scratch = sys.argv[1:4]
+repository = os.path.join(scratch, "repository.fossil")
+shutil.copyfile(given, repository)
+own = os.path.join(scratch, os.path.basename(config))
+shutil.copyfile(config, own)
+page_secret_path(own).write_text(secrets.token_hex(32))
+env = {"FOSSIL_REPOSITORY": repository, "REQUEST_METHOD": "POST", "QUERY_STRING": "json",
+       "CONTENT_TYPE": "application/json", "REQUEST_SCHEME": "http", "HTTP_HOST": "smoke.invalid",
+       "SCRIPT_NAME": "/ext/ocx", "HTTP_REFERER": "http://smoke.invalid/ext/ocx"}
+call = {"tool": "status", "input": {}, "token": token(Node(own, repository), env)}
+answer = json.loads(cgi_answer([own], env, json.dumps(call).encode()).partition("\\r\\n\\r\\n")[2])
+result = answer.get("result") or {}
+if answer.get("stopped") is not None or not result.get("node"):
+    print("status did not answer:", json.dumps(answer)[:2000])
+    sys.exit(3)
+print(f"status answered {result['login']} on node {result['node'][:16]}")
+'''
+
+
+def _smoke_status(python: str, work: str, copies: str, configurations: str, token: str) -> str:
+    """The staged release's page answers the `status` tool in-process (its JSON door, web.py) against
+    each copy of a node's repository root made without its secrets (fossil/secretless_copy.py), as
+    the viewer `nobody`, in a scratch directory of the build's own private /tmp."""
+    said_all = []
+    for name in sorted(os.listdir(copies)):
+        if not name.endswith(".fossil"):
+            continue
+        config = os.path.join(configurations, name.removesuffix(".fossil") + ".json")
+        scratch = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"smoke-{token}")
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.mkdir(scratch, 0o700)
+        try:
+            done = _run([python, "-I", "-B", "-c", STATUS_CHECK, os.path.join(copies, name), config, scratch],
+                        SMOKE_SECONDS, cwd=work)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        said = (done.stdout.strip() or done.stderr.strip())[-OUTPUT_MAX:]
+        if done.returncode != 0:
+            return f"failed: exit {done.returncode}: {said}"
+        said_all.append(said)
+    return f"passed: {'; '.join(said_all)}" if said_all else "failed: no copy of a repository was given"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -338,18 +338,23 @@ def web_page_program(config_file: Path | str, name: str) -> str:
 
 
 def _web_page(config: NodeConfig, report: InitReport) -> None:
-    # Root's, 0755: the server's account runs it and cannot change it.
-    program = config.extroot / "ocx"
-    text = web_page_program(node_config.config_path(config.name), config.name)
-    changed = not program.exists() or program.read_text() != text
-    if changed:
-        config.extroot.mkdir(parents=True, exist_ok=True)
-        os.chmod(config.extroot, 0o755)
-        os.chmod(config.extroot.parent, 0o755)
-        program.write_text(text)
-    if changed or program.stat().st_mode & 0o777 != 0o755:
-        os.chmod(program, 0o755)
-    report.add(f"web page {program} (/ext/ocx, D30)", changed)
+    # Root's, 0755: the server's account runs them and cannot change them. /ext/ocx-next runs root's
+    # copy of the staged release's page as a preview (node/releases/preview.py, D46).
+    from ..node.releases.preview import PROGRAM, preview_program
+
+    config_file = node_config.config_path(config.name)
+    for name, text, what in (("ocx", web_page_program(config_file, config.name), "/ext/ocx, D30"),
+                             (PROGRAM, preview_program(str(config_file)), "/ext/ocx-next, D46")):
+        program = config.extroot / name
+        changed = not program.exists() or program.read_text() != text
+        if changed:
+            config.extroot.mkdir(parents=True, exist_ok=True)
+            os.chmod(config.extroot, 0o755)
+            os.chmod(config.extroot.parent, 0o755)
+            program.write_text(text)
+        if changed or program.stat().st_mode & 0o777 != 0o755:
+            os.chmod(program, 0o755)
+        report.add(f"web page {program} ({what})", changed)
 
 
 def _page_secret(config: NodeConfig, server: accounts.Account, report: InitReport) -> None:

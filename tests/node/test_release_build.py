@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from ocx.fossil.program import run_fossil
+from ocx.fossil.secretless_copy import copy_without_secrets
+from ocx.node.config import NodeConfig
 from ocx.node.releases.links import Releases
-from ocx.release_build.build import main
+from ocx.release_build.build import _smoke_status, main
 from tests.node_system.release_wheels import make_wheel
 
 CHECKIN = "d" * 64
@@ -64,3 +68,31 @@ def test_the_record_is_json_root_reads_whole(tmp_path: Path) -> None:
     release = (root / "staged" / f"{'0' * 16}.done").read_text()
     fields = json.loads((root / "staged" / f"{release}.json").read_text())
     assert code == 0 and set(fields) == {"checkin", "digest", "smoke"} and release.endswith(fields["digest"][:16])
+
+
+def smoke_inputs(tmp_path: Path, configuration: str | None = None) -> tuple[str, str]:
+    """A node's repository copied as root copies it for the build, and its configuration beside."""
+    home = tmp_path / "home"
+    run_fossil(["init", str(tmp_path / "served.fossil")], home=home, user="root")
+    (tmp_path / "smoke").mkdir()
+    copy_without_secrets(tmp_path / "served.fossil", tmp_path / "smoke" / "n1.fossil", home=home)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "n1.json").write_text(configuration or NodeConfig(
+        name="n1", repository="/var/lib/ocx/n1/served.fossil", url="http://127.0.0.1:9").model_dump_json())
+    return str(tmp_path / "smoke"), str(tmp_path / "config")
+
+
+def test_the_status_step_is_answered_by_the_page_against_the_copy(tmp_path: Path) -> None:
+    """The page of the python given (here this test's own OCX) answers `status` in-process, as `nobody`,
+    naming the copy's server-code; the copy given is not written (the step works on its own copy)."""
+    copies, configurations = smoke_inputs(tmp_path)
+    before = (Path(copies) / "n1.fossil").read_bytes()
+    said = _smoke_status(sys.executable, str(tmp_path), copies, configurations, "1" * 16)
+    assert said.startswith("passed: status answered nobody on node "), said
+    assert (Path(copies) / "n1.fossil").read_bytes() == before
+
+
+def test_a_status_step_the_page_cannot_answer_fails(tmp_path: Path) -> None:
+    copies, configurations = smoke_inputs(tmp_path, configuration="{not a configuration")
+    said = _smoke_status(sys.executable, str(tmp_path), copies, configurations, "2" * 16)
+    assert said.startswith("failed: exit 1: "), said

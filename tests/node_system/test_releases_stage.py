@@ -70,7 +70,7 @@ def test_a_wheel_of_the_working_tree_is_staged_as_next_once_its_smoke_passed(fir
     build = pwd.getpwnam("ocx-build").pw_uid
     assert os.stat(f"{root}/staged/{staged}").st_uid == build
     assert os.stat(f"{root}/staged/{staged}/lib").st_uid == build
-    assert sorted(os.listdir(root)) == [".lock", "next", "staged"]
+    assert sorted(os.listdir(root)) == [".lock", "next", "preview", "staged"]  # preview: root's copy of next
     assert sorted(os.listdir(f"{root}/staged")) == [staged, f"{staged}.json"]
 
 
@@ -261,7 +261,7 @@ def test_a_stage_killed_while_it_builds_is_swept_by_the_next(wheels):
     staged = done.stdout.strip().splitlines()[-1].removeprefix("next: ")
     assert shown(root)["next"]["release"] == staged and not set(orphan) & set(building())
     assert sorted(os.listdir(f"{root}/staged")) == [staged, f"{staged}.json"]
-    assert sorted(os.listdir(root)) == [".lock", "next", "staged"]
+    assert sorted(os.listdir(root)) == [".lock", "next", "preview", "staged"]  # preview: root's copy of next
 
 
 def test_a_release_that_cannot_read_the_live_configuration_is_not_staged(node, tmp_path):

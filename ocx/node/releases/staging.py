@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from ...systemd.hardening import Hardening
 from ...systemd.units import TransientService
 from .links import STAGED, ReleaseError, Releases, Staged
+from .preview import copy_for_preview
 from .tree import tree_digest
 
 if TYPE_CHECKING:
@@ -52,6 +53,16 @@ class Source:
     checkin: str
     fill: Callable[[str], None]
     wheelhouse: str | None = None
+
+
+@dataclass(frozen=True)
+class SmokeRepository:
+    """A node's served repository, copied without its secrets for the smoke's `status` step: NAME is
+    the node (its configuration is inputs/config/NAME.json), HOME root's Fossil home for the copy."""
+
+    name: str
+    path: str
+    home: str
 
 
 @dataclass(frozen=True)
@@ -140,10 +151,20 @@ def prepare_root(root: str, uid: int, gid: int) -> None:
     os.chmod(staged, 0o755)  # a directory of ROOT's, which only root can rename or replace
 
 
-def _inputs(root: str, token: str, source: Source, wheels: str, configurations: Sequence[str]) -> str:
+def _inputs(root: str, token: str, source: Source, wheels: str, configurations: Sequence[str],
+            repositories: Sequence[SmokeRepository] = (), gid: int = 0) -> str:
     inputs = os.path.join(root, f"{INPUTS}{token}")
     os.mkdir(inputs, 0o755)
     source.fill(inputs)
+    if repositories:  # the smoke's `status` step: the build's group alone reads them (0640)
+        from ...fossil.secretless_copy import copy_without_secrets
+
+        os.mkdir(os.path.join(inputs, "smoke"), 0o755)
+        for repository in repositories:
+            copied = os.path.join(inputs, "smoke", f"{repository.name}.fossil")
+            copy_without_secrets(repository.path, copied, home=repository.home)
+            os.chown(copied, 0, gid)
+            os.chmod(copied, 0o640)
     if configurations:  # the nodes' live configurations, for the smoke; their secrets sit beside, never here
         os.mkdir(os.path.join(inputs, "config"), 0o755)
         for path in configurations:
@@ -183,8 +204,9 @@ def _forget(staged: str, names: Sequence[str]) -> None:
             os.unlink(path)
 
 
-def smoke_passed(staged: Staged) -> bool:
-    return "version" in staged.smoke and all(result.startswith("passed") for result in staged.smoke.values())
+def smoke_passed(staged: Staged, wanted: Sequence[str] = ("version",)) -> bool:
+    return all(step in staged.smoke for step in wanted) and all(
+        result.startswith("passed") for result in staged.smoke.values())
 
 
 BUILD_UNITS = "ocx-release-build-*.service"
@@ -238,11 +260,13 @@ def sweep(releases: Releases) -> None:
 
 
 def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequence[str] = (),
-          dry_run: bool = False, configurations: Sequence[str] = ()) -> Plan | Staged:
+          dry_run: bool = False, configurations: Sequence[str] = (),
+          repositories: Sequence[SmokeRepository] = ()) -> Plan | Staged:
     """Stage SOURCE: build and smoke it as the build user, then offer it as `next` (D45). The dry
     run says what would be built, from which wheels, in which unit, and changes nothing.
     CONFIGURATIONS: the nodes' configuration files (never their secrets), which the staged release
-    must read (the smoke's `configuration` step)."""
+    must read (the smoke's `configuration` step); REPOSITORIES: the nodes' served repositories, of
+    which root gives the build copies without secrets (the smoke's `status` step)."""
     wheels = wheels_for(releases, source.wheelhouse)
     token = secrets.token_hex(8)
     inputs = os.path.join(releases.root, f"{INPUTS}{token}")
@@ -251,7 +275,7 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
         return Plan(source.checkin, wheels, service)
     prepare_root(releases.root, uid, gid)
     try:
-        _inputs(releases.root, token, source, wheels, configurations)
+        _inputs(releases.root, token, source, wheels, configurations, repositories, gid)
         ended = asyncio.run(_build(service, releases))
     finally:
         shutil.rmtree(inputs, ignore_errors=True)
@@ -264,9 +288,10 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
     staged = releases.staged(done)
     if staged.checkin != source.checkin:
         raise ReleaseError(f"build: staged {staged.checkin[:16]}, not {source.checkin[:16]}")
-    if not smoke_passed(staged):
+    if not smoke_passed(staged, ("version", "status") if repositories else ("version",)):
         raise ReleaseError(f"smoke: {staged.smoke}")
     if tree_digest(os.path.join(staged_dir, done)) != staged.digest:
         raise ReleaseError(f"digest: {done}'s files are not those the build recorded")
+    copy_for_preview(releases.root, staged)  # what /ext/ocx-next runs: root's copy, never staged/ (D46, D48)
     releases.offer(done)
     return staged

@@ -29,7 +29,7 @@ from ...protocol.errors import FieldError
 from ...reading.console import branches, deliveries, needs_you, queue_of
 from ...reading.console_messages import NodeRecords, node_records
 from ...systemd.sd_bus import BusUnreadable
-from ..web_viewer import Node, refusal, token
+from ..web_viewer import Node, Preview, refusal, token
 from . import catalog, joining, sections
 from .cards import Defaults, card
 from .forms import TOKEN_FIELD, TOOL_FIELD, tool_input
@@ -157,7 +157,8 @@ def _posted(view: View, body: str) -> tuple[str | None, dict[str, str], dict[str
 
     if spec is None:
         return None, form, None
-    refused = refusal(view.env, view.node, form.get(TOKEN_FIELD, ""))
+    refused = refusal(view.env, view.node, form.get(TOKEN_FIELD, ""),
+                      dry_run=view.node.preview is not None)  # the preview's tools: run_call makes them dry runs
     if refused is not None:
         return name, form, stopped("caller", refused)
     try:
@@ -187,7 +188,8 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     if posted is not None:  # what it wrote is read back below, in this same page
         seen = _records(view)
     root, login = view.root, view.login
-    parts = [f'<p class="ocx-strip">You are <b>{esc(login)}</b>'
+    parts = [preview_banner(view.node.preview, root)] if view.node.preview is not None else []
+    parts += [f'<p class="ocx-strip">You are <b>{esc(login)}</b>'
              + (" (admin)" if view.admin else "") + (f' · node <b>{esc(view.facts.name)}</b> '
                                                      f'<code>{esc(short(view.repository.server_code))}</code>'
                                                      if view.facts else " · no node of this page here")
@@ -226,6 +228,14 @@ def whole_page(view: View, seen: NodeRecords | None, body: str | None) -> str:
     return (f"<div class='fossil-doc' data-title='OCX console'><style>{CSS}</style>"
             f'<div class="ocx-console" id="ocx-console" data-base="{esc(view.base)}" data-every="3000">'
             + "".join(parts) + f"</div>{script}</div>")
+
+
+def preview_banner(preview: Preview, root: str) -> str:
+    """What every page of /ext/ocx-next says first (D46)."""
+    return (f'<p class="ocx-preview" id="ocx-preview"><b>Preview</b> of the staged release '
+            f'<code>{esc(preview.release)}</code>, check-in <code>{esc(preview.checkin)}</code>: not accepted; '
+            'every form here is a dry run, and nothing is written whatever is sent (D46). '
+            f'<a href="{esc(root)}/ext/ocx">The node\'s page</a></p>')
 
 
 def _releases(view: View, signed: str) -> str:

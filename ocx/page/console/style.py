@@ -13,6 +13,7 @@ CSS = """
 .ocx-console h2{margin:1.2em 0 .4em;padding-bottom:.15em;border-bottom:1px solid var(--ocx-line)}
 .ocx-console h2 .ocx-count,.ocx-node .ocx-count{font-size:.7em;font-weight:normal;opacity:.75;margin-left:.4em}
 .ocx-strip{margin:.2em 0 .6em;opacity:.9}
+.ocx-preview{margin:.2em 0 .6em;padding:.4em .6em;border:2px solid #b36b00;background:#fff4e0;color:#222}
 .ocx-nav{display:flex;flex-wrap:wrap;gap:.3em 1em;margin:.3em 0 .8em}
 .ocx-nav a{white-space:nowrap}
 .ocx-small,.ocx-help,.ocx-since{font-size:.85em;opacity:.8}
