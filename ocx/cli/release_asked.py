@@ -70,6 +70,10 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
     if read is None:
         raise ValueError(f"request: {request} holds no release request")
     if read.refused is not None:
+        from ..node.releases.once import read_claim
+
+        if (read_claim(root, request) or {}).get("step") == step:  # begun while its sender could: completed
+            raise AlreadyActed(Asked(config, server_code, read.sender or "", request))
         raise ValueError(f"{read.refused.field}: {read.refused.why}")
     assert read.request is not None
     if read.request.ocx_release != step or read.request.checkin != checkin:

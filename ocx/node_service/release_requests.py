@@ -41,6 +41,9 @@ MARKS = "release-requests"
 # The newest receipt each node's thread was read through: a pass after which nothing arrived reads
 # nothing (the title's lookup scans Fossil's event table). Lost with the process: read once again.
 _READ_THROUGH: dict[str, int] = {}
+# A request's command that ends with no answer again and again (its answer never taken by the server, its
+# sender's rights gone since its claim) is not started for ever: each start pokes the next pass at once.
+AGAIN_MAX = 5
 STOPPING_SECONDS = 10.0  # a request's unit in its stop step (the poke) waited for so long
 UNIT_SECONDS = BUILD_SECONDS + 600.0  # the build's own bound, the copy at accept and the posts
 
@@ -97,7 +100,7 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
                      if "refused" in (_marked(context, head.hash) or {"refused": None})]
             # Started and still unanswered: its unit runs, or ended with no answer (killed; C4, once.py).
             started = [read_request(repository, head.hash, context.server_code) for head in waiting
-                       if "unit" in (_marked(context, head.hash) or {})]
+                       if _restartable(_marked(context, head.hash) or {})]
         for request, found in asked:
             if found is None:
                 _mark(context, request, {"talk": True})  # not a request: never read again
@@ -160,7 +163,17 @@ async def _started_again(context: NodeContext, systemd: Systemd, found: Asked) -
     mark = _marked(context, found.post) or {}
     again = int(mark.get("again", 0)) + 1
     _mark(context, found.post, {**mark, "again": again})
+    if again > AGAIN_MAX:
+        context.log(f"release request {found.post[:12]}: {name} ended with no answer {AGAIN_MAX + 1} times; left "
+                    f"unanswered (its journal says why; `ocx release STEP --request {found.post}` completes it)",
+                    priority=3)
+        return 0
     await systemd.start_once(_service(context, found))
     context.log(f"release request {found.post[:12]}: {name} ended with no answer; started again ({again}) "
                 "to complete it and answer once", priority=4)
     return 1
+
+
+def _restartable(mark: dict[str, Any]) -> bool:
+    """Started by this node, and not yet given up on (AGAIN_MAX)."""
+    return "unit" in mark and int(mark.get("again", 0)) <= AGAIN_MAX
