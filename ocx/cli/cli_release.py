@@ -61,23 +61,17 @@ def _asked(step: str, root: str, node: str | None, request: str | None, by: str 
 
 def _told(who: Asked | None, step: str, done: str, root: str, release: str | None,
           why: str | None = None) -> str | None:
-    """The outcome posted (D46); for a request, its claim then says it is answered (once.py). A step
-    that moved the links says so only after `_settle`: a kill before completes that too."""
+    """The outcome posted (D46); for a request, its claim then says it is answered (once.py)."""
     if who is None:
         return None
     from .release_asked import told
 
     posted = told(who, step, done, root, release, why)
-    if done in ("refused", "staged as next"):
-        _answered(root, who, posted)
-    return posted
-
-
-def _answered(root: str, who: Asked | None, posted: str | None) -> None:
-    if who is not None and who.request is not None and posted is not None:
+    if posted is not None and who.request is not None:
         from ..node.releases.once import answered
 
         answered(root, who.request, posted)
+    return posted
 
 
 # -- a request answered exactly once through kills (C4; node/releases/once.py) ------------------------
@@ -88,19 +82,30 @@ def _completed(step: str, root: str, who: Asked, checkin: str | None) -> typer.E
     from .release_asked import complete
 
     try:
-        completed = complete(step, root, who, checkin)
+        found = complete(step, root, who, checkin)
     except (OcxError, OSError, ValueError) as error:
         return _refuse(error)
-    if completed is None:
+    if found is None:
         say(f"ocx release: request {who.request} was acted on already")
-        return typer.Exit(0)
-    found, posted = completed
-    say(f"ocx release: request {who.request}, whose command ended before its answer: {found.done}"
-        + (f", {found.why}" if found.why else f" {found.release}"))
-    if found.done in ("accepted", "rolled back"):
-        _settle(root)
-        _answered(root, who, posted)
+    else:
+        say(f"ocx release: request {who.request}, whose command ended before its answer: {found.done}"
+            + (f", {found.why}" if found.why else f" {found.release}"))
+    _restart_stale(root)
     return typer.Exit(0)
+
+
+def _restart_stale(root: str) -> None:
+    """The node's services that started before `current` last moved restarted onto it (a command killed
+    after the move and before its restarts; one still restarting them is not undone: D46, D47)."""
+    import asyncio
+
+    from ..node.releases.services import restart_stale, serves_the_node
+
+    current = os.path.join(root, "current")
+    if not serves_the_node(root) or not os.path.islink(current):
+        return
+    for name in asyncio.run(restart_stale(os.lstat(current).st_mtime)):
+        say(f"restarted {name}: onto current")
 
 
 def _begin(who: Asked | None, step: str, root: str, releases: Releases) -> None:
@@ -288,9 +293,8 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
         _told(who, "accept", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
-    posted = _told(who, "accept", "accepted", root, accepted)
+    _told(who, "accept", "accepted", root, accepted)
     _settle(root)
-    _answered(root, who, posted)
 
 
 @release_app.command("rollback")
@@ -318,9 +322,8 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
         _told(who, "rollback", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"rolled back to {back}: current {back}, previous {was or 'none'}")
-    posted = _told(who, "rollback", "rolled back", root, back)
+    _told(who, "rollback", "rolled back", root, back)
     _settle(root)
-    _answered(root, who, posted)
 
 
 def _settle(root: str) -> None:

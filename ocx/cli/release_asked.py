@@ -130,12 +130,11 @@ def refused_request(step: str, root: str, node: str | None, request: str, why: s
         answered(root, request, posted)
 
 
-def complete(step: str, root: str, who: Asked, checkin: str | None) -> tuple[Became, str] | None:
+def complete(step: str, root: str, who: Asked, checkin: str | None) -> Became | None:
     """A request claimed by a command that ended before its answer (killed): the root recovered
     under its lock (the move completed or undone), what became of the step read from the claim and
-    the links, and answered once (node/releases/once.py): what became of it and the answer's hash
-    (the claim says answered only after a moved step's services settled: the caller's). None when it
-    was answered already."""
+    the links, and answered once (node/releases/once.py): what became of it; None when it was
+    answered already."""
     from ..fossil.repository import Repository
     from ..node.releases.once import answer_in_thread, answered, became, read_claim
     from ..node.releases.staging import moving
@@ -154,6 +153,5 @@ def complete(step: str, root: str, who: Asked, checkin: str | None) -> tuple[Bec
         posted = told(who, step, found.done, root, found.release, found.why)
     if posted is None:
         raise ValueError(f"request: {who.request}'s answer could not be posted: the next start completes it")
-    if found.done not in ("accepted", "rolled back"):
-        answered(root, who.request, posted)
-    return found, posted
+    answered(root, who.request, posted)
+    return found
