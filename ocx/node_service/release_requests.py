@@ -99,17 +99,23 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
             asked = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting
                      if "refused" in (_marked(context, head.hash) or {"refused": None})]
             # Started and still unanswered: its unit runs, or ended with no answer (killed; C4, once.py).
-            started = [read_request(repository, head.hash, context.server_code) for head in waiting
-                       if _restartable(_marked(context, head.hash) or {})]
+            # One whose sender lost `a`/`s` since is not started again here (its step and check-in are not
+            # read from a refused post); `ocx release STEP --request POST` by hand completes it.
+            started = [found for found in (read_request(repository, head.hash, context.server_code)
+                                           for head in waiting if _restartable(_marked(context, head.hash) or {}))
+                       if found is not None and found.request is not None]
+        launched = False
         for request, found in asked:
             if found is None:
                 _mark(context, request, {"talk": True})  # not a request: never read again
                 continue
             acted += await _act(context, systemd, found)
+            launched = launched or found.refused is None
         for again in started:
-            if again is not None:
-                acted += await _started_again(context, systemd, again)
-        if settled and not started:  # every request acted on and answered, the newest post crosslinked
+            acted += await _started_again(context, systemd, again)
+        # Read again after each pass while a request's unit was started and its answer is not in: its unit
+        # may end with none (killed), and the poke of its stop step is then the only thing that comes.
+        if settled and not launched and not started:  # and only once the newest post was crosslinked
             _READ_THROUGH[config.name] = newest
     except Exception as error:  # a request never stops the node's passes: logged, tried after the next
         context.log(f"release requests not read: {describe(error)}", priority=4)
