@@ -104,8 +104,13 @@ def _restart_stale(root: str) -> None:
     current = os.path.join(root, "current")
     if not serves_the_node(root) or not os.path.islink(current):
         return
-    for name in asyncio.run(restart_stale(os.lstat(current).st_mtime)):
-        say(f"restarted {name}: onto current")
+    from ..protocol.errors import OcxError
+
+    try:
+        for name in asyncio.run(restart_stale(os.lstat(current).st_mtime)):
+            say(f"restarted {name}: onto current")
+    except (OcxError, OSError) as error:  # the answer stands; the node's next start restarts them
+        say(f"ocx release: the services were not restarted onto current: {error}", err=True)
 
 
 def _begin(who: Asked | None, step: str, root: str, releases: Releases) -> None:
