@@ -91,3 +91,29 @@ def test_a_stage_killed_before_it_offered_is_lost_and_one_that_offered_is_staged
     assert (found.done, found.release) == ("staged as next", first)
     assert became("stage", claimed, releases, "0" * 64).done == "lost"  # another check-in's release is not its
     assert became("stage", {"step": "accept", "before": {}}, releases, checkin).done == "lost"  # not this step's
+
+
+def test_an_answer_posted_before_a_kill_is_found_so_none_is_posted_twice(served):
+    """The completion posts only when the thread holds no reply by the node user to the request (a real
+    server and repository): another login's reply, or an answer to another request, is not its answer."""
+    import json
+
+    from ocx.fossil import admin
+    from ocx.node.releases.once import answer_in_thread
+    from ocx.protocol.release_request import render_answer, thread_title
+
+    code = served.repository().server_code
+    password = admin.create_user(served.path, "onceuser", "4", "o@example.org", home=served.home)
+    node_web = served.web("admin").__class__(served.base_url, "onceuser", password)
+    root = node_web.new_thread(thread_title("once"), "Releases of once.")
+    block = "```json\n{}\n```\n"
+    asked = served.web("admin").reply(root, block.format(json.dumps({"ocx_release": "accept", "node": code})))
+    other = served.web("admin").reply(root, block.format(json.dumps({"ocx_release": "rollback", "node": code})))
+    served.web("admin").reply(asked, "Any news?")  # a reply, not the node user's
+    with served.repository() as repository:
+        assert answer_in_thread(repository, root, asked, "onceuser") is None
+    answer = node_web.reply(asked, render_answer({"step": "accept", "outcome": "lost"}, "Lost."))
+    with served.repository() as repository:
+        assert answer_in_thread(repository, root, asked, "onceuser") == answer
+        assert answer_in_thread(repository, root, other, "onceuser") is None
+        assert answer_in_thread(repository, None, asked, "onceuser") is None  # no thread: nothing answered
