@@ -298,7 +298,7 @@ def cut_request(node: Node, action: str, point: str) -> tuple[str, dict]:
         asked = tool(node, node.admin, {"action": action})
         assert asked["stopped"] is None, asked
         facts = answer(node, asked["result"])
-        assert not asked_cut.exists(), f"release-{point} was never met"
+        assert not asked_cut.exists(), (f"release-{point} was never met", facts)
     finally:
         asked_cut.unlink(missing_ok=True)
     wait_for(lambda: started_again(node, asked["result"]), 30, 0.5, "the node's word that it started the unit again")
@@ -332,17 +332,26 @@ def ids() -> dict[str, str | None]:
     return {link: facts["release"] if facts else None for link, facts in links().items()}
 
 
-def offered_again(release: str) -> None:
-    """RELEASE, accepted before, offered as next again: its files back in staged/ as the build left them
-    (the record of an accepted release is kept), so accept meets every step after the copy."""
+def offered_anew(like: str) -> str:
+    """A release not accepted before, staged as the build leaves one (files, a record naming its check-in
+    and digest) from the files of LIKE (accepted) and one file more, and offered as next: so accept meets
+    every step of the move again."""
+    from ocx.node.releases.links import release_id
     from ocx.node.releases.staging import moving
-    from ocx.node.releases.tree import copy_tree
+    from ocx.node.releases.tree import copy_tree, tree_digest
 
-    staged = Path(RELEASES_DIRECTORY) / "staged" / release
-    if not staged.is_dir():
-        copy_tree(f"{RELEASES_DIRECTORY}/{release}", str(staged))
+    staged = Path(RELEASES_DIRECTORY) / "staged"
+    building = staged / f"building-{secrets.token_hex(4)}"
+    copy_tree(f"{RELEASES_DIRECTORY}/{like}", str(building))
+    (building / f"anew-{building.name}.txt").write_text("a release like another, one file more\n")
+    record = json.loads((staged / f"{like}.json").read_text())
+    digest = tree_digest(str(building))
+    release = release_id(record["checkin"], digest)
+    building.rename(staged / release)
+    (staged / f"{release}.json").write_text(json.dumps({**record, "digest": digest}))
     with moving(RELEASES_DIRECTORY) as releases:
         releases.offer(release)
+    return release
 
 
 def test_a_request_killed_at_each_step_of_accept_and_rollback_is_completed_or_undone_and_answered_once(
@@ -359,7 +368,7 @@ def test_a_request_killed_at_each_step_of_accept_and_rollback_is_completed_or_un
             whole()
     for point in CUT_ACCEPT:
         if named("next") is None:
-            offered_again(named("previous"))
+            offered_anew(named("current"))
         before = ids()
         request, facts = cut_request(node, "accept", point)
         asked.append(request)
