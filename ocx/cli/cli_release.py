@@ -15,6 +15,7 @@ from ..node.host_paths import RELEASES_DIRECTORY
 from .say import say
 
 if TYPE_CHECKING:
+    from ..node.releases.links import Releases
     from ..node.releases.staging import SmokeRepository
     from .release_asked import Asked
 
@@ -51,20 +52,87 @@ def _asked(step: str, root: str, node: str | None, request: str | None, by: str 
 
     try:
         return asked(step, root, node, request, by, checkin)
-    except AlreadyActed:
-        say(f"ocx release: request {request} was acted on already")
-        raise typer.Exit(0) from None
+    except AlreadyActed as claimed:
+        raise _completed(step, root, claimed.who, checkin) from None
     except (OSError, ValueError) as error:
         if request is not None:
             refused_request(step, root, node, request, str(error))
         raise _refuse(error) from None
 
 
-def _told(who: Asked | None, step: str, done: str, root: str, release: str | None, why: str | None = None) -> None:
-    if who is not None:
-        from .release_asked import told
+def _told(who: Asked | None, step: str, done: str, root: str, release: str | None,
+          why: str | None = None) -> str | None:
+    """The outcome posted (D46); for a request, its claim then says it is answered (once.py)."""
+    if who is None:
+        return None
+    from .release_asked import told
 
-        told(who, step, done, root, release, why)
+    posted = told(who, step, done, root, release, why)
+    if posted is not None and who.request is not None:
+        from ..node.releases.once import answered
+
+        answered(root, who.request, posted)
+    return posted
+
+
+# -- a request answered exactly once through kills (C4; node/releases/once.py) ------------------------
+
+def _completed(step: str, root: str, who: Asked, checkin: str | None) -> typer.Exit:
+    """A request claimed by an earlier command: completed and answered if that one was killed first."""
+    from ..protocol.errors import OcxError
+    from .release_asked import complete
+
+    try:
+        found = complete(step, root, who, checkin)
+    except (OcxError, OSError, ValueError) as error:
+        return _refuse(error)
+    if found is None:
+        say(f"ocx release: request {who.request} was acted on already")
+    else:
+        say(f"ocx release: request {who.request}, whose command ended before its answer: {found.done}"
+            + (f", {found.why}" if found.why else f" {found.release}"))
+    _restart_stale(root)
+    return typer.Exit(0)
+
+
+def _restart_stale(root: str) -> None:
+    """The node's services that started before `current` last moved restarted onto it (a command killed
+    after the move and before its restarts; one still restarting them is not undone: D46, D47)."""
+    import asyncio
+
+    from ..node.releases.services import restart_stale, serves_the_node
+
+    current = os.path.join(root, "current")
+    if not serves_the_node(root) or not os.path.islink(current):
+        return
+    from ..protocol.errors import OcxError
+
+    try:
+        for name in asyncio.run(restart_stale(os.lstat(current).st_mtime)):
+            say(f"restarted {name}: onto current")
+    except (OcxError, OSError) as error:  # the answer stands; the node's next start restarts them
+        say(f"ocx release: the services were not restarted onto current: {error}", err=True)
+
+
+def _begin(who: Asked | None, step: str, root: str, releases: Releases) -> None:
+    """For a request: its claim says STEP begins, with the links as they are; and the named points
+    where a test cuts it (ocx/node/cut.py: only root writes /run/ocx-cut, never a request)."""
+    if who is None or who.request is None or who.node is None:
+        return
+    from ..node.cut import cut_here
+    from ..node.releases.once import begun
+
+    begun(root, who.request, step, releases)
+    node, request = who.node.name, who.request
+    releases.cut = lambda point: cut_here(node, f"release-{point}", request)
+    releases.cut("begun")
+
+
+def _cut_after(who: Asked | None, point: str) -> None:
+    if who is not None and who.request is not None and who.node is not None:
+        from ..node.cut import cut_here
+
+        cut_here(who.node.name, f"release-{point}", who.request)
 
 
 def _wheel_source(wheel: str) -> tuple[str, Callable[[str], None]]:
@@ -183,8 +251,10 @@ def stage(
         account, _ = ensure(BUILD_USER, os.path.join(root, "staged"), comment="OCX release builds (D48)",
                             create_home=False)
         with moving(root) as releases:
+            _begin(who, "stage", root, releases)
             staged = stage_release(releases, source, account.uid, account.gid, _hidden(),
                                    configurations=_configurations(), repositories=_smoke_repositories())
+        _cut_after(who, "moved")
     except (OcxError, OSError, ValueError) as error:
         _told(who, "stage", "refused", root, None, str(error))
         raise _refuse(error) from None
@@ -236,8 +306,10 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
                 f"(previous: {links.get('current') or 'none'})")
             return
         with moving(root) as releases:
+            _begin(who, "accept", root, releases)
             was = releases.link("current")
             accepted = releases.accept()
+        _cut_after(who, "moved")
     except (OcxError, OSError, ValueError) as error:
         _told(who, "accept", "refused", root, None, str(error))
         raise _refuse(error) from None
@@ -263,8 +335,10 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
             say(f"would make {links['previous']} current and {links.get('current') or 'none'} previous")
             return
         with moving(root) as releases:
+            _begin(who, "rollback", root, releases)
             was = releases.link("current")
             back = releases.rollback()
+        _cut_after(who, "moved")
     except (OcxError, OSError, ValueError) as error:
         _told(who, "rollback", "refused", root, None, str(error))
         raise _refuse(error) from None

@@ -19,6 +19,7 @@ from .say import say
 
 if TYPE_CHECKING:
     from ..node.config import NodeConfig
+    from ..node.releases.once import Became
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,12 @@ class Asked:
 
 
 class AlreadyActed(OcxError):
-    """The request was acted on by an earlier command (a restart of the node started it again)."""
+    """The request was claimed by an earlier command (a restart of the node started it again): WHO
+    asked it, for `complete`."""
+
+    def __init__(self, who: Asked) -> None:
+        super().__init__(f"request: {who.request} was claimed already")
+        self.who = who
 
 
 def _one_node(name: str | None) -> NodeConfig | None:
@@ -64,20 +70,26 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
     if read is None:
         raise ValueError(f"request: {request} holds no release request")
     if read.refused is not None:
+        from ..node.releases.once import read_claim
+
+        if (read_claim(root, request) or {}).get("step") == step:  # begun while its sender could: completed
+            raise AlreadyActed(Asked(config, server_code, read.sender or "", request))
         raise ValueError(f"{read.refused.field}: {read.refused.why}")
     assert read.request is not None
     if read.request.ocx_release != step or read.request.checkin != checkin:
         raise ValueError(f"request: {request} asks {read.request.ocx_release} {read.request.checkin or ''}, "
                          f"not this {step}")
+    who = Asked(config, server_code, read.sender or "", request)
     if not claim(root, request):
-        raise AlreadyActed(request)
-    return Asked(config, server_code, read.sender or "", request)
+        raise AlreadyActed(who)
+    return who
 
 
-def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> None:
-    """The step's outcome posted in the node's releases thread (D46); never fails the step."""
+def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> str | None:
+    """The step's outcome posted in the node's releases thread (D46); never fails the step. The
+    post's hash, or None when nothing was posted."""
     if who.node is None:
-        return
+        return None
     from ..node.releases.announce import facts_of, outcome, post
     from ..node.releases.links import Releases
 
@@ -86,22 +98,60 @@ def told(who: Asked, step: str, done: str, root: str, release: str | None, why: 
         posted = post(who.node, facts, line, reply_to=who.request)
     except Exception as error:  # the step is done (or refused) whatever the forum says: said, not raised
         say(f"ocx release: the outcome was not posted in the releases thread: {error}", err=True)
-        return
+        return None
     say(f"posted in the releases thread: {posted}", err=True)  # standard output stays the step's own
+    return posted
 
 
 def refused_request(step: str, root: str, node: str | None, request: str, why: str) -> None:
-    """A request this command cannot carry out, answered in the thread as refused (D46), once."""
+    """A request this command cannot carry out, answered in the thread as refused (D46), once: a
+    claim left by a command killed before its refusal was posted, with nothing begun, is answered now."""
     from ..fossil.repository import Repository
     from ..node.releases.announce import claim
+    from ..node.releases.once import answer_in_thread, answered, read_claim
+    from ..node.releases.thread import releases_thread
 
     config = _one_node(node)
-    if config is None or not claim(root, request):
+    if config is None:
         return
+    if not claim(root, request) and (read_claim(root, request) or {"step": None}).keys() & {"step", "answered"}:
+        return  # begun (its own command answers or completes it) or answered
     with Repository(config.repository) as repository:
         server_code = repository.server_code
         try:
             sender = repository.post(request).sender.login or ""
         except LookupError:
             sender = ""
-    told(Asked(config, server_code, sender, request), step, "refused", root, None, why)
+        thread = releases_thread(repository, config.name, config.node_user)
+        posted = answer_in_thread(repository, thread, request, config.node_user)
+    if posted is None:
+        posted = told(Asked(config, server_code, sender, request), step, "refused", root, None, why)
+    if posted is not None:
+        answered(root, request, posted)
+
+
+def complete(step: str, root: str, who: Asked, checkin: str | None) -> Became | None:
+    """A request claimed by a command that ended before its answer (killed): the root recovered
+    under its lock (the move completed or undone), what became of the step read from the claim and
+    the links, and answered once (node/releases/once.py): what became of it; None when it was
+    answered already."""
+    from ..fossil.repository import Repository
+    from ..node.releases.once import answer_in_thread, answered, became, read_claim
+    from ..node.releases.staging import moving
+    from ..node.releases.thread import releases_thread
+
+    assert who.node is not None and who.request is not None
+    with moving(root) as releases:
+        claim = read_claim(root, who.request) or {}
+        if "answered" in claim:
+            return None
+        found = became(step, claim, releases, checkin)
+    with Repository(who.node.repository) as repository:
+        thread = releases_thread(repository, who.node.name, who.node.node_user)
+        posted = answer_in_thread(repository, thread, who.request, who.node.node_user)
+    if posted is None:  # the answer is idempotent: none posted before the kill, so this is the one
+        posted = told(who, step, found.done, root, found.release, found.why)
+    if posted is None:
+        raise ValueError(f"request: {who.request}'s answer could not be posted: the next start completes it")
+    answered(root, who.request, posted)
+    return found

@@ -18,8 +18,10 @@ answer in the thread (the node killed between the two) is posted again.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +34,17 @@ from ..node.releases.thread import Asked, read_request, releases_thread, unanswe
 
 if TYPE_CHECKING:
     from ..systemd.manager import Systemd
+    from ..systemd.units import TransientService
     from .context import NodeContext
 
 MARKS = "release-requests"
 # The newest receipt each node's thread was read through: a pass after which nothing arrived reads
 # nothing (the title's lookup scans Fossil's event table). Lost with the process: read once again.
 _READ_THROUGH: dict[str, int] = {}
+# A request's command that ends with no answer again and again (its answer never taken by the server, its
+# sender's rights gone since its claim) is not started for ever: each start pokes the next pass at once.
+AGAIN_MAX = 5
+STOPPING_SECONDS = 10.0  # a request's unit in its stop step (the poke) waited for so long
 UNIT_SECONDS = BUILD_SECONDS + 600.0  # the build's own bound, the copy at accept and the posts
 
 
@@ -91,12 +98,24 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
             # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
             asked = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting
                      if "refused" in (_marked(context, head.hash) or {"refused": None})]
+            # Started and still unanswered: its unit runs, or ended with no answer (killed; C4, once.py).
+            # One whose sender lost `a`/`s` since is not started again here (its step and check-in are not
+            # read from a refused post); `ocx release STEP --request POST` by hand completes it.
+            started = [found for found in (read_request(repository, head.hash, context.server_code)
+                                           for head in waiting if _restartable(_marked(context, head.hash) or {}))
+                       if found is not None and found.request is not None]
+        launched = False
         for request, found in asked:
             if found is None:
                 _mark(context, request, {"talk": True})  # not a request: never read again
                 continue
             acted += await _act(context, systemd, found)
-        if settled:  # only once every request was acted on, and the newest post crosslinked: else read again
+            launched = launched or found.refused is None
+        for again in started:
+            acted += await _started_again(context, systemd, again)
+        # Read again after each pass while a request's unit was started and its answer is not in: its unit
+        # may end with none (killed), and the poke of its stop step is then the only thing that comes.
+        if settled and not launched and not started:  # and only once the newest post was crosslinked
             _READ_THROUGH[config.name] = newest
     except Exception as error:  # a request never stops the node's passes: logged, tried after the next
         context.log(f"release requests not read: {describe(error)}", priority=4)
@@ -104,8 +123,6 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
 
 
 async def _act(context: NodeContext, systemd: Systemd, found: Asked) -> int:
-    from ..systemd.units import TransientService
-
     config = context.config
     if found.refused is not None:
         why = f"{found.refused.field}: {found.refused.why}"
@@ -118,11 +135,51 @@ async def _act(context: NodeContext, systemd: Systemd, found: Asked) -> int:
         return 1
     name = unit_name(found.post)
     _mark(context, found.post, {"unit": name, "sender": found.sender})
-    service = TransientService(
-        name=name, argv=argv(found, config.name), slice=None,
-        description=f"OCX node {config.name}: release request {found.post[:12]} by {found.sender} (D46)",
-        runtime_max_sec=UNIT_SECONDS, add_ref=False)
-    await systemd.start_once(service)
+    await systemd.start_once(_service(context, found))
     context.log(f"release request {found.post[:12]} by {found.sender}: {found.request and found.request.ocx_release} "
                 f"started in {name}", priority=5)
     return 1
+
+
+def _service(context: NodeContext, found: Asked) -> TransientService:
+    """The request's unit; its stop step pokes the node, so one that ended with no answer (killed, or
+    out of time) is started again at once (_started_again), not at the next change of the repository."""
+    from ..systemd.units import ExecCommand, TransientService
+
+    config = context.config
+    poke = ExecCommand(argv=[sys.executable, "-I", "-m", "ocx.node.wake", config.name], ignore_failure=True)
+    return TransientService(
+        name=unit_name(found.post), argv=argv(found, config.name), slice=None,
+        description=f"OCX node {config.name}: release request {found.post[:12]} by {found.sender} (D46)",
+        runtime_max_sec=UNIT_SECONDS, add_ref=False, exec_stop_post=[poke])
+
+
+async def _started_again(context: NodeContext, systemd: Systemd, found: Asked) -> int:
+    """A request whose unit was started and that has no answer yet: left to its unit while that runs;
+    once it ended with no answer (its command killed after its claim), started again, and its command,
+    finding the claim, completes the step or says it was lost, and answers once (node/releases/once.py)."""
+    name = unit_name(found.post)
+    state = await systemd.state(name)
+    deadline = time.monotonic() + STOPPING_SECONDS
+    while state is not None and state.active_state == "deactivating" and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)  # its stop step is the poke that woke this pass: it ends at once
+        state = await systemd.state(name)
+    if state is not None and state.active_state not in ("failed", "inactive"):
+        return 0
+    mark = _marked(context, found.post) or {}
+    again = int(mark.get("again", 0)) + 1
+    _mark(context, found.post, {**mark, "again": again})
+    if again > AGAIN_MAX:
+        context.log(f"release request {found.post[:12]}: {name} ended with no answer {AGAIN_MAX + 1} times; left "
+                    f"unanswered (its journal says why; `ocx release STEP --request {found.post}` completes it)",
+                    priority=3)
+        return 0
+    await systemd.start_once(_service(context, found))
+    context.log(f"release request {found.post[:12]}: {name} ended with no answer; started again ({again}) "
+                "to complete it and answer once", priority=4)
+    return 1
+
+
+def _restartable(mark: dict[str, Any]) -> bool:
+    """Started by this node, and not yet given up on (AGAIN_MAX)."""
+    return "unit" in mark and int(mark.get("again", 0)) <= AGAIN_MAX

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from ocx.node.cut import CUT_ROOT
 from ocx.node.host_paths import RELEASES_DIRECTORY
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
 from .battery import Committer, ci_values, open_command_record
-from .harness import PYTHON, Node, ocx, systemctl, wait_for
+from .harness import PYTHON, Node, journal, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
 from .test_releases_stage import IN_TREE_BACKEND
 
@@ -210,9 +211,9 @@ def test_a_stage_request_of_a_checkin_without_ci_is_refused_by_roots_gate(node, 
     assert links() == before
 
 
-def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_builds(node, staged_twice):
-    """A check-in that passed its CI, asked by the admin: while its unit builds, the node forgets its mark and
-    restarts; the request is built once, staged as next, and answered once (D46)."""
+@pytest.fixture(scope="module")
+def passing_checkin(node, staged_twice) -> str:
+    """A check-in of OCX's tree (its backend in the tree) that passed its CI: what a stage request may build."""
     branch = f"relreq-{secrets.token_hex(2)}"
     record = open_command_record(node, branch)
     project = (SRC / "pyproject.toml").read_text()
@@ -225,6 +226,43 @@ def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_bu
     checkin = Committer(node, branch).commit(files)
     wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
     node.stop(record)
+    return checkin
+
+
+def building() -> bool:
+    return bool(systemctl("list-units", "ocx-release-build-*", "--state=active", "--plain", "--no-legend").strip())
+
+
+def started_again(node: Node, request: str) -> bool:
+    """The node's journal says it started the request's unit again after it ended with no answer."""
+    told = journal(f"ocx-node@{node.name}.service")
+    return f"release request {request[:12]}: ocx-release-request-{request[:16]}.service ended with no answer" in told
+
+
+def test_a_stage_request_killed_while_it_builds_is_answered_once_as_lost(node, staged_twice, passing_checkin):
+    """A cut point of stage as a request (C4, D46): its unit killed while the build runs. The node starts it
+    again; its command finds the claim, recovers the root, and answers once that nothing was offered (the
+    stage of the test after this one stops the orphaned build and sweeps what it left)."""
+    before = links()
+    asked = tool(node, node.admin, {"action": "stage", "checkin": passing_checkin[:16]})
+    assert asked["stopped"] is None, asked
+    request = asked["result"]
+    wait_for(building, 300, 0.2, "the request's build running")
+    systemctl("kill", "--signal=SIGKILL", f"ocx-release-request-{request[:16]}.service")
+    facts = answer(node, request)
+    assert (facts["step"], facts["outcome"], facts["login"]) == ("stage", "lost", node.admin.name), facts
+    assert "nothing was offered as next" in facts["why"], facts
+    assert links() == before
+    wait_for(lambda: started_again(node, request), 30, 0.5, "the node's word that it started the unit again")
+    node.barrier()
+    assert len(answers(node, request)) == 1  # never twice
+
+
+def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_builds(node, staged_twice,
+                                                                                      passing_checkin):
+    """A check-in that passed its CI, asked by the admin: while its unit builds, the node forgets its mark and
+    restarts; the request is built once, staged as next, and answered once (D46)."""
+    checkin = passing_checkin
     asked = tool(node, node.admin, {"action": "stage", "checkin": checkin[:16]})
     assert asked["stopped"] is None, asked
     request = asked["result"]
@@ -241,3 +279,118 @@ def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_bu
                                               capture_output=True, text=True).stdout.splitlines()
               if line.startswith("staged ")]
     assert len(staged) == 1, staged  # built once, whatever the restart did
+
+
+# -- a request's accept and roll-back cut at each step (C4, D46; node/releases/once.py) --------------------
+
+CUT_COPYING = ("copy", "copied")  # only while a release not yet accepted is copied out of staged/
+CUT_ACCEPT = ("begun", "intent", "current", "previous", "next", "links", "moved")
+CUT_ROLLBACK = ("begun", "intent", "current", "previous", "links", "moved")
+
+
+def cut_request(node: Node, action: str, point: str) -> tuple[str, dict]:
+    """ACTION asked by the admin, its command killing itself with SIGKILL at POINT (a cut root writes in
+    /run/ocx-cut, ocx/node/cut.py: never the request's to ask); the answer the node posts once."""
+    asked_cut = Path(CUT_ROOT) / node.name
+    Path(CUT_ROOT).mkdir(mode=0o700, exist_ok=True)
+    asked_cut.write_text(f"release-{point}\n")
+    try:
+        asked = tool(node, node.admin, {"action": action})
+        assert asked["stopped"] is None, asked
+        facts = answer(node, asked["result"])
+        assert not asked_cut.exists(), (f"release-{point} was never met", facts)
+    finally:
+        asked_cut.unlink(missing_ok=True)
+    wait_for(lambda: started_again(node, asked["result"]), 30, 0.5, "the node's word that it started the unit again")
+    return asked["result"], facts
+
+
+def whole() -> None:
+    """No link dangles, none names a half-made release, no move is left half done."""
+    for link in ("current", "previous", "next"):
+        path = Path(RELEASES_DIRECTORY) / link
+        assert not path.is_symlink() or path.resolve().is_dir(), link
+    assert not [p for p in os.listdir(RELEASES_DIRECTORY) if p.endswith((".partial", ".link", "moving.json"))]
+
+
+def serving(node: Node) -> None:
+    """The node's own service runs the release `current` names, by its directory (the launcher)."""
+    wanted = f"{RELEASES_DIRECTORY}/{named('current')}/bin/python"
+
+    def runs() -> bool:
+        pid = systemctl("show", f"ocx-node@{node.name}.service", "-p", "MainPID", "--value").strip()
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode() == wanted
+        except (OSError, ValueError):
+            return False
+
+    wait_for(runs, 120, 0.5, f"the node's service on {wanted}")
+
+
+def ids() -> dict[str, str | None]:
+    """The release each link names."""
+    return {link: facts["release"] if facts else None for link, facts in links().items()}
+
+
+def offered_anew(like: str) -> str:
+    """A release not accepted before, staged as the build leaves one (files, a record naming its check-in
+    and digest) from the files of LIKE (accepted) and one file more, and offered as next: so accept meets
+    every step of the move again."""
+    from ocx.node.releases.links import release_id
+    from ocx.node.releases.staging import moving
+    from ocx.node.releases.tree import copy_tree, tree_digest
+
+    staged = Path(RELEASES_DIRECTORY) / "staged"
+    building = staged / f"building-{secrets.token_hex(4)}"
+    copy_tree(f"{RELEASES_DIRECTORY}/{like}", str(building))
+    (building / f"anew-{building.name}.txt").write_text("a release like another, one file more\n")
+    record = json.loads((staged / f"{like}.json").read_text())
+    digest = tree_digest(str(building))
+    release = release_id(record["checkin"], digest)
+    building.rename(staged / release)
+    (staged / f"{release}.json").write_text(json.dumps({**record, "digest": digest}))
+    with moving(RELEASES_DIRECTORY) as releases:
+        releases.offer(release)
+    return release
+
+
+def test_a_request_killed_at_each_step_of_accept_and_rollback_is_completed_or_undone_and_answered_once(
+        node, staged_twice):
+    asked: list[str] = []
+    fresh = named("next")
+    if fresh is not None and not (Path(RELEASES_DIRECTORY) / fresh).is_dir():
+        for point in CUT_COPYING:  # killed while it copies: undone, the half-made copy removed
+            before = ids()
+            request, facts = cut_request(node, "accept", point)
+            asked.append(request)
+            assert (facts["outcome"], facts["login"]) == ("lost", node.admin.name), (point, facts)
+            assert ids() == before, point
+            whole()
+    for point in CUT_ACCEPT:
+        if named("next") is None:
+            offered_anew(named("current"))
+        before = ids()
+        request, facts = cut_request(node, "accept", point)
+        asked.append(request)
+        whole()
+        if point == "begun":  # killed before the move: nothing moved, and it says so
+            assert facts["outcome"] == "lost" and "nothing moved" in facts["why"], (point, facts)
+            assert ids() == before, point
+        else:  # the intent written: the move completed, the services moved onto it
+            assert (facts["outcome"], facts["release"]) == ("accepted", before["next"]), (point, facts)
+            assert ids() == {**before, "current": before["next"], "previous": before["current"], "next": None}
+        serving(node)
+    for point in CUT_ROLLBACK:
+        before = ids()
+        request, facts = cut_request(node, "rollback", point)
+        asked.append(request)
+        whole()
+        if point == "begun":
+            assert facts["outcome"] == "lost" and "nothing moved" in facts["why"], (point, facts)
+            assert ids() == before, point
+        else:
+            assert (facts["outcome"], facts["release"]) == ("rolled back", before["previous"]), (point, facts)
+            assert ids() == {**before, "current": before["previous"], "previous": before["current"]}
+        serving(node)
+    node.barrier()  # every request read again since: none answered twice
+    assert [len(answers(node, request)) for request in asked] == [1] * len(asked)

@@ -58,13 +58,14 @@ def facts_of(releases: Releases, release: str | None) -> dict[str, Any]:
 
 def outcome(step: str, done: str, node: NodeConfig, server_code: str, login: str,
             release: dict[str, Any], why: str | None = None) -> tuple[dict[str, Any], str]:
-    """The post's facts and its line for people. DONE: staged, accepted, rolled back or refused."""
+    """The post's facts and its line for people. DONE: staged, accepted, rolled back, refused, or lost
+    (a request's command ended before it answered, and nothing moved: once.py)."""
     facts = {"step": step, "outcome": done, "node": server_code, "node_name": node.name, "login": login,
              "time": datetime.now(UTC).isoformat(timespec="seconds"), **release}
     if why is not None:
         facts["why"] = why
     named = release.get("release") or "nothing"
-    line = (f"Release {step} asked by {login}: refused, {why}" if done == "refused"
+    line = (f"Release {step} asked by {login}: {done}, {why}" if done in ("refused", "lost")
             else f"Release {named} {done} on node {node.name}, asked by {login}; smoke: "
                  f"{', '.join(f'{k} {v}' for k, v in sorted(dict(release.get('smoke') or {}).items())) or 'none'}")
     return facts, line
