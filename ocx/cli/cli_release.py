@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
 
     # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
     release_app.command("tool")(tool_command(TOOLS["release"]))
+    from . import cli_release_source  # noqa: F401  (`ocx release source` joins release_app: D45)
     app.add_typer(release_app, name="release")
 
 
@@ -163,6 +164,11 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
     names = [node] if node else configured_nodes()
     if len(names) != 1:
         raise ValueError(f"node: {len(names)} nodes here: name the one whose repository holds the check-in")
+    from .cli_release_source import checkin_of_named_source
+
+    named = checkin_of_named_source(names[0], prefix)  # a repository of OCX's source named for it (D45)
+    if named is not None:
+        return named
     repository_path = str(node_config.load(names[0]).repository)
     with Repository(repository_path) as repository:
         checkin = passing_checkin(repository, prefix)
@@ -175,15 +181,18 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
 
 
 def _hidden() -> list[str]:
-    """What the build must not see: each node's configuration, state, repository and sockets (D16, D48)."""
+    """What the build must not see: each node's configuration, state, repository, sockets and named release
+    source (D16, D45, D48)."""
     from ..node import config as node_config
     from ..node.host_paths import CONFIG_DIR, RUNTIME_ROOT, configured_nodes
+    from ..node.releases.source import named_source
     from ..protocol.errors import OcxError
 
     hidden: set[str] = set()
     for name in configured_nodes():
         try:
             hidden.update(str(path) for path in node_config.load(name).own_paths())
+            hidden.update(path for path in [named_source(name)] if path)  # a clone's logins, say (D45)
         except (OcxError, OSError, ValueError) as error:  # a broken file: the build is refused, named
             raise ValueError(f"node: {name}'s configuration: {error}") from None
     return sorted(hidden | {CONFIG_DIR, RUNTIME_ROOT})
