@@ -68,7 +68,7 @@ class ReleaseTool(Tool):
             thread = releases_thread(repository, node.name, node.node_user)
             server_code = repository.server_code
             if given.action == "stage":
-                self._gate(act, repository, str(given.checkin))
+                self._gate(act, repository, str(given.checkin), node.name)
         act.step("read", f"node {node.name}: current {_named(links['current'])}, previous "
                          f"{_named(links['previous'])}, next {_named(links['next'])}")
         if given.action == "show":
@@ -89,12 +89,23 @@ class ReleaseTool(Tool):
         return written
 
     @staticmethod
-    def _gate(act: Act, repository: Repository, checkin: str) -> None:
-        from ..fossil.errors import RepositoryError
-        from ..reading.release_gate import passing_checkin
+    def _gate(act: Act, repository: Repository, checkin: str, node: str) -> None:
+        from ..fossil.errors import FOSSIL_FAILURES, RepositoryError
+        from ..node.releases.source import named_source
+        from ..reading.release_gate import NotPassed, passing_checkin, passing_checkin_of_source
 
         try:
-            passing_checkin(repository, checkin)
+            source = named_source(node)  # the node stages from the repository of OCX's source it names (D45)
+            if source is not None:
+                passing_checkin_of_source(source, checkin)
+        except NotPassed as error:
+            raise FieldError("checkin", str(error).removeprefix("checkin: ")) from None
+        except FOSSIL_FAILURES + (ValueError,):  # not the page's to read: root reads and gates it when it acts
+            act.check(f"{checkin} is gated by the node in the release source it names (D25, D45)", "checkin")
+            return
+        try:
+            if source is None:
+                passing_checkin(repository, checkin)
         except RepositoryError as error:
             raise FieldError("checkin", str(error).removeprefix("checkin: ")) from None
         act.check(f"{checkin} passes by its counted ci verdicts (D25, D45)", "checkin")
