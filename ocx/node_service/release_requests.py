@@ -76,8 +76,10 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
     """Every unanswered request acted on (module doc); how many were started or refused. Never raises:
     a request that fails here is tried again after the next pass."""
     config = context.config
-    if config.elsewhere:  # its clone's senders are the server's to say (D37); D48's following is not built
-        return 0
+    if config.elsewhere:  # its clone's senders are the server's to say (D37): it follows, if set to (D48)
+        from . import release_following
+
+        return await release_following.after_pass(context, systemd)
     acted = 0
     try:
         with Repository(config.repository) as repository:

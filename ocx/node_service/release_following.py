@@ -1,0 +1,77 @@
+"""A node elsewhere following the server's accepted release (D48; node/releases/following.py).
+
+After each pass of a node elsewhere set to follow, once something new arrived in its clone, the
+node asks the server's node for the server's last accept or roll-back (read there from the served
+repository: only the server's node user's post counts, F2). One it has not acted on is marked in
+the node's state (`release-follow/POST.json`) and carried out, without holding the pass, in a
+transient unit `ocx-release-follow-HASH16.service` running root's own
+
+    python -I -m ocx.cli.launch release follow-step --post POST --node NAME
+
+which asks the server again, claims the post (acted on once, through restarts: announce.claim),
+stages the check-in from the node's own clone with its own current release's wheels and accepts
+it when its smoke passed (or rolls back), and posts each step in the node's own releases thread.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from ..files import write_atomically
+from ..fossil.repository import Repository
+from ..node.faults import describe
+from ..node.releases.following import follows, server_move
+from ..node.served import Elsewhere
+from .release_requests import UNIT_SECONDS
+
+if TYPE_CHECKING:
+    from ..systemd.manager import Systemd
+    from .context import NodeContext
+
+MARKS = "release-follow"
+_READ_THROUGH: dict[str, int] = {}  # the clone's newest receipt after which the server was last asked
+
+
+def unit_name(post: str) -> str:
+    return f"ocx-release-follow-{post[:16]}.service"
+
+
+def argv(post: str, node: str) -> list[str]:
+    return [sys.executable, "-I", "-m", "ocx.cli.launch", "release", "follow-step", "--post", post, "--node", node]
+
+
+async def after_pass(context: NodeContext, systemd: Systemd) -> int:
+    """The server's last move started in its unit when it is new here; 1 when started. Never raises."""
+    from ..systemd.units import TransientService
+
+    config = context.config
+    if not follows(config):
+        return 0
+    try:
+        with Repository(config.repository) as repository:
+            newest = repository.max_rcvid()
+        if _READ_THROUGH.get(config.name) == newest:
+            return 0
+        served = context.served
+        if not isinstance(served, Elsewhere):
+            return 0
+        found = server_move(served.link().releases())
+        _READ_THROUGH[config.name] = newest
+        move = found.move
+        mark = config.state_dir / MARKS / f"{move.post}.json" if move is not None else None
+        if move is None or mark is None or mark.exists():
+            return 0
+        mark.parent.mkdir(mode=0o700, exist_ok=True)
+        name = unit_name(move.post)
+        write_atomically(mark, json.dumps({"unit": name, "step": move.step, "checkin": move.checkin}) + "\n")
+        service = TransientService(
+            name=name, argv=argv(move.post, config.name), slice=None,
+            description=f"OCX node {config.name}: following {found.server}'s {move.step} {move.post[:12]} (D48)",
+            runtime_max_sec=UNIT_SECONDS, add_ref=False)
+        await systemd.start_once(service)
+        context.log(f"following {found.server}'s {move.step} of {move.checkin}: started in {name}", priority=5)
+        return 1
+    except Exception as error:  # nothing the server answers stops the node's passes: tried after the next
+        context.log(f"the server's releases not followed: {describe(error)}", priority=4)
+        return 0
