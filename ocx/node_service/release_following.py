@@ -2,13 +2,13 @@
 
 After each pass of a node elsewhere set to follow, once something new arrived in its clone, the
 node asks the server's node for the server's last accept or roll-back (read there from the served
-repository: only the server's node user's post counts, F2). One it has not acted on is marked in
-the node's state (`release-follow/POST.json`) and carried out, without holding the pass, in a
-transient unit `ocx-release-follow-HASH16.service` running root's own
+repository: only the server's node user's post counts, F2). One it has not acted on is carried
+out, without holding the pass, in a transient unit `ocx-release-follow-HASH16.service` running root's own
 
     python -I -m ocx.cli.launch release follow-step --post POST --node NAME
 
-which asks the server again, claims the post (acted on once, through restarts: announce.claim),
+then marked in the node's state (`release-follow/POST.json`: not asked of the server again).
+The unit asks the server again, claims the post (acted on once, through restarts: announce.claim),
 stages the check-in from the node's own clone with its own current release's wheels and accepts
 it when its smoke passed (or rolls back), and posts each step in the node's own releases thread.
 """
@@ -62,14 +62,15 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
         mark = config.state_dir / MARKS / f"{move.post}.json" if move is not None else None
         if move is None or mark is None or mark.exists():
             return 0
-        mark.parent.mkdir(mode=0o700, exist_ok=True)
         name = unit_name(move.post)
-        write_atomically(mark, json.dumps({"unit": name, "step": move.step, "checkin": move.checkin}) + "\n")
         service = TransientService(
             name=name, argv=argv(move.post, config.name), slice=None,
             description=f"OCX node {config.name}: following {found.server}'s {move.step} {move.post[:12]} (D48)",
             runtime_max_sec=UNIT_SECONDS, add_ref=False)
+        # Started, then marked: a kill between the two starts it again, and its claim acts once.
         await systemd.start_once(service)
+        mark.parent.mkdir(mode=0o700, exist_ok=True)
+        write_atomically(mark, json.dumps({"unit": name, "step": move.step, "checkin": move.checkin}) + "\n")
         context.log(f"following {found.server}'s {move.step} of {move.checkin}: started in {name}", priority=5)
         return 1
     except Exception as error:  # nothing the server answers stops the node's passes: tried after the next
