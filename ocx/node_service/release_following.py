@@ -14,6 +14,7 @@ it when its smoke passed (or rolls back), and posts each step in the node's own 
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from ..fossil.repository import Repository
 from ..node.faults import describe
 from ..node.releases.following import follows, server_move
 from ..node.served import Elsewhere
+from ..node.server_link import ServerRefused
+from ..node.wake import poke
 from .release_requests import UNIT_SECONDS
 
 if TYPE_CHECKING:
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 
 MARKS = "release-follow"
 _READ_THROUGH: dict[str, int] = {}  # the clone's newest receipt after which the server was last asked
+_FAILED: dict[str, int] = {}  # asks that failed in a row, for the pause before the next
+RETRY_FIRST, RETRY_MOST = 2.0, 60.0
 
 
 def unit_name(post: str) -> str:
@@ -48,6 +53,7 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
     config = context.config
     if not follows(config):
         return 0
+    newest = -1
     try:
         with Repository(config.repository) as repository:
             newest = repository.max_rcvid()
@@ -58,6 +64,7 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
             return 0
         found = server_move(served.link().releases())
         _READ_THROUGH[config.name] = newest
+        _FAILED.pop(config.name, None)
         move = found.move
         mark = config.state_dir / MARKS / f"{move.post}.json" if move is not None else None
         if move is None or mark is None or mark.exists():
@@ -73,6 +80,16 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
         write_atomically(mark, json.dumps({"unit": name, "step": move.step, "checkin": move.checkin}) + "\n")
         context.log(f"following {found.server}'s {move.step} of {move.checkin}: started in {name}", priority=5)
         return 1
-    except Exception as error:  # nothing the server answers stops the node's passes: tried after the next
+    except ServerRefused as error:  # an older server's node, say: asked again when something new arrives
+        _READ_THROUGH[config.name] = newest
         context.log(f"the server's releases not followed: {describe(error)}", priority=4)
+        return 0
+    except Exception as error:  # nothing the server answers stops the node's passes
+        # The server's accept restarts its page right after its post: asked again after a growing
+        # pause, by a poke of the node's own socket, not only when something new arrives.
+        failed = _FAILED[config.name] = _FAILED.get(config.name, 0) + 1
+        pause = min(RETRY_MOST, RETRY_FIRST * 2 ** min(failed - 1, 8))
+        asyncio.get_running_loop().call_later(pause, poke, config.name, "follow")
+        context.log(f"the server's releases not followed: {describe(error)}; asked again in {pause:.0f} s",
+                    priority=4)
         return 0
