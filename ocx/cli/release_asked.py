@@ -19,6 +19,7 @@ from .say import say
 
 if TYPE_CHECKING:
     from ..node.config import NodeConfig
+    from ..node.releases.thread import Asked as Read
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
         raise ValueError("node: name the node whose releases thread holds the request")
     with Repository(config.repository) as repository:
         server_code = repository.server_code
-        read = read_request(repository, request, server_code)
+        read = None if config.elsewhere else read_request(repository, request, server_code)
+    if config.elsewhere:  # its clone cannot tell the sender: the server's node reads the post (D37, D48)
+        read = _read_at_server(config, request)
     if read is None:
         raise ValueError(f"request: {request} holds no release request")
     if read.refused is not None:
@@ -72,6 +75,16 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
     if not claim(root, request):
         raise AlreadyActed(request)
     return Asked(config, server_code, read.sender or "", request)
+
+
+def _read_at_server(config: NodeConfig, request: str) -> Read | None:
+    from ..node.releases.thread import asked_from
+    from ..node.server_link import ServerLink
+
+    post, read = asked_from(ServerLink.of_node(config).release_request(request))
+    if post != request:
+        raise ValueError(f"request: the server's node answered of {post}, not {request}")
+    return read
 
 
 def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> None:
@@ -101,7 +114,13 @@ def refused_request(step: str, root: str, node: str | None, request: str, why: s
     with Repository(config.repository) as repository:
         server_code = repository.server_code
         try:
-            sender = repository.post(request).sender.login or ""
+            sender = "" if config.elsewhere else repository.post(request).sender.login or ""
         except LookupError:
+            sender = ""
+    if config.elsewhere:  # the clone names itself the sender of all it pulled (D37)
+        try:
+            read = _read_at_server(config, request)
+            sender = read.sender or "" if read is not None else ""
+        except (OcxError, OSError, ValueError):
             sender = ""
     told(Asked(config, server_code, sender, request), step, "refused", root, None, why)

@@ -1,6 +1,7 @@
 """Release requests acted on by the node, as root, once each (D46; docs/releases.md).
 
-After each pass the node reads its releases thread (node/releases/thread.py): each post that
+After each pass the node reads its releases thread (node/releases/thread.py; a node elsewhere has
+the server's node read it, whose repository knows each post's sender, D37, D48): each post that
 holds a request and has no answer by the node user is checked here, its sender's admin or
 setup read from the user table now, never the page's word. A request that is malformed, for
 another node, or from a login without `a` or `s` is answered refused in the thread, naming the
@@ -28,7 +29,8 @@ from ..fossil.repository import Repository
 from ..node.faults import describe
 from ..node.releases.announce import outcome, post
 from ..node.releases.staging import BUILD_SECONDS
-from ..node.releases.thread import Asked, read_request, releases_thread, unanswered
+from ..node.releases.thread import Asked, asked_from, read_request, releases_thread, unanswered
+from ..node.served import Elsewhere
 
 if TYPE_CHECKING:
     from ..systemd.manager import Systemd
@@ -76,23 +78,26 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
     """Every unanswered request acted on (module doc); how many were started or refused. Never raises:
     a request that fails here is tried again after the next pass."""
     config = context.config
-    if config.elsewhere:  # its clone's senders are the server's to say (D37): it follows, if set to (D48)
+    acted = 0
+    if config.elsewhere:  # it follows the server's releases, if set to (D48)
         from . import release_following
 
-        return await release_following.after_pass(context, systemd)
-    acted = 0
+        acted = await release_following.after_pass(context, systemd)
     try:
         with Repository(config.repository) as repository:
             newest = repository.max_rcvid()
             if _READ_THROUGH.get(config.name) == newest:
-                return 0
+                return acted
             received = repository.receipt(newest)  # a post Fossil is crosslinking is not in the thread yet
             settled = received is None or repository.settled(received)
-            root = releases_thread(repository, config.name, config.node_user)
+            root = None if config.elsewhere else releases_thread(repository, config.name, config.node_user)
             waiting = unanswered(repository, root, config.node_user) if root is not None else []
-            # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
-            asked = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting
-                     if "refused" in (_marked(context, head.hash) or {"refused": None})]
+            read = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting]
+        served = context.served
+        if isinstance(served, Elsewhere):  # its clone's senders are the server's to say (D37): the server's node reads
+            read = [asked_from(told) for told in served.link().release_requests().get("requests") or []]
+        # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
+        asked = [(post, found) for post, found in read if "refused" in (_marked(context, post) or {"refused": None})]
         for request, found in asked:
             if found is None:
                 _mark(context, request, {"talk": True})  # not a request: never read again

@@ -21,6 +21,9 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
                                      `audit` on a node elsewhere refuses by (D25, D37)
     GET  releases                    the server's node's name, node user and last accept or roll-back, and
                                      this node's releases thread (D46, D48: node/serving/release_facts.py)
+    GET  release-requests            the posts waiting in this node's releases thread, each read as a request
+                                     with its sender and that sender's letters now (D46), or as talk
+    GET  release-request&post=H      post H read so again: what the node's command carries out
     GET  gate&checkin=PREFIX         the check-in's full hash when it passes D25's gate here, else refused
                                      naming `checkin` (D45, D48: its own admin's stage, or a followed accept)
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
@@ -52,7 +55,8 @@ if TYPE_CHECKING:
 # What each operation answers, as JSON: its result, or {"refused": {"field", "why"}}.
 Answer = dict[str, Any]
 
-READS = ("self", "receipts", "answer", "record", "page", "users", "sender", "releases", "gate")
+READS = ("self", "receipts", "answer", "record", "page", "users", "sender", "releases", "gate",
+         "release-requests", "release-request")
 CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")
 
 
@@ -162,10 +166,13 @@ def _node_op(op: str, query: Mapping[str, list[str]], call: Mapping[str, Any], s
             return questions.runner_page(repository, _one(query, "runner"))
         if op == "sender":
             return _sender(repository, _one(query, "artifact"))
-        if op == "releases":  # D48: what a node elsewhere reads of releases, with the served senders
+        if op in ("releases", "release-requests", "release-request"):  # D46, D48: with the served senders
             from ..node.serving import release_facts
 
-            return release_facts.releases_of(repository, entry, config)
+            if op == "release-request":
+                return release_facts.request_of(repository, entry, _one(query, "post"))
+            return release_facts.releases_of(repository, entry, config) if op == "releases" \
+                else release_facts.requests_of(repository, entry)
         if op == "gate":
             return _gate(repository, _one(query, "checkin"))
         return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")

@@ -6,6 +6,8 @@ last move and the node's own releases thread, each read with the served reposito
 gate refuses, naming `checkin`. Real `fossil server` and page, real logins."""
 from __future__ import annotations
 
+import secrets
+
 import pytest
 
 from ocx.fossil import admin
@@ -72,3 +74,52 @@ def test_the_gate_a_node_elsewhere_asks_refuses_naming_the_checkin(site):
         with pytest.raises(ServerRefused) as refused:
             link.gate(bad)
         assert refused.value.field == "checkin"
+
+
+def request_text(step: str, node: str) -> str:
+    return f'Please.\n\n```json\n{{"ocx_release": "{step}", "node": "{node}"}}\n```\n'
+
+
+def test_a_node_elsewhere_is_told_the_requests_in_its_thread_with_the_served_senders(site):
+    """D46, D37: the node elsewhere's clone would name its own node user the sender of every post;
+    the server's node reads each waiting post with its sender's letters now."""
+    from ocx.node.releases.thread import asked_from
+
+    code = secrets.token_hex(20)
+    link = site.register("relreq", code)
+    assert link.release_requests() == {"thread": None, "requests": []}
+    root = site.served.web("admin").new_thread(thread_title("relreq"), request_text("rollback", code))
+    by_alice = site.served.web("alice").reply(root, request_text("accept", code))
+    other = site.served.web("admin").reply(root, request_text("accept", "0" * 40))
+    talk = site.served.web("alice").reply(root, "When?")
+    answered = site.served.web("admin").reply(root, request_text("accept", code))
+    site.served.web("ocx-node-relreq").reply(answered, answer("accept", "accepted", RELEASE_A, "a" * 40))
+    told = link.release_requests()
+    assert told["thread"] == root
+    read = dict(asked_from(item) for item in told["requests"])
+    assert list(read) == [root, by_alice, other, talk]  # in order received; the answered one is not waiting
+    assert read[root].request.ocx_release == "rollback" and read[root].sender == "admin"
+    assert read[by_alice].refused.field == "caller" and read[by_alice].sender == "alice"
+    assert read[other].refused.field == "node" and read[talk] is None
+    post, again = asked_from(link.release_request(root))
+    assert post == root and again.request.ocx_release == "rollback"
+    with pytest.raises(ServerRefused) as refused:
+        link.release_request("0" * 64)
+    assert refused.value.field == "post"
+    with pytest.raises(ServerRefused):
+        site.link("alice").release_requests()
+
+
+def test_a_servers_answer_about_a_request_is_read_as_bytes():
+    from ocx.node.releases.thread import asked_from
+    from ocx.protocol.errors import FieldError
+
+    for bad in (None, [], {"post": "../x"}, {"post": "A" * 64}):
+        with pytest.raises(FieldError) as refused:
+            asked_from(bad)
+        assert refused.value.field == "post"
+    post = "b" * 64
+    assert asked_from({"post": post, "talk": True}) == (post, None)
+    request = {"ocx_release": "accept", "node": "c" * 40, "force": 1}
+    forged = asked_from({"post": post, "sender": 7, "request": request})[1]
+    assert forged.sender is None and forged.request is None and forged.refused.field == "force"
