@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocx.node.config import NodeConfig
+from ocx.node.host_paths import configured_nodes
 from ocx.node.releases.following import follows, server_move, set_following
 
 POST, CHECKIN, RELEASE = "d" * 64, "e" * 40, "ee" * 8 + "-" + "ff" * 8
@@ -31,8 +32,9 @@ def node(elsewhere: bool = True) -> NodeConfig:
 def test_following_is_off_until_set_and_only_on_a_node_elsewhere(etc):
     assert not follows(node(), etc)
     path = set_following("far", True, etc)
-    assert path == etc / "far.releases.json" and follows(node(), etc) and not follows(node(elsewhere=False), etc)
+    assert path == etc / "far.follow-releases" and follows(node(), etc) and not follows(node(elsewhere=False), etc)
     assert oct(os.stat(path).st_mode & 0o777) == "0o644"
+    assert configured_nodes(str(etc)) == []  # never taken for a node's configuration (/etc/ocx/NAME.json)
     set_following("far", False, etc)
     assert not follows(node(), etc)
 
@@ -40,14 +42,14 @@ def test_following_is_off_until_set_and_only_on_a_node_elsewhere(etc):
 @pytest.mark.parametrize("text", ['{"follow_releases": "yes"}', "[true]", "not json", '{"follow_releases": 1}',
                                   '{"follow_releases": true, "pad": "' + "x" * 5000 + '"}'])
 def test_a_malformed_or_oversized_choice_is_not_following(etc, text):
-    (etc / "far.releases.json").write_text(text)
+    (etc / "far.follow-releases").write_text(text)
     assert not follows(node(), etc)
 
 
 def test_a_link_in_place_of_the_choice_is_not_followed(etc, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("other") / "yes.json"
     elsewhere.write_text(json.dumps({"follow_releases": True}))
-    (etc / "far.releases.json").symlink_to(elsewhere)
+    (etc / "far.follow-releases").symlink_to(elsewhere)
     assert not follows(node(), etc)
 
 

@@ -1,10 +1,11 @@
 """Whether a node elsewhere follows the server's accepted release (D48), and what it follows.
 
-The choice is a file of its own beside the node's configuration, `/etc/ocx/NAME.releases.json`
+The choice is a file of its own beside the node's configuration, `/etc/ocx/NAME.follow-releases`
 holding `{"follow_releases": true}`, never a field of `/etc/ocx/NAME.json`: that file is read
 with unknown fields refused (config.py), by every release the node may roll back to and by a
 staged release's smoke, so a new field there would make an older release refuse the node's
-configuration. Root's, like the configuration; absent, unreadable or malformed: not followed.
+configuration. Its name ends in no `.json`: every `/etc/ocx/*.json` is a node's configuration
+(host_paths.configured_nodes). Root's; absent, unreadable or malformed: not followed.
 
 What is followed is the server's node's last accept or roll-back (node/releases/moves.py), read
 by the server's node from the served repository (only its node user's post, F2) and handed to
@@ -28,7 +29,7 @@ _MOST_BYTES = 4096
 
 
 def follow_file(name: str, config_dir: Path = CONFIG_DIR) -> Path:
-    return config_dir / f"{name}.releases.json"
+    return config_dir / f"{name}.follow-releases"
 
 
 def follows(config: NodeConfig, config_dir: Path = CONFIG_DIR) -> bool:
