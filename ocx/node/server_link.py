@@ -158,10 +158,10 @@ class ServerLink:
         found = self._call("sender", [("artifact", artifact)], None, None).get("sender")
         return str(found) if isinstance(found, str) else None
 
-    def releases(self) -> JsonObject:
+    def releases(self, timeout: float | None = None) -> JsonObject:
         """The server's node's name, node user and last accept or roll-back, and this node's releases
         thread, read from the served repository (D46, D48: node/serving/release_facts.py)."""
-        return self._call("releases", [], None, None)
+        return self._call("releases", [], None, timeout)
 
     def release_requests(self) -> JsonObject:
         """The posts waiting in this node's releases thread, read on the served repository (D46, D48)."""

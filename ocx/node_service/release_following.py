@@ -36,6 +36,9 @@ MARKS = "release-follow"
 _READ_THROUGH: dict[str, int] = {}  # the clone's newest receipt after which the server was last asked
 _FAILED: dict[str, int] = {}  # asks that failed in a row, for the pause before the next
 RETRY_FIRST, RETRY_MOST = 2.0, 60.0
+# The pass waits for the answer: the server's page, restarting after its own accept, may hold the
+# request; a short bound, and the growing pause's poke asks again.
+ASK_SECONDS = 10.0
 
 
 def unit_name(post: str) -> str:
@@ -62,7 +65,7 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
         served = context.served
         if not isinstance(served, Elsewhere):
             return 0
-        found = server_move(served.link().releases())
+        found = server_move(served.link().releases(timeout=ASK_SECONDS))
         _READ_THROUGH[config.name] = newest
         _FAILED.pop(config.name, None)
         move = found.move
