@@ -32,7 +32,8 @@ def follow(node: str | None = typer.Option(None, "--node", help="The node elsewh
     if not config.elsewhere:
         raise _refuse(ValueError(f"node: {config.name} is the server's own node: it has no server to follow"))
     path = set_following(config.name, not off)
-    say(f"{config.name} {'stages and accepts on its admin word only' if off else 'follows the server'}: {path}")
+    chosen = "stages and accepts on its admin's word only" if off else "follows the server"
+    say(f"{config.name} {chosen}: {path}")
 
 
 @release_app.command("follow-step", hidden=True)
