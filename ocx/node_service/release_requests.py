@@ -26,11 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import write_atomically
 from ..fossil.repository import Repository
+from ..fossil.titled import roots_titled
 from ..node.faults import describe
 from ..node.releases.announce import outcome, post
 from ..node.releases.staging import BUILD_SECONDS
 from ..node.releases.thread import Asked, asked_from, read_request, releases_thread, unanswered
 from ..node.served import Elsewhere
+from ..protocol.release_request import thread_title
 
 if TYPE_CHECKING:
     from ..systemd.manager import Systemd
@@ -93,8 +95,10 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
             root = None if config.elsewhere else releases_thread(repository, config.name, config.node_user)
             waiting = unanswered(repository, root, config.node_user) if root is not None else []
             read = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting]
+            # A node elsewhere asks the server only once its clone holds a thread of its title (whoever's).
+            titled = config.elsewhere and bool(roots_titled(repository, thread_title(config.name)))
         served = context.served
-        if isinstance(served, Elsewhere):  # its clone's senders are the server's to say (D37): the server's node reads
+        if titled and isinstance(served, Elsewhere):  # its clone's senders are the server's to say (D37)
             read = [asked_from(told) for told in served.link().release_requests().get("requests") or []]
         # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
         asked = [(post, found) for post, found in read if "refused" in (_marked(context, post) or {"refused": None})]
