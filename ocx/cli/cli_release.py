@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
 
     # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
     release_app.command("tool")(tool_command(TOOLS["release"]))
+    from . import cli_release_follow  # noqa: F401  (its commands join release_app: a node elsewhere following, D48)
     app.add_typer(release_app, name="release")
 
 
@@ -163,9 +164,18 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
     names = [node] if node else configured_nodes()
     if len(names) != 1:
         raise ValueError(f"node: {len(names)} nodes here: name the one whose repository holds the check-in")
-    repository_path = str(node_config.load(names[0]).repository)
-    with Repository(repository_path) as repository:
-        checkin = passing_checkin(repository, prefix)
+    config = node_config.load(names[0])
+    repository_path = str(config.repository)
+    if config.elsewhere:  # its clone cannot tell the verdicts' senders: the server's node judges (D37, D48)
+        from ..node.server_link import ServerLink
+        from ..reading.verdicts import resolve_checkin
+
+        checkin = ServerLink.of_node(config).gate(prefix)
+        with Repository(repository_path) as repository:
+            resolve_checkin(repository, checkin)  # and its tree is read from the clone: it must hold it
+    else:
+        with Repository(repository_path) as repository:
+            checkin = passing_checkin(repository, prefix)
 
     def fill(inputs: str) -> None:
         with Repository(repository_path) as repository:
