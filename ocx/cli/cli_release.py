@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
 
     # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
     release_app.command("tool")(tool_command(TOOLS["release"]))
-    from . import cli_release_source  # noqa: F401  (`ocx release source` joins release_app: D45)
+    # Their commands join release_app: a node elsewhere following (D48); where check-ins are read from (D45).
+    from . import cli_release_follow, cli_release_source  # noqa: F401
     app.add_typer(release_app, name="release")
 
 
@@ -169,9 +170,18 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
     named = checkin_of_named_source(names[0], prefix)  # a repository of OCX's source named for it (D45)
     if named is not None:
         return named
-    repository_path = str(node_config.load(names[0]).repository)
-    with Repository(repository_path) as repository:
-        checkin = passing_checkin(repository, prefix)
+    config = node_config.load(names[0])
+    repository_path = str(config.repository)
+    if config.elsewhere:  # its clone cannot tell the verdicts' senders: the server's node judges (D37, D48)
+        from ..node.server_link import ServerLink
+        from ..reading.verdicts import resolve_checkin
+
+        checkin = ServerLink.of_node(config).gate(prefix)
+        with Repository(repository_path) as repository:
+            resolve_checkin(repository, checkin)  # and its tree is read from the clone: it must hold it
+    else:
+        with Repository(repository_path) as repository:
+            checkin = passing_checkin(repository, prefix)
 
     def fill(inputs: str) -> None:
         with Repository(repository_path) as repository:

@@ -20,6 +20,7 @@ from .say import say
 if TYPE_CHECKING:
     from ..node.config import NodeConfig
     from ..node.releases.once import Became
+    from ..node.releases.thread import Asked as Read
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,9 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
         raise ValueError("node: name the node whose releases thread holds the request")
     with Repository(config.repository) as repository:
         server_code = repository.server_code
-        read = read_request(repository, request, server_code)
+        read = None if config.elsewhere else read_request(repository, request, server_code)
+    if config.elsewhere:  # its clone cannot tell the sender: the server's node reads the post (D37, D48)
+        read = _read_at_server(config, request)
     if read is None:
         raise ValueError(f"request: {request} holds no release request")
     if read.refused is not None:
@@ -83,6 +86,16 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
     if not claim(root, request):
         raise AlreadyActed(who)
     return who
+
+
+def _read_at_server(config: NodeConfig, request: str) -> Read | None:
+    from ..node.releases.thread import asked_from
+    from ..node.server_link import ServerLink
+
+    post, read = asked_from(ServerLink.of_node(config).release_request(request))
+    if post != request:
+        raise ValueError(f"request: the server's node answered of {post}, not {request}")
+    return read
 
 
 def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> str | None:
@@ -119,11 +132,19 @@ def refused_request(step: str, root: str, node: str | None, request: str, why: s
     with Repository(config.repository) as repository:
         server_code = repository.server_code
         try:
-            sender = repository.post(request).sender.login or ""
+            sender = "" if config.elsewhere else repository.post(request).sender.login or ""
         except LookupError:
             sender = ""
-        thread = releases_thread(repository, config.name, config.node_user)
-        posted = answer_in_thread(repository, thread, request, config.node_user)
+        # a clone names itself the sender of every post it pulled (D37): there the node's earlier
+        # answer cannot be told from another's reply, and the refusal is posted without looking
+        thread = None if config.elsewhere else releases_thread(repository, config.name, config.node_user)
+        posted = None if config.elsewhere else answer_in_thread(repository, thread, request, config.node_user)
+    if config.elsewhere:  # the server's node says who sent it (D37)
+        try:
+            read = _read_at_server(config, request)
+            sender = read.sender or "" if read is not None else ""
+        except (OcxError, OSError, ValueError):
+            sender = ""
     if posted is None:
         posted = told(Asked(config, server_code, sender, request), step, "refused", root, None, why)
     if posted is not None:
@@ -146,9 +167,11 @@ def complete(step: str, root: str, who: Asked, checkin: str | None) -> Became | 
         if "answered" in claim:
             return None
         found = became(step, claim, releases, checkin)
-    with Repository(who.node.repository) as repository:
-        thread = releases_thread(repository, who.node.name, who.node.node_user)
-        posted = answer_in_thread(repository, thread, who.request, who.node.node_user)
+    posted = None  # on a node elsewhere the answer is posted without looking (refused_request says why)
+    if not who.node.elsewhere:
+        with Repository(who.node.repository) as repository:
+            thread = releases_thread(repository, who.node.name, who.node.node_user)
+            posted = answer_in_thread(repository, thread, who.request, who.node.node_user)
     if posted is None:  # the answer is idempotent: none posted before the kill, so this is the one
         posted = told(who, step, found.done, root, found.release, found.why)
     if posted is None:

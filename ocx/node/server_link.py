@@ -158,6 +158,24 @@ class ServerLink:
         found = self._call("sender", [("artifact", artifact)], None, None).get("sender")
         return str(found) if isinstance(found, str) else None
 
+    def releases(self, timeout: float | None = None) -> JsonObject:
+        """The server's node's name, node user and last accept or roll-back, and this node's releases
+        thread, read from the served repository (D46, D48: node/serving/release_facts.py)."""
+        return self._call("releases", [], None, timeout)
+
+    def release_requests(self) -> JsonObject:
+        """The posts waiting in this node's releases thread, read on the served repository (D46, D48)."""
+        return self._call("release-requests", [], None, None)
+
+    def release_request(self, post: str) -> JsonObject:
+        """POST read again as a request for this node, with its sender's letters now (D46, D48)."""
+        return self._call("release-request", [("post", post)], None, None)
+
+    def gate(self, checkin: str) -> str:
+        """The full hash of CHECKIN when it passes D25's gate on the served repository; ServerRefused
+        naming `checkin` otherwise (the verdicts' senders are the server's to say, D37)."""
+        return str(self._call("gate", [("checkin", checkin)], None, None)["checkin"])
+
     def grant(self, record: str) -> tuple[str, str]:
         answer = self._call("grant", [], {"record": record}, None)
         return str(answer["user"]), str(answer["password"])

@@ -1,6 +1,7 @@
 """Release requests acted on by the node, as root, once each (D46; docs/releases.md).
 
-After each pass the node reads its releases thread (node/releases/thread.py): each post that
+After each pass the node reads its releases thread (node/releases/thread.py; a node elsewhere has
+the server's node read it, whose repository knows each post's sender, D37, D48): each post that
 holds a request and has no answer by the node user is checked here, its sender's admin or
 setup read from the user table now, never the page's word. A request that is malformed, for
 another node, or from a login without `a` or `s` is answered refused in the thread, naming the
@@ -27,10 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..files import write_atomically
 from ..fossil.repository import Repository
+from ..fossil.titled import roots_titled
 from ..node.faults import describe
 from ..node.releases.announce import outcome, post
 from ..node.releases.staging import BUILD_SECONDS
-from ..node.releases.thread import Asked, read_request, releases_thread, unanswered
+from ..node.releases.thread import Asked, asked_from, read_request, releases_thread, unanswered
+from ..node.served import Elsewhere
+from ..protocol.release_request import thread_title
 
 if TYPE_CHECKING:
     from ..systemd.manager import Systemd
@@ -83,27 +87,33 @@ async def after_pass(context: NodeContext, systemd: Systemd) -> int:
     """Every unanswered request acted on (module doc); how many were started or refused. Never raises:
     a request that fails here is tried again after the next pass."""
     config = context.config
-    if config.elsewhere:  # its clone's senders are the server's to say (D37); D48's following is not built
-        return 0
     acted = 0
+    if config.elsewhere:  # it follows the server's releases, if set to (D48)
+        from . import release_following
+
+        acted = await release_following.after_pass(context, systemd)
     try:
         with Repository(config.repository) as repository:
             newest = repository.max_rcvid()
             if _READ_THROUGH.get(config.name) == newest:
-                return 0
+                return acted
             received = repository.receipt(newest)  # a post Fossil is crosslinking is not in the thread yet
             settled = received is None or repository.settled(received)
-            root = releases_thread(repository, config.name, config.node_user)
+            root = None if config.elsewhere else releases_thread(repository, config.name, config.node_user)
             waiting = unanswered(repository, root, config.node_user) if root is not None else []
-            # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
-            asked = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting
-                     if "refused" in (_marked(context, head.hash) or {"refused": None})]
-            # Started and still unanswered: its unit runs, or ended with no answer (killed; C4, once.py).
-            # One whose sender lost `a`/`s` since is not started again here (its step and check-in are not
-            # read from a refused post); `ocx release STEP --request POST` by hand completes it.
-            started = [found for found in (read_request(repository, head.hash, context.server_code)
-                                           for head in waiting if _restartable(_marked(context, head.hash) or {}))
-                       if found is not None and found.request is not None]
+            read = [(head.hash, read_request(repository, head.hash, context.server_code)) for head in waiting]
+            # A node elsewhere asks the server only once its clone holds a thread of its title (whoever's).
+            titled = config.elsewhere and bool(roots_titled(repository, thread_title(config.name)))
+        served = context.served
+        if titled and isinstance(served, Elsewhere):  # its clone's senders are the server's to say (D37)
+            read = [asked_from(told) for told in served.link().release_requests().get("requests") or []]
+        # Marked: started, or talk; a refusal marked and unanswered (a kill between the two) is posted again.
+        asked = [(post, found) for post, found in read if "refused" in (_marked(context, post) or {"refused": None})]
+        # Started and still unanswered: its unit runs, or ended with no answer (killed; C4, once.py).
+        # One whose sender lost `a`/`s` since is not started again here (its step and check-in are not
+        # read from a refused post); `ocx release STEP --request POST` by hand completes it.
+        started = [found for post, found in read if _restartable(_marked(context, post) or {})
+                   and found is not None and found.request is not None]
         launched = False
         for request, found in asked:
             if found is None:

@@ -19,6 +19,13 @@ Each answer is JSON: what the operation returns, or `{"refused": {"field",
     GET  users&login=L...[&owners=1] logins' letters, the node each works for; the admins (D24, D37, D40)
     GET  sender&artifact=H           who sent artifact H to the served repository (rcvfrom), or null: what
                                      `audit` on a node elsewhere refuses by (D25, D37)
+    GET  releases                    the server's node's name, node user and last accept or roll-back, and
+                                     this node's releases thread (D46, D48: node/serving/release_facts.py)
+    GET  release-requests            the posts waiting in this node's releases thread, each read as a request
+                                     with its sender and that sender's letters now (D46), or as talk
+    GET  release-request&post=H      post H read so again: what the node's command carries out
+    GET  gate&checkin=PREFIX         the check-in's full hash when it passes D25's gate here, else refused
+                                     naming `checkin` (D45, D48: its own admin's stage, or a followed accept)
     POST grant     {record, token}   its run user's letters and a new password, in this answer only (C5, D37)
     POST withdraw  {record, token}   its run user's letters taken back (C4)
     POST register  {name, node_user, server_code, enforces, password, [replace], token}   an admin adds a
@@ -48,7 +55,8 @@ if TYPE_CHECKING:
 # What each operation answers, as JSON: its result, or {"refused": {"field", "why"}}.
 Answer = dict[str, Any]
 
-READS = ("self", "receipts", "answer", "record", "page", "users", "sender")
+READS = ("self", "receipts", "answer", "record", "page", "users", "sender", "releases", "gate",
+         "release-requests", "release-request")
 CHANGES = ("grant", "withdraw", "register", "join-token", "join", "code")
 
 
@@ -158,6 +166,15 @@ def _node_op(op: str, query: Mapping[str, list[str]], call: Mapping[str, Any], s
             return questions.runner_page(repository, _one(query, "runner"))
         if op == "sender":
             return _sender(repository, _one(query, "artifact"))
+        if op in ("releases", "release-requests", "release-request"):  # D46, D48: with the served senders
+            from ..node.serving import release_facts
+
+            if op == "release-request":
+                return release_facts.request_of(repository, entry, _one(query, "post"))
+            return release_facts.releases_of(repository, entry, config) if op == "releases" \
+                else release_facts.requests_of(repository, entry)
+        if op == "gate":
+            return _gate(repository, _one(query, "checkin"))
         return questions.users(repository, query.get("login") or [], own, owners=_one(query, "owners") == "1")
 
 
@@ -173,6 +190,20 @@ def _sender(repository: Repository, artifact: str) -> Answer:
         return {"artifact": artifact, "sender": repository.sender(artifact).login}
     except UnknownArtifact:
         return {"artifact": artifact, "sender": None}
+
+
+def _gate(repository: Repository, prefix: str) -> Answer:
+    """The full hash of the check-in PREFIX names when it passes D25's gate on the served repository
+    (D45, D48: a clone would count no verdict, every sender its own), else refused naming `checkin`."""
+    from ..protocol.errors import FieldError
+    from ..reading.release_gate import passing_checkin
+
+    if not 10 <= len(prefix) <= 64 or set(prefix) - set("0123456789abcdef"):
+        raise FieldError("checkin", "10 to 64 lower-case hex digits of a check-in's hash")
+    try:
+        return {"checkin": passing_checkin(repository, prefix)}
+    except LookupError as error:  # NotPassed, NotACheckin: each names the check-in and why
+        raise FieldError("checkin", str(error).removeprefix("checkin: ")) from None
 
 
 def _register(env: Mapping[str, str], served: str, config: NodeConfig, call: Mapping[str, Any],

@@ -29,6 +29,9 @@ class NodeFacts(BaseModel):
     here: bool = Field(description="Whether it is the server's own node (D29).")
     heard: str | None = Field(description="When it last asked the server's node anything (UTC), if ever; "
                                           "the server's own node: null.")
+    release: str | None = Field(None, description=(
+        "The release it last accepted or rolled back to, CHECKIN16-DIGEST16, as its node user's last such post "
+        "in its releases thread says (D46, D48); null when it posted none."))
 
 
 class StatusResult(BaseModel):
@@ -51,6 +54,7 @@ def _nodes(caller: Caller) -> list[NodeFacts]:
     """The server's node keeps the list (D36, ocx/node/serving/registry.py)."""
     from datetime import datetime
 
+    from ..node.releases.moves import last_move
     from ..node.serving.registry import NodeEntry, every_node
 
     node = caller.node
@@ -60,9 +64,11 @@ def _nodes(caller: Caller) -> list[NodeFacts]:
         here = NodeEntry(node.name, node.node_user, repository.server_code, tuple(sorted(ENFORCED_RESTRICTIONS)),
                          here=True)
         listed = every_node(repository, here)
+        moves = {e.name: last_move(repository, e.name, e.node_user) for e in listed}  # the served one: senders, F2
+    releases = {name: move.release if move is not None else None for name, move in moves.items()}
     return [NodeFacts(name=e.name, server_code=e.server_code, node_user=e.node_user, enforces=list(e.enforces),
                       here=e.here, heard=datetime.fromtimestamp(e.heard, UTC).isoformat(timespec="seconds")
-                      if e.heard else None) for e in listed]
+                      if e.heard else None, release=releases[e.name]) for e in listed]
 
 
 def release_of(prefix: str) -> str | None:

@@ -19,6 +19,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the git mirror's start never stops a pass (D49): whatever fails is logged, tried at the next receipt"),
     ("ocx/node_service/release_requests.py", "after_pass"): (
         1, "release requests never stop a pass (D46): whatever fails is logged, tried after the next pass"),
+    ("ocx/node_service/release_following.py", "after_pass"): (
+        1, "following the server's release never stops a pass (D48): whatever fails is logged, tried after the next"),
     ("ocx/cli/release_asked.py", "told"): (
         1, "a release step is done (or refused) whatever the forum says: the post's failure is said, not raised"),
     ("ocx/node_service/serve.py", "one_pass"): (

@@ -91,7 +91,12 @@ def post(node: NodeConfig, facts: dict[str, Any], line: str, reply_to: str | Non
     """The answer posted in NODE's releases thread: in reply to REPLY_TO (a request), else to the
     thread's root, else as the thread's first post. Its hash."""
     text = render_answer(facts, line)
-    if reply_to is None:
+    if reply_to is None and node.elsewhere:  # its clone cannot tell who started a thread: the server's node (D48)
+        from ..server_link import ServerLink
+
+        thread = ServerLink.of_node(node).releases().get("thread")
+        reply_to = thread if isinstance(thread, str) else None
+    elif reply_to is None:
         with Repository(node.repository) as repository:
             reply_to = releases_thread(repository, node.name, node.node_user)
     return (write or node_writer(node))(thread_title(node.name), reply_to, text)

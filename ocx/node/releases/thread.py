@@ -78,3 +78,25 @@ def read_request(repository: Repository, post_hash: str, server_code: str) -> As
     except FieldError as refused:
         return Asked(post_hash, sender, None, refused)
     return Asked(post_hash, sender, request, None)
+
+
+def asked_from(answer: object) -> tuple[str, Asked | None]:
+    """A post of a node elsewhere's thread as the server's node read it (`node=release-request`,
+    node/serving/release_facts.py: its sender and that sender's letters are the served repository's,
+    D37): (the post, None for talk, else the request or the refusal). Read as bytes from the network:
+    the request is parsed here again; a post not named by a full hash is refused naming `post`."""
+    found = answer if isinstance(answer, dict) else {}
+    post = found.get("post")
+    if not isinstance(post, str) or len(post) not in (40, 64) or set(post) - set("0123456789abcdef"):
+        raise FieldError("post", "the server's node named no post by its full hash")
+    if found.get("talk") is True:
+        return post, None
+    sender = found.get("sender") if isinstance(found.get("sender"), str) else None
+    refused = found.get("refused")
+    if isinstance(refused, dict):
+        return post, Asked(post, sender, None, FieldError(str(refused.get("field", "")), str(refused.get("why", ""))))
+    request = found.get("request")
+    try:
+        return post, Asked(post, sender, parse_request(request if isinstance(request, dict) else {}), None)
+    except FieldError as error:
+        return post, Asked(post, sender, None, error)

@@ -1,0 +1,96 @@
+"""Steps inside one of tests/elsewhere's hosts for releases (D46, D48):
+`python -m tests.elsewhere.on_host_releases STEP ARGS...`; prints one JSON line (as on_host.py).
+
+On either host:
+    release ARGS...                 `ocx release ARGS` as root: its exit, output and error
+    wheel                           a wheel of the working tree's OCX (tests/node_system/release_wheels.py); its path
+    show                            `ocx release show --json`, with each link's check-in
+    journal-of PREFIX               the journals of the units whose names start with PREFIX
+On the server host:
+    ci-checkin                      a person checks in OCX's tree (its build backend in the tree) on a new branch
+                                    of an open command record's; once its ci verdict passed, the record stopped;
+                                    the check-in's hash
+    thread NAME NODE_USER           node NAME's releases thread read from the served repository: each post's sender
+                                    and answer block, and its last move (node/releases/moves.py)
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.elsewhere.on_host import server
+from tests.node_system.harness import ocx, wait_for
+
+SRC = Path("/src")
+BUILD_SECONDS = 1200
+
+
+def release(*args: str) -> dict:
+    done = ocx("release", *args, check=False, timeout=BUILD_SECONDS)
+    return {"exit": done.returncode, "out": done.stdout[-4000:], "err": done.stderr[-4000:]}
+
+
+def wheel() -> dict:
+    from tests.node_system.release_wheels import working_tree_wheel
+
+    directory = Path(f"/var/tmp/wheels-{secrets.token_hex(3)}")
+    directory.mkdir(parents=True)
+    return {"wheel": str(working_tree_wheel(SRC, directory))}
+
+
+def show() -> dict:
+    done = ocx("release", "show", "--json")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def journal_of(prefix: str) -> dict:
+    listed = subprocess.run(["systemctl", "list-units", "--all", "--plain", "--no-legend", f"{prefix}*"],
+                            capture_output=True, text=True).stdout.split()
+    units = [word for word in listed if word.startswith(prefix)]
+    said = {unit: subprocess.run(["journalctl", "-u", unit, "-o", "cat", "--no-pager"], capture_output=True,
+                                 text=True).stdout[-3000:] for unit in units}
+    return {"units": units, "said": said}
+
+
+def ci_checkin() -> dict:
+    from tests.node_system.battery import Committer, ci_values, open_command_record
+    from tests.node_system.test_releases_stage import IN_TREE_BACKEND
+
+    node = server()
+    branch = f"relelse-{secrets.token_hex(2)}"
+    record = open_command_record(node, branch)
+    project = (SRC / "pyproject.toml").read_text()
+    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
+    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
+             if "__pycache__" not in path.parts}
+    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
+              "release_wheels.py": (SRC / "tests" / "node_system" / "release_wheels.py").read_text(),
+              "ci.py": 'print("checked")\n'}
+    checkin = Committer(node, branch).commit(files)
+    values = wait_for(lambda: ci_values(node, checkin), 180, 0.5, "the ci verdict")
+    node.stop(record)
+    return {"checkin": checkin, "ci": values}
+
+
+def thread(name: str, node_user: str) -> dict:
+    from ocx.fossil.heads import thread_posts
+    from ocx.node.releases.moves import last_move
+    from ocx.node.releases.thread import releases_thread
+    from ocx.protocol.release_request import answer_object
+
+    with server().repository() as repository:
+        root = releases_thread(repository, name, node_user)
+        posts = [{"post": p.hash, "sender": p.sender, "facts": answer_object(repository.post(p.hash).body)}
+                 for p in (thread_posts(repository, [root])[root] if root else [])]
+        move = last_move(repository, name, node_user)
+    return {"root": root, "posts": posts, "move": move.json() if move else None}
+
+
+STEPS = {"release": release, "wheel": wheel, "show": show, "journal-of": journal_of, "ci-checkin": ci_checkin,
+         "thread": thread}
+
+if __name__ == "__main__":
+    print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))
