@@ -154,8 +154,8 @@ def _wheel_source(wheel: str) -> tuple[str, Callable[[str], None]]:
 
 
 def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str], None]]:
-    """A check-in of the node's served repository that passed its CI (D25, D45), written out by the
-    Fossil layer as plain files for the build; nothing of it is run here."""
+    """A check-in of the node's served repository (or of the release source it names) that passed its CI
+    (D25, D45), written out by the Fossil layer as plain files for the build; nothing of it is run here."""
     from ..fossil.checkin_tree import write_checkin_tree
     from ..fossil.repository import Repository
     from ..node import config as node_config
@@ -234,8 +234,9 @@ def _smoke_repositories() -> list[SmokeRepository]:
 @release_app.command("stage")
 def stage(
     wheel: str | None = typer.Option(None, "--wheel", help="A wheel of OCX (a first install from outside)."),
-    checkin: str | None = typer.Option(None, "--checkin", help="A check-in of the served repository whose "
-                                                                "counted ci verdicts pass (D25)."),
+    checkin: str | None = typer.Option(None, "--checkin", help="A check-in of the served repository (or the "
+                                                                "release source the node names, D45) whose counted ci "
+                                                                "verdicts pass (D25)."),
     wheelhouse: str | None = typer.Option(None, "--wheelhouse", help="Where the build finds OCX's dependencies "
                                                                       "(else the current release's wheels)."),
     node: str | None = typer.Option(None, "--node", help="The node whose repository holds the check-in, and "
