@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
 
     # From anywhere, as a login (D22): the `release` tool, which asks the node on the record (D46).
     release_app.command("tool")(tool_command(TOOLS["release"]))
-    from . import cli_release_follow  # noqa: F401  (its commands join release_app: a node elsewhere following, D48)
+    # Their commands join release_app: a node elsewhere following (D48); where check-ins are read from (D45).
+    from . import cli_release_follow, cli_release_source  # noqa: F401
     app.add_typer(release_app, name="release")
 
 
@@ -153,8 +154,8 @@ def _wheel_source(wheel: str) -> tuple[str, Callable[[str], None]]:
 
 
 def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str], None]]:
-    """A check-in of the node's served repository that passed its CI (D25, D45), written out by the
-    Fossil layer as plain files for the build; nothing of it is run here."""
+    """A check-in of the node's served repository (or of the release source it names) that passed its CI
+    (D25, D45), written out by the Fossil layer as plain files for the build; nothing of it is run here."""
     from ..fossil.checkin_tree import write_checkin_tree
     from ..fossil.repository import Repository
     from ..node import config as node_config
@@ -164,6 +165,11 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
     names = [node] if node else configured_nodes()
     if len(names) != 1:
         raise ValueError(f"node: {len(names)} nodes here: name the one whose repository holds the check-in")
+    from .cli_release_source import checkin_of_named_source
+
+    named = checkin_of_named_source(names[0], prefix)  # a repository of OCX's source named for it (D45)
+    if named is not None:
+        return named
     config = node_config.load(names[0])
     repository_path = str(config.repository)
     if config.elsewhere:  # its clone cannot tell the verdicts' senders: the server's node judges (D37, D48)
@@ -185,15 +191,18 @@ def _checkin_source(node: str | None, prefix: str) -> tuple[str, Callable[[str],
 
 
 def _hidden() -> list[str]:
-    """What the build must not see: each node's configuration, state, repository and sockets (D16, D48)."""
+    """What the build must not see: each node's configuration, state, repository, sockets and named release
+    source (D16, D45, D48)."""
     from ..node import config as node_config
     from ..node.host_paths import CONFIG_DIR, RUNTIME_ROOT, configured_nodes
+    from ..node.releases.source import named_source
     from ..protocol.errors import OcxError
 
     hidden: set[str] = set()
     for name in configured_nodes():
         try:
             hidden.update(str(path) for path in node_config.load(name).own_paths())
+            hidden.update(path for path in [named_source(name)] if path)  # a clone's logins, say (D45)
         except (OcxError, OSError, ValueError) as error:  # a broken file: the build is refused, named
             raise ValueError(f"node: {name}'s configuration: {error}") from None
     return sorted(hidden | {CONFIG_DIR, RUNTIME_ROOT})
@@ -225,8 +234,9 @@ def _smoke_repositories() -> list[SmokeRepository]:
 @release_app.command("stage")
 def stage(
     wheel: str | None = typer.Option(None, "--wheel", help="A wheel of OCX (a first install from outside)."),
-    checkin: str | None = typer.Option(None, "--checkin", help="A check-in of the served repository whose "
-                                                                "counted ci verdicts pass (D25)."),
+    checkin: str | None = typer.Option(None, "--checkin", help="A check-in of the served repository (or the "
+                                                                "release source the node names, D45) whose counted ci "
+                                                                "verdicts pass (D25)."),
     wheelhouse: str | None = typer.Option(None, "--wheelhouse", help="Where the build finds OCX's dependencies "
                                                                       "(else the current release's wheels)."),
     node: str | None = typer.Option(None, "--node", help="The node whose repository holds the check-in, and "

@@ -9,6 +9,8 @@ writes; the build's unprivileged unit does (release_build/build.py, D48).
 from __future__ import annotations
 
 import os
+import sqlite3
+import stat
 
 from .errors import RepositoryError
 from .manifest import unescape
@@ -21,6 +23,39 @@ _NAME_MAX = 1024
 
 class CheckinTreeError(RepositoryError):
     """A check-in whose tree cannot be written as it is: the message names the file or the bound."""
+
+
+class NotASourceRepository(RepositoryError):
+    """A path a node's configuration names as its release source that cannot be read as one (D45)."""
+
+
+def source_repository(path: str) -> Repository:
+    """The repository of OCX's source at PATH, opened to read (D45): refused unless it is an absolute path
+    to a regular file (no link followed) that only its owner may change, in a directory only its owner
+    may change, holding a Fossil repository. Whoever writes the file writes its senders (rcvfrom), so
+    could pass D25's gate: it must be as much its owner's alone as the served repository is its server's."""
+    if not os.path.isabs(path):
+        raise NotASourceRepository(f"release_source: {path!r} is not an absolute path")
+    for checked, what in ((os.path.dirname(path), "its directory"), (path, "the file")):
+        try:
+            found = os.lstat(checked)
+        except OSError as error:
+            raise NotASourceRepository(f"release_source: {path}: {error.strerror}") from None
+        if checked == path and not stat.S_ISREG(found.st_mode):
+            raise NotASourceRepository(f"release_source: {path} is not a regular file (a link is not followed)")
+        if found.st_mode & 0o022:
+            raise NotASourceRepository(f"release_source: {path}: {what} may be changed by others than its owner")
+    repository = Repository(path)
+    try:
+        project = repository.project_code
+        repository.max_rcvid()  # Fossil's own tables, not only a `config` table of the same name
+    except sqlite3.Error as error:
+        repository.close()
+        raise NotASourceRepository(f"release_source: {path} is not a Fossil repository ({error})") from None
+    if not project:
+        repository.close()
+        raise NotASourceRepository(f"release_source: {path} is not a Fossil repository (no project-code)")
+    return repository
 
 
 def checkin_files(repository: Repository, checkin: str) -> dict[str, tuple[str, str]]:

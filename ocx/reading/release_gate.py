@@ -3,11 +3,12 @@
 the queue, the console and `ocx verdicts` read them by."""
 from __future__ import annotations
 
+from ..fossil.checkin_tree import source_repository
 from ..fossil.errors import RepositoryError
 from ..fossil.repository import Repository
 from ..protocol.verdict import Judgement, VerdictTag
 from ..protocol.verdict_rules import outcome
-from .verdicts import resolve_checkin, verdicts
+from .verdicts import NotACheckin, resolve_checkin, verdicts
 
 GATE_TAGS = (VerdictTag.ci.value,)
 
@@ -31,3 +32,15 @@ def passing_checkin(repository: Repository, prefix: str) -> str:
     shown = [v for v in read if v.tag in GATE_TAGS]
     why = f"; {len(shown)} not counted ({shown[0].why})" if shown else ""
     raise NotPassed(f"checkin: {checkin} has no counted ci verdict{why}, D25")
+
+
+def passing_checkin_of_source(path: str, prefix: str) -> str:
+    """The same gate in the repository of OCX's source a node's configuration names (D45): the check-in
+    resolved there and its counted `ci` verdicts read there; one it does not hold is refused, naming it."""
+    with source_repository(path) as repository:
+        try:
+            checkin = resolve_checkin(repository, prefix)
+        except NotACheckin as error:
+            raise NotPassed(f"checkin: {prefix} is not a check-in of release_source {path} "
+                            f"({str(error).removeprefix('CHECKIN ')})") from None
+        return passing_checkin(repository, checkin)

@@ -11,22 +11,35 @@ page's account may read (node/releases/shown.py).
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from ..fossil.repository import Repository
 from ..node.host_paths import RELEASES_DIRECTORY
 from ..protocol.errors import FieldError
+from ..protocol.hashes import is_hash_prefix
 from ..protocol.release_request import ReleaseRequest, render_request, thread_title
-from .framework import ADMIN_OR_SETUP, Act, HashRef, Tool, ToolInput
+from .framework import ADMIN_OR_SETUP, Act, Tool, ToolInput
+
+
+def _checkin_prefix(value: str) -> str:
+    if not is_hash_prefix(value):
+        raise ValueError(f"{value!r} is not 10 to 64 lower-case hex digits of a hash (D11)")
+    return value
+
+
+# Not a HashRef: the framework resolves those in the served repository, and a node may stage from the
+# repository of OCX's source it names (D45). `_gate` resolves it where the node reads it.
+CheckinRef = Annotated[str, AfterValidator(_checkin_prefix)]
 
 
 class ReleaseInput(ToolInput):
     action: Literal["show", "stage", "accept", "rollback"] = Field(
         description="show: what current, previous and next name; stage: build a check-in and offer it as next; "
                     "accept: next becomes current; rollback: previous becomes current (D45, D46).")
-    checkin: HashRef | None = Field(None, description="For stage only: the check-in to build, by its hash (10 or "
+    checkin: CheckinRef | None = Field(None, description="For stage only: the check-in to build, by its hash (10 or "
                                                       "more hex digits); its counted ci verdicts must pass (D25).")
 
 
@@ -47,8 +60,9 @@ class ReleaseTool(Tool):
     Result = ReleaseShown | str | None
     capability = ADMIN_OR_SETUP
 
-    def __init__(self, root: str = RELEASES_DIRECTORY) -> None:
+    def __init__(self, root: str = RELEASES_DIRECTORY, config_dir: Path | None = None) -> None:
         self.root = root  # the node's releases' root (a test's own, in tests of the tool alone)
+        self.config_dir = config_dir  # where NAME.release-source is (a test's own; else /etc/ocx, D45)
 
     def act(self, act: Act, given: ReleaseInput) -> ReleaseShown | str | None:
         from ..node.releases.shown import described
@@ -67,16 +81,15 @@ class ReleaseTool(Tool):
         with caller.reading() as repository:
             thread = releases_thread(repository, node.name, node.node_user)
             server_code = repository.server_code
-            if given.action == "stage":
-                self._gate(act, repository, str(given.checkin))
+            checkin = self._gate(act, repository, given.checkin, node.name) if given.checkin else None
         act.step("read", f"node {node.name}: current {_named(links['current'])}, previous "
                          f"{_named(links['previous'])}, next {_named(links['next'])}")
         if given.action == "show":
             return ReleaseShown(node=node.name, thread=thread, **links)
         self._movable(act, given.action, links)
-        request = ReleaseRequest(ocx_release=given.action, node=server_code, checkin=given.checkin)
+        request = ReleaseRequest(ocx_release=given.action, node=server_code, checkin=checkin)
         text = render_request(request, f"{caller.login} asks node {node.name} to {given.action}"
-                                       f"{' ' + given.checkin if given.checkin else ''} (D46).")
+                                       f"{' ' + checkin if checkin else ''} (D46).")
         if thread is None:
             written = act.write(f"a new thread {thread_title(node.name)!r} holding the request",
                                 lambda: caller.web().new_thread(thread_title(node.name), text))
@@ -88,16 +101,31 @@ class ReleaseTool(Tool):
             act.step("wrote", f"poked node {node.name}: {poke(node.name, 'release') or 'ok'}")
         return written
 
-    @staticmethod
-    def _gate(act: Act, repository: Repository, checkin: str) -> None:
-        from ..fossil.errors import RepositoryError
-        from ..reading.release_gate import passing_checkin
+    def _gate(self, act: Act, repository: Repository, prefix: str, node: str) -> str:
+        """The full hash of the check-in to stage, resolved and gated where the node reads it (D25, D45)."""
+        from ..fossil.errors import FOSSIL_FAILURES, RepositoryError
+        from ..node.releases.source import named_source
+        from ..reading.release_gate import NotPassed, passing_checkin, passing_checkin_of_source
 
         try:
-            passing_checkin(repository, checkin)
+            source = named_source(node, self.config_dir)  # the repository of OCX's source the node names (D45)
+            checkin = passing_checkin_of_source(source, prefix) if source is not None else None
+        except NotPassed as error:
+            raise FieldError("checkin", str(error).removeprefix("checkin: ")) from None
+        except FOSSIL_FAILURES + (ValueError,):  # not the page's to read: root reads and gates it when it acts
+            if len(prefix) not in (40, 64):
+                raise FieldError("checkin", "give its full hash: the release source the node names is not "
+                                            "readable here, so only the node resolves it (D11, D45)") from None
+            act.check(f"{prefix} is gated by the node in the release source it names (D25, D45)", "checkin")
+            return prefix
+        try:
+            checkin = checkin or passing_checkin(repository, prefix)
         except RepositoryError as error:
             raise FieldError("checkin", str(error).removeprefix("checkin: ")) from None
+        if checkin != prefix:
+            act.step("resolved", f"{prefix} is {checkin}", "checkin")
         act.check(f"{checkin} passes by its counted ci verdicts (D25, D45)", "checkin")
+        return checkin
 
     @staticmethod
     def _movable(act: Act, action: str, links: dict[str, dict[str, Any] | None]) -> None:

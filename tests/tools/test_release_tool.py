@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from ocx.node.releases.links import Releases
+from ocx.node.releases.source import set_source
 from ocx.node.releases.thread import read_request, releases_thread, unanswered
 from ocx.protocol.release_request import thread_title
 from ocx.tools.framework import run_tool
 from ocx.tools.release import ReleaseTool
+from tests.node.test_release_source import source  # noqa: F401  (a fixture: a second repository, the source)
 from tests.node.test_release_staging import staged_release
 
 
@@ -103,3 +105,27 @@ def test_status_names_the_release_that_answered(world, tmp_path):
     release.mkdir()
     (tmp_path / "current").symlink_to(release.name)
     assert release_of(str(tmp_path / "current")) == release.name and release_of(str(tmp_path)) is None
+
+
+def test_a_stage_is_gated_in_the_release_source_the_node_names(world, root, source, tmp_path):  # noqa: F811
+    """D45: with a repository of OCX's source named beside the configuration, a check-in is resolved and gated
+    there: one with a counted ci pass there is asked by its full hash (a dry run), one of the served repository
+    alone is refused, named; a source the page cannot take is left to root, which resolves only a full hash."""
+    etc = tmp_path / "etc"
+    set_source(world.node.name, str(source.served.path), etc)
+
+    def stage(checkin: str):
+        with world.caller("admin") as caller:
+            return run_tool(ReleaseTool(str(root), etc), {"action": "stage", "checkin": checkin, "dry_run": True},
+                            caller)
+
+    asked = stage(source.passed[:12])
+    assert asked.stopped is None and asked.log[-1].kind == "would_write", asked
+    assert any(step.kind == "resolved" and source.passed in step.text for step in asked.log), asked  # there
+    refused = stage(world.checkin[:12])
+    assert refused.stopped.field == "checkin" and "is not a check-in of release_source" in refused.stopped.why
+    assert stage(source.plain[:12]).stopped.field == "checkin"  # no counted ci verdict there
+    set_source(world.node.name, str(tmp_path / "absent.fossil"), etc)  # not the page's to take: root gates it
+    deferred = stage(source.passed)
+    assert deferred.stopped is None and any("gated by the node" in step.text for step in deferred.log), deferred
+    assert stage(source.passed[:12]).stopped.field == "checkin"  # only the node could resolve a prefix
