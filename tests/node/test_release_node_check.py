@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from fossil.conftest import Served, start_served  # tests/fossil's real server
+
 from ocx.fossil.secretless_copy import copy_without_secrets
 from ocx.node.config import NodeConfig
 from ocx.release_build import build
