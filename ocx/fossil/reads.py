@@ -295,6 +295,14 @@ class WorkReads:
             )
         return versions
 
+    def wiki_names(self, prefix: str, most: int) -> list[str]:
+        """The names of at most MOST wiki pages whose name begins with PREFIX (`sandbox/`: the runner
+        pages, D14), sorted: the release smoke's `node_check` reads each as the node would (D45)."""
+        tag = "wiki-" + prefix  # compared exactly: LIKE would fold case and read % and _
+        return [name[len("wiki-"):] for (name,) in self._rows(
+            "SELECT tagname FROM tag WHERE substr(tagname, 1, ?) = ? ORDER BY tagname LIMIT ?",
+            (len(tag), tag, int(most)))]
+
     def wiki_latest_by_admin(self, name: str) -> WikiVersion | None:
         """The newest version of page NAME whose SENDER holds admin or setup
         now (D14: only such a version counts); None if there is none."""

@@ -118,6 +118,8 @@ def build(staged: str, inputs: str, checkin: str, token: str) -> str:
     copies = os.path.join(inputs, "smoke")
     if os.path.isdir(copies):
         smoke["status"] = _smoke_status(python, work, copies, configurations, token)
+    if os.path.isdir(copies):
+        smoke["node_check"] = _smoke_node_check(python, work, copies, configurations, token)
     for step, result in smoke.items():
         if not result.startswith("passed"):
             raise BuildFailed(f"smoke: {step} {result}")  # nothing staged (D45)
@@ -202,6 +204,109 @@ def _smoke_status(python: str, work: str, copies: str, configurations: str, toke
         if done.returncode != 0:
             return f"failed: exit {done.returncode}: {said}"
         said_all.append(said)
+    return f"passed: {'; '.join(said_all)}" if said_all else "failed: no copy of a repository was given"
+
+
+RUNNER_PAGES_MAX = 200  # of a copy's runner pages the step reads: a repository's pages are its senders'
+# What the node reads of its configuration at its start (serve.py: NodeContext.load), with the copy in place of
+# the live repository, then what it reads for every record: its login's letters, each runner page (D14, D20).
+NODE_CHECK = '''import json, re, sys
+from ocx.fossil.errors import UnknownUser
+from ocx.fossil.repository import Repository
+from ocx.node.admit import runner_page
+from ocx.node.config import load_file
+from ocx.node.serving.registry import NODE_USER_CAPABILITIES
+from ocx.node_service.context import NodeContext
+from ocx.protocol.errors import OcxError
+copy, config_file, *runners = sys.argv[1:]
+def refused(field, why):
+    print(f"{field}: {why}")
+    sys.exit(3)
+config = load_file(config_file).model_copy(update={"repository": copy})
+context = NodeContext.load(config)
+if not re.fullmatch("[0-9a-f]{40}", context.server_code):
+    refused("repository", "its server-code is not 40 hex digits: it names no node (C1)")
+if config.cpu_quota <= 0:
+    refused("cpu_quota", "not positive: every run's unit would be refused (D17)")
+said, verdicts = [f"node {context.server_code[:16]} ({config.name}) read as at its start"], None
+if config.elsewhere:
+    said.append("its login and runner pages are the server node's to read (D37)")
+else:
+    with Repository(copy) as repository:
+        try:
+            letters = repository.user(config.node_user).capabilities
+        except UnknownUser:
+            refused("node_user", f"{config.node_user} is not a login of the repository (D20)")
+        missing = sorted(set(NODE_USER_CAPABILITIES) - set(letters))
+        if missing:
+            refused("node_user", f"{config.node_user} lacks the letters {''.join(missing)} (D20)")
+        said.append(f"node user {config.node_user} holds {NODE_USER_CAPABILITIES}")
+        verdicts = {}
+        for name in runners:
+            try:
+                verdicts[name] = None if runner_page(repository, name) else "no version by an admin (D14)"
+            except (OcxError, ValueError) as error:
+                verdicts[name] = str(error)[:500]
+    said.append("runner pages read: " + (", ".join(n for n, v in verdicts.items() if v is None) or "none"))
+print(json.dumps({"said": "; ".join(said), "runners": verdicts}))
+'''
+
+
+def _runner_verdicts(copy: str) -> tuple[list[str], dict[str, str | None]]:
+    """The runner pages of COPY and how the release that stages reads each (this code, as the build
+    user): a page both refuse is the admin's to mend and stops no stage; one only the staged release
+    refuses would refuse records the node runs today."""
+    from ..fossil.repository import Repository
+    from ..node.admit import runner_page
+    from ..node.runner_pages import PAGE_PREFIX
+
+    verdicts: dict[str, str | None] = {}
+    with Repository(copy) as repository:
+        names = [name.removeprefix(PAGE_PREFIX) for name in repository.wiki_names(PAGE_PREFIX, RUNNER_PAGES_MAX)]
+        for name in names:
+            try:
+                verdicts[name] = None if runner_page(repository, name) else "no version by an admin (D14)"
+            except (OcxError, ValueError) as error:  # Inadmissible naming `runner`, or a page's bad card
+                verdicts[name] = str(error)
+    return names, verdicts
+
+
+def _smoke_node_check(python: str, work: str, copies: str, configurations: str, token: str) -> str:
+    """The staged release's node reads each node's configuration as at its start, against the copy of
+    its repository the status step has (in the build's private /tmp): the repository's server-code,
+    the node user's login and letters, the cpu rate its runs' units take, and each runner page the
+    release that stages reads (docs/releases.md, 'The smoke's node_check')."""
+    said_all = []
+    for name in sorted(os.listdir(copies)):
+        if not name.endswith(".fossil"):
+            continue
+        config = os.path.join(configurations, name.removesuffix(".fossil") + ".json")
+        scratch = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"node-check-{token}")
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.mkdir(scratch, 0o700)
+        try:
+            copy = os.path.join(scratch, "repository.fossil")
+            shutil.copyfile(os.path.join(copies, name), copy)
+            names, ours = _runner_verdicts(copy)
+            done = _run([python, "-I", "-B", "-c", NODE_CHECK, copy, config, *names], SMOKE_SECONDS, cwd=work)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        said = (done.stdout.strip() or done.stderr.strip())[-OUTPUT_MAX:]
+        if done.returncode != 0:
+            return f"failed: exit {done.returncode}: {said}"
+        try:
+            answer = json.loads(said)
+            theirs, summary = answer["runners"], str(answer["said"])
+        except (ValueError, KeyError, TypeError):
+            return f"failed: not the check's answer: {said}"
+        if theirs is not None and not isinstance(theirs, dict):
+            return f"failed: not the check's answer: {said}"
+        # None: a node elsewhere, whose pages the server's node reads (D37)
+        lost = [] if theirs is None else [f"{runner}: {theirs.get(runner, 'not read')}" for runner, why in
+                                          ours.items() if why is None and theirs.get(runner, "") is not None]
+        if lost:
+            return f"failed: runner: pages the node reads today refused by this release: {'; '.join(lost)}"
+        said_all.append(summary)
     return f"passed: {'; '.join(said_all)}" if said_all else "failed: no copy of a repository was given"
 
 

@@ -80,6 +80,16 @@ def test_the_smokes_status_step_is_recorded(node, staged):
     assert os.stat(f"{root}/{PREVIEWS}/{release_id}/bin").st_uid == 0
 
 
+def test_the_smokes_node_check_step_is_recorded(node, staged):
+    """The staged release's node read this node's live configuration as at its start, against the copy
+    of its repository: its server-code, its node user's letters, its runner pages (D45)."""
+    root, _, _ = staged
+    smoke = shown(root)["next"]["smoke"]
+    assert smoke["node_check"].startswith("passed: "), smoke
+    assert f"node {node.server_code[:16]} ({node.name}) read as at its start" in smoke["node_check"], smoke
+    assert f"node user {node.config.node_user} holds " in smoke["node_check"], smoke
+
+
 def test_the_preview_names_the_release_and_answers_from_its_code(node, staged):
     root, page, release_id = staged
     checkin = shown(root)["next"]["checkin"]
@@ -126,3 +136,15 @@ def test_a_release_whose_page_cannot_answer_status_is_not_offered(node, tmp_path
     assert shown(root)["next"] is None and os.listdir(f"{root}/staged") == []
     assert not os.path.exists(f"{root}/{PREVIEWS}")
     assert json.loads(release("show", "--json", root=root).stdout)["next"] is None
+
+
+def test_a_release_whose_node_cannot_start_on_the_configuration_is_not_offered(node, tmp_path):
+    """Its page answers `status`; its node, reading the configuration as at its start, fails: not staged."""
+    root = fresh_root()
+    broken = b"\n\ndef _broken(cls, config):\n    raise RuntimeError('this node cannot start')\n" \
+             b"\n\nNodeContext.load = classmethod(_broken)\n"
+    wheel = working_tree_wheel(SRC, tmp_path, appended={"ocx/node_service/context.py": broken})
+    refused = release("stage", "--wheel", str(wheel), "--wheelhouse", WHEELHOUSE_INSIDE, root=root, check=False)
+    assert refused.returncode == 1 and "smoke: node_check failed: exit 1" in refused.stderr, refused
+    assert "this node cannot start" in refused.stderr, refused.stderr
+    assert shown(root)["next"] is None and os.listdir(f"{root}/staged") == []

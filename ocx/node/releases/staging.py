@@ -288,7 +288,7 @@ def stage(releases: Releases, source: Source, uid: int, gid: int, hidden: Sequen
     staged = releases.staged(done)
     if staged.checkin != source.checkin:
         raise ReleaseError(f"build: staged {staged.checkin[:16]}, not {source.checkin[:16]}")
-    if not smoke_passed(staged, ("version", "status") if repositories else ("version",)):
+    if not smoke_passed(staged, ("version", "status", "node_check") if repositories else ("version",)):
         raise ReleaseError(f"smoke: {staged.smoke}")
     if tree_digest(os.path.join(staged_dir, done)) != staged.digest:
         raise ReleaseError(f"digest: {done}'s files are not those the build recorded")
