@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tomllib
 import venv
+from collections.abc import Callable
 
 from ..files import write_atomically
 from ..node.releases.links import STAGED, release_id
@@ -252,6 +253,10 @@ print(json.dumps({"said": "; ".join(said), "runners": verdicts}))
 '''
 
 
+# How the release that stages reads a copy's runner pages; a test gives one that reads as an older parser.
+RunnerVerdicts = Callable[[str], tuple[list[str], dict[str, str | None]]]
+
+
 def _runner_verdicts(copy: str) -> tuple[list[str], dict[str, str | None]]:
     """The runner pages of COPY and how the release that stages reads each (this code, as the build
     user): a page both refuse is the admin's to mend and stops no stage; one only the staged release
@@ -271,7 +276,8 @@ def _runner_verdicts(copy: str) -> tuple[list[str], dict[str, str | None]]:
     return names, verdicts
 
 
-def _smoke_node_check(python: str, work: str, copies: str, configurations: str, token: str) -> str:
+def _smoke_node_check(python: str, work: str, copies: str, configurations: str, token: str,
+                      runner_verdicts: RunnerVerdicts | None = None) -> str:
     """The staged release's node reads each node's configuration as at its start, against the copy of
     its repository the status step has (in the build's private /tmp): the repository's server-code,
     the node user's login and letters, the cpu rate its runs' units take, and each runner page the
@@ -287,7 +293,7 @@ def _smoke_node_check(python: str, work: str, copies: str, configurations: str, 
         try:
             copy = os.path.join(scratch, "repository.fossil")
             shutil.copyfile(os.path.join(copies, name), copy)
-            names, ours = _runner_verdicts(copy)
+            names, ours = (runner_verdicts or _runner_verdicts)(copy)
             done = _run([python, "-I", "-B", "-c", NODE_CHECK, copy, config, *names], SMOKE_SECONDS, cwd=work)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -90,7 +90,7 @@ def test_a_node_elsewhere_leaves_its_login_and_pages_to_the_server(served: Serve
 
 
 def test_a_page_the_node_reads_today_and_the_staged_release_refuses_fails(
-        served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        served: Served, tmp_path: Path) -> None:
     """The release that stages reads sandbox/broken (as an older parser might have); the staged one
     refuses it: the node would refuse records it runs today, so nothing is staged."""
     real = build._runner_verdicts
@@ -99,8 +99,8 @@ def test_a_page_the_node_reads_today_and_the_staged_release_refuses_fails(
         names, verdicts = real(copy)
         return names, {**verdicts, "broken": None}
 
-    monkeypatch.setattr(build, "_runner_verdicts", staging_reads_broken)
     copies, configurations = inputs(served, tmp_path)
-    said = _smoke_node_check(sys.executable, str(tmp_path), copies, configurations, "5" * 16)
+    said = _smoke_node_check(sys.executable, str(tmp_path), copies, configurations, "5" * 16,
+                             runner_verdicts=staging_reads_broken)
     assert said.startswith("failed: runner: pages the node reads today refused by this release: broken: "), said
     assert "holds no fenced ```json block" in said, said
