@@ -19,6 +19,7 @@ import pytest
 
 from ocx.node.cut import CUT_ROOT
 from ocx.node.host_paths import RELEASES_DIRECTORY
+from ocx.node.releases.services import OWN_SERVICES
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
@@ -101,6 +102,13 @@ def staged_twice(node, tmp_path_factory):
         assert first and second and first != second and named("current") == first
         yield first, second
     finally:
+        # The node's services (and every node's in this container) run from `current`'s release now, and
+        # its runs' units would name that release's python: the links go first, the services restart onto
+        # the installation, and only then is the root removed, or the next test's runs find no python.
+        for link in ("current", "previous", "next"):
+            if os.path.lexists(f"{RELEASES_DIRECTORY}/{link}"):
+                os.unlink(f"{RELEASES_DIRECTORY}/{link}")
+        subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300, check=False)
         shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
 
 
