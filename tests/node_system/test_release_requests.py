@@ -32,6 +32,7 @@ pytestmark = pytest.mark.systemd
 
 SRC = Path("/src")
 BUILD_SECONDS = 900
+LINKS = ("current", "previous", "next")
 ANSWER_SECONDS = 300  # the request's unit copies a whole release at accept, on a busy 2-core machine
 
 
@@ -44,8 +45,7 @@ def links() -> dict:
 
 
 def named(link: str) -> str | None:
-    found = links()[link]
-    return found["release"] if found else None
+    return (links()[link] or {}).get("release")
 
 
 def the_thread(node: Node) -> str:
@@ -85,8 +85,7 @@ def tool(node: Node, login, raw: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def staged_twice(node, tmp_path_factory):
-    """The node's own releases' root: a first release staged and accepted from its command line, then a
-    second staged as next from the current release's wheels. Removed at the end: no other test's."""
+    """The node's own root: a release accepted from its command line, a second staged as next; removed after."""
     if not Path(WHEELHOUSE_INSIDE).is_dir():
         pytest.fail(f"no wheelhouse at {WHEELHOUSE_INSIDE}: tests/container/build-image.sh makes it on the host")
     assert not os.path.exists(RELEASES_DIRECTORY), "the node's releases' root is another test's"
@@ -102,12 +101,9 @@ def staged_twice(node, tmp_path_factory):
         assert first and second and first != second and named("current") == first
         yield first, second
     finally:
-        # The node's services (and every node's in this container) run from `current`'s release now, and
-        # its runs' units would name that release's python: the links go first, the services restart onto
-        # the installation, and only then is the root removed, or the next test's runs find no python.
-        for link in ("current", "previous", "next"):
-            if os.path.lexists(f"{RELEASES_DIRECTORY}/{link}"):
-                os.unlink(f"{RELEASES_DIRECTORY}/{link}")
+        # Links, then the services back onto the installation, then the root: else later runs name no python.
+        for link in [path for name in LINKS if os.path.lexists(path := f"{RELEASES_DIRECTORY}/{name}")]:
+            os.unlink(link)
         subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300, check=False)
         shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
 
