@@ -20,10 +20,9 @@ import os
 import shutil
 
 from ..host_paths import RELEASES_DIRECTORY
-from .links import ReleaseError, Staged
+from .links import PREVIEWS, ReleaseError, Staged
 from .tree import copy_tree
 
-PREVIEWS = "preview"  # ROOT/preview/ID: root's copy of the release `next` names
 PROGRAM = "ocx-next"  # the ext program's name: /ext/ocx-next
 
 
