@@ -202,14 +202,19 @@ class Cut(Exception):
 STEPS = ("copy", "copied", "intent", *LINKS, "links")
 
 
-@settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["accept", "rollback"]), at=st.sampled_from(STEPS), nth=st.integers(1, 2))
-def test_a_kill_at_any_step_is_found_consistent_and_the_step_can_be_done_again(tmp_path_factory, kind, at, nth):
+@settings(max_examples=80, deadline=None)
+@given(kind=st.sampled_from(["accept", "rollback"]), at=st.sampled_from(STEPS), nth=st.integers(1, 2),
+       previewed=st.booleans())
+def test_a_kill_at_any_step_is_found_consistent_and_the_step_can_be_done_again(tmp_path_factory, kind, at, nth,
+                                                                               previewed):
+    """PREVIEWED: the second release staged with root's copy (preview/ID), which accept takes."""
     root = tmp_path_factory.mktemp("releases")
     ready = Releases(str(root))
     first, second = stage(root, "1"), stage(root, "2")
     ready.offer(first)
     ready.accept()
+    if previewed:
+        copy_for_preview(str(root), ready.staged(second))
     ready.offer(second)
     if kind == "rollback":
         ready.accept()
