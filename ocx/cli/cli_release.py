@@ -322,9 +322,10 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
                 raise ValueError("next: nothing is staged")
             if links.get("next") == links.get("current"):
                 raise ValueError(f"next: {links['next']} is current already")
-            made = os.path.isdir(os.path.join(root, PREVIEWS, links["next"]))
-            taken = f"take root's copy made at stage ({PREVIEWS}/{links['next']})" if made \
-                else f"copy staged/{links['next']} as root's own"
+            after = str(links["next"])
+            made = os.path.isdir(os.path.join(root, PREVIEWS, after))
+            taken = f"take root's copy made at stage ({PREVIEWS}/{after})" if made \
+                else f"copy staged/{after} as root's own"
             say(f"would {taken}, check its digest, and make it current (previous: {links.get('current') or 'none'})")
             return
         with moving(root) as releases:
