@@ -323,7 +323,7 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
             if links.get("next") == links.get("current"):
                 raise ValueError(f"next: {links['next']} is current already")
             after = str(links["next"])
-            made = os.path.isdir(os.path.join(root, PREVIEWS, after))
+            made = Releases(root).copy_made_at_stage(after) is not None
             taken = f"take root's copy made at stage ({PREVIEWS}/{after})" if made \
                 else f"copy staged/{after} as root's own"
             say(f"would {taken}, check its digest, and make it current (previous: {links.get('current') or 'none'})")

@@ -122,6 +122,11 @@ class Releases:
             raise ReleaseError(f"release: {release} is not named by its check-in and digest")
         return staged
 
+    def copy_made_at_stage(self, release: str) -> str | None:
+        """ROOT/preview/RELEASE when it is a directory of root's (not a link): the copy stage made."""
+        path = os.path.join(self.root, PREVIEWS, release)
+        return path if _roots_directory(path) else None
+
     # -- moving ---------------------------------------------------------------
 
     def offer(self, release: str) -> None:
@@ -141,8 +146,8 @@ class Releases:
             raise ReleaseError(f"next: {release} is current already")  # D46: accept stops
         staged = self.staged(release)
         home = os.path.join(self.root, release)
-        preview = os.path.join(self.root, PREVIEWS, release)
-        if not os.path.isdir(home) and _roots_directory(preview):
+        preview = self.copy_made_at_stage(release)
+        if not os.path.isdir(home) and preview is not None:
             # Root's copy made at stage (preview.py), which the build user never could write: checked
             # again, then renamed on the same filesystem, so staged/ is not read a second time (D46, D48).
             if tree_digest(preview) != staged.digest:
