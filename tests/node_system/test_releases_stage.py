@@ -2,7 +2,7 @@
 the real build unit: a wheel of the working tree staged offline as the build user, smoked and
 accepted; a build that reaches for the network or outside staged/ fails and stages nothing; a
 check-in without a passing ci verdict, or whose build needs a wheel nobody gave, refused, named;
-a release changed after staging refused at accept."""
+a release changed after staging not what accept makes current."""
 from __future__ import annotations
 
 import json
@@ -77,7 +77,7 @@ def test_a_wheel_of_the_working_tree_is_staged_as_next_once_its_smoke_passed(fir
 def test_accept_makes_roots_own_copy_current_and_it_runs(first):
     root, staged = first
     said = release("accept", "--dry-run", root=root).stdout
-    assert f"would copy staged/{staged}" in said and shown(root)["current"] is None
+    assert f"would take root's copy made at stage (preview/{staged})" in said and shown(root)["current"] is None
     release("accept", root=root)
     links = shown(root)
     assert links["current"]["release"] == staged and links["next"] is None and links["previous"] is None
@@ -113,23 +113,34 @@ def test_a_roll_back_makes_previous_current_again(first):
     assert os.readlink(f"{root}/current") == accepted and os.path.isdir(f"{root}/{second}")
 
 
-def test_a_release_changed_after_staging_is_refused_at_accept(first):
+def test_a_release_changed_after_staging_is_not_what_accept_makes_current(first):
     """Staged again from the current release's own wheels (no wheelhouse named), then changed by the build
-    user: root's copy's digest is not the one staged, and nothing moves."""
+    user in staged/: accept takes root's copy made at stage (preview/ID), its digest checked again, so the
+    change never runs; root's copy not what was staged is refused, and nothing moves."""
     root, accepted = first
     if shown(root)["current"] is None:
         release("accept", root=root)
     accepted = shown(root)["current"]["release"]
     second = stage_from_current(root)
     assert second != accepted and shown(root)["next"]["release"] == second
-    target = f"{root}/staged/{second}/lib/python3.11/site-packages/ocx/__init__.py"
+    inside = "lib/python3.11/site-packages/ocx/__init__.py"
     subprocess.run(["setpriv", "--reuid=ocx-build", "--regid=ocx-build", "--clear-groups", "sh", "-c",
-                    f"echo 'import os' >> {target}"], check=True)
+                    f"echo 'import os' >> {root}/staged/{second}/{inside}"], check=True)
+    roots_copy = Path(f"{root}/preview/{second}/{inside}")
+    made = roots_copy.read_bytes()
+    said = release("accept", "--dry-run", root=root).stdout
+    assert f"would take root's copy made at stage (preview/{second})" in said, said
+    roots_copy.write_bytes(made + b"# not what was staged\n")
     refused = release("accept", root=root, check=False)
-    assert refused.returncode == 1 and f"digest: {second}'s files changed after staging" in refused.stderr, refused
+    assert refused.returncode == 1, refused
+    assert f"digest: {second}'s copy made at stage is not what was staged" in refused.stderr, refused
     links = shown(root)
     assert links["current"]["release"] == accepted and links["next"]["release"] == second
     assert not os.path.exists(f"{root}/{second}") and not [n for n in os.listdir(root) if n.endswith(".partial")]
+    roots_copy.write_bytes(made)
+    release("accept", root=root)
+    assert shown(root)["current"]["release"] == second and not os.path.exists(f"{root}/preview/{second}")
+    assert Path(f"{root}/{second}/{inside}").read_bytes() == made  # not the build user's line
 
 
 HOSTILE = '''import os, socket, sys

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from .tree import copy_tree, tree_digest
 
 LINKS = ("current", "previous", "next")
 STAGED = "staged"
+PREVIEWS = "preview"  # ROOT/preview/ID: root's copy of the release `next` names, made at stage (preview.py)
 MOVING = "moving.json"
 _ID = re.compile(r"[0-9a-f]{16}-[0-9a-f]{16}", re.ASCII)  # check-in, then the files' digest (D45)
 _HEX = re.compile(r"[0-9a-f]{40,64}", re.ASCII)
@@ -54,6 +56,15 @@ class Staged:
     checkin: str
     digest: str
     smoke: dict[str, str]
+
+
+def _roots_directory(path: str) -> bool:
+    """A directory (not a link to one) that root owns."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
 
 
 def never_cut(step: str) -> None:
@@ -111,6 +122,11 @@ class Releases:
             raise ReleaseError(f"release: {release} is not named by its check-in and digest")
         return staged
 
+    def copy_made_at_stage(self, release: str) -> str | None:
+        """ROOT/preview/RELEASE when it is a directory of root's (not a link): the copy stage made."""
+        path = os.path.join(self.root, PREVIEWS, release)
+        return path if _roots_directory(path) else None
+
     # -- moving ---------------------------------------------------------------
 
     def offer(self, release: str) -> None:
@@ -119,8 +135,9 @@ class Releases:
         self._move({"next": release})
 
     def accept(self) -> str:
-        """Take `next` out of staged/ as root's own copy, check the copy's digest against the one
-        staged, and make it `current` (the old one `previous`). Returns the release accepted."""
+        """Make `next` `current` (the old one `previous`) as root's own copy whose digest, computed
+        again, is the one staged: the preview's copy when stage made one, else a copy out of staged/.
+        Returns the release accepted."""
         links = self.links()
         release = links["next"]
         if release is None:
@@ -129,7 +146,16 @@ class Releases:
             raise ReleaseError(f"next: {release} is current already")  # D46: accept stops
         staged = self.staged(release)
         home = os.path.join(self.root, release)
-        if not os.path.isdir(home):
+        preview = self.copy_made_at_stage(release)
+        if not os.path.isdir(home) and preview is not None:
+            # Root's copy made at stage (preview.py), which the build user never could write: checked
+            # again, then renamed on the same filesystem, so staged/ is not read a second time (D46, D48).
+            if tree_digest(preview) != staged.digest:
+                raise ReleaseError(f"digest: {release}'s copy made at stage is not what was staged")
+            self.cut("copied")
+            os.rename(preview, home)
+            os.utime(home)  # accepted now: `accepted` orders by it
+        elif not os.path.isdir(home):
             partial = os.path.join(self.root, f".{release}.partial")
             shutil.rmtree(partial, ignore_errors=True)
             self.cut("copy")

@@ -7,7 +7,8 @@ digest compared with the staged record's, as accept does. Not staged/ID itself: 
 user's to write, and a later stage's build runs as that user, so code the preview ran from there
 could be changed after its digest was checked (D48). Not a digest checked by the ext program before
 each request: a release's files are thousands, read for every page. The copy costs one copy of the
-release at stage time; nothing runs from it as root (the preview runs as the Fossil server's account).
+release at stage time, and accept takes it as the accepted copy (links.py); nothing runs from it
+as root before (the preview runs as the Fossil server's account).
 
 The ext program is a shell script `ocx node init` writes beside /ext/ocx's (setup/init.py). It reads
 `next` once per request, takes the release's name (ID only: anything else is not a release), and
@@ -20,10 +21,9 @@ import os
 import shutil
 
 from ..host_paths import RELEASES_DIRECTORY
-from .links import ReleaseError, Staged
+from .links import PREVIEWS, ReleaseError, Staged
 from .tree import copy_tree
 
-PREVIEWS = "preview"  # ROOT/preview/ID: root's copy of the release `next` names
 PROGRAM = "ocx-next"  # the ext program's name: /ext/ocx-next
 
 
