@@ -15,11 +15,16 @@ import fcntl
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..host_paths import RELEASES_DIRECTORY
 from .links import Releases
+
+if TYPE_CHECKING:
+    from ...systemd.bus import Bus
 
 NODE_SERVICE = "ocx-node@"  # restarted first (restart_services)
 OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
@@ -47,13 +52,15 @@ class Settled:
     removed: list[str] = field(default_factory=list)
 
 
-async def restart_services(wait: bool = True) -> dict[str, str]:
+async def restart_services(moved_at: float, wait: bool = True) -> dict[str, str]:
     """The node's own services that run (OWN_SERVICES) restarted, so each starts anew through the
     launcher onto `current`. The node's service first, with WAIT until it settled: it answers records
     on the new release without the page's and tools' imports before it on a busy machine. Then the
-    others, not waited on: a request meanwhile waits on the page's socket, and a command's wait on
-    them was most of an accept's time (D46). Returns name → the ActiveState it settled in, or
-    "restarting"."""
+    others that still run what they started with before MOVED_AT (the link's time), not waited on: a
+    request meanwhile waits on the page's socket, and a command's wait on them was most of an
+    accept's time (D46). The node's own start restarts the same ones (`restart_stale`): one that
+    already started after the move is not restarted twice. Returns name → the ActiveState it
+    settled in, "restarting", or "restarted already"."""
     from ...systemd import unit_files
     from ...systemd.bus import Bus
 
@@ -67,12 +74,25 @@ async def restart_services(wait: bool = True) -> dict[str, str]:
         for name in nodes:
             said[name] = await unit_files.wait_settled(bus, name, RESTART_SECONDS) if wait else "restarting"
         for name in running:
-            if name not in said:
+            if name in said:
+                continue
+            if await _started_before(bus, name, moved_at):
                 await unit_files.try_restart(bus, name)
                 said[name] = "restarting"
+            else:
+                said[name] = "restarted already"
         return said
     finally:
         bus.close()
+
+
+async def _started_before(bus: Bus, name: str, moved_at: float) -> bool:
+    """Whether the service NAME's main process started before MOVED_AT, by systemd's record (never a
+    process's argv, which a compromised page could rewrite)."""
+    from ...systemd import unit_files
+
+    started = await unit_files.service_property(bus, name, "ExecMainStartTimestamp")
+    return int(started or 0) < moved_at * 1_000_000
 
 
 async def named_by_units(root: str) -> set[str]:
@@ -107,7 +127,9 @@ def after_move(root: str) -> Settled:
 
     settled = Settled()
     if serves_the_node(root):
-        settled.restarted = asyncio.run(restart_services())
+        link = os.path.join(root, "current")
+        moved_at = os.lstat(link).st_mtime if os.path.lexists(link) else time.time()
+        settled.restarted = asyncio.run(restart_services(moved_at))
     named = asyncio.run(named_by_units(root))
     with moving(root) as releases:
         settled.removed = remove_unnamed(releases, named)
@@ -155,11 +177,8 @@ async def restart_stale(moved_at: float) -> list[str]:
 
     bus = await Bus.connect()
     try:
-        stale = []
-        for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]):
-            started = await unit_files.service_property(bus, str(unit[0]), "ExecMainStartTimestamp")
-            if int(started or 0) < moved_at * 1_000_000:
-                stale.append(str(unit[0]))
+        stale = [str(unit[0]) for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"])
+                 if await _started_before(bus, str(unit[0]), moved_at)]
         for name in stale:
             await unit_files.try_restart(bus, name)
         return stale
