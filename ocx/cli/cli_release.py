@@ -73,6 +73,7 @@ def _told(who: Asked | None, step: str, done: str, root: str, release: str | Non
     if posted is not None and who.request is not None:
         from ..node.releases.once import answered
 
+        _cut_after(who, "posted")  # answered, and the claim not yet saying so: completion must find it
         answered(root, who.request, posted)
     return posted
 

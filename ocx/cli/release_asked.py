@@ -89,13 +89,19 @@ def asked(step: str, root: str, node: str | None, request: str | None, by: str |
 
 
 def _read_at_server(config: NodeConfig, request: str) -> Read | None:
-    from ..node.releases.thread import asked_from
+    return _at_server(config, request)[0]
+
+
+def _at_server(config: NodeConfig, request: str) -> tuple[Read | None, str | None]:
+    """REQUEST as the server's node reads it (D37, D48), and the node user's answer it holds, if any."""
+    from ..node.releases.thread import answered_from, asked_from
     from ..node.server_link import ServerLink
 
-    post, read = asked_from(ServerLink.of_node(config).release_request(request))
+    told = ServerLink.of_node(config).release_request(request)
+    post, read = asked_from(told)
     if post != request:
         raise ValueError(f"request: the server's node answered of {post}, not {request}")
-    return read
+    return read, answered_from(told)
 
 
 def told(who: Asked, step: str, done: str, root: str, release: str | None, why: str | None = None) -> str | None:
@@ -121,8 +127,8 @@ def refused_request(step: str, root: str, node: str | None, request: str, why: s
     claim left by a command killed before its refusal was posted, with nothing begun, is answered now."""
     from ..fossil.repository import Repository
     from ..node.releases.announce import claim
-    from ..node.releases.once import answer_in_thread, answered, read_claim
-    from ..node.releases.thread import releases_thread
+    from ..node.releases.once import answered, read_claim
+    from ..node.releases.thread import answer_to, releases_thread
 
     config = _one_node(node)
     if config is None:
@@ -136,12 +142,12 @@ def refused_request(step: str, root: str, node: str | None, request: str, why: s
         except LookupError:
             sender = ""
         # a clone names itself the sender of every post it pulled (D37): there the node's earlier
-        # answer cannot be told from another's reply, and the refusal is posted without looking
+        # answer cannot be told from another's reply; the server's node tells it
         thread = None if config.elsewhere else releases_thread(repository, config.name, config.node_user)
-        posted = None if config.elsewhere else answer_in_thread(repository, thread, request, config.node_user)
-    if config.elsewhere:  # the server's node says who sent it (D37)
+        posted = None if config.elsewhere else answer_to(repository, thread, request, config.node_user)
+    if config.elsewhere:  # the server's node says who sent it, and its answer if there is one (D37)
         try:
-            read = _read_at_server(config, request)
+            read, posted = _at_server(config, request)
             sender = read.sender or "" if read is not None else ""
         except (OcxError, OSError, ValueError):
             sender = ""
@@ -157,9 +163,9 @@ def complete(step: str, root: str, who: Asked, checkin: str | None) -> Became | 
     the links, and answered once (node/releases/once.py): what became of it; None when it was
     answered already."""
     from ..fossil.repository import Repository
-    from ..node.releases.once import answer_in_thread, answered, became, read_claim
+    from ..node.releases.once import answered, became, read_claim
     from ..node.releases.staging import moving
-    from ..node.releases.thread import releases_thread
+    from ..node.releases.thread import answer_to, releases_thread
 
     assert who.node is not None and who.request is not None
     with moving(root) as releases:
@@ -167,11 +173,12 @@ def complete(step: str, root: str, who: Asked, checkin: str | None) -> Became | 
         if "answered" in claim:
             return None
         found = became(step, claim, releases, checkin)
-    posted = None  # on a node elsewhere the answer is posted without looking (refused_request says why)
-    if not who.node.elsewhere:
+    if who.node.elsewhere:  # its answer went to the server (announce.node_writer): the server's node says (D37)
+        posted = _at_server(who.node, who.request)[1]
+    else:
         with Repository(who.node.repository) as repository:
             thread = releases_thread(repository, who.node.name, who.node.node_user)
-            posted = answer_in_thread(repository, thread, who.request, who.node.node_user)
+            posted = answer_to(repository, thread, who.request, who.node.node_user)
     if posted is None:  # the answer is idempotent: none posted before the kill, so this is the one
         posted = told(who, step, found.done, root, found.release, found.why)
     if posted is None:

@@ -6,12 +6,14 @@ On either host:
     wheel                           a wheel of the working tree's OCX (tests/node_system/release_wheels.py); its path
     show                            `ocx release show --json`, with each link's check-in
     journal-of PREFIX               the journals of the units whose names start with PREFIX
+    cut NAME POINT                  node NAME's commands cut themselves off at POINT once (ocx/node/cut.py),
+                                    as root writes it; `cut NAME` says whether the cut is still waiting
 On the server host:
     ci-checkin                      a person checks in OCX's tree (its build backend in the tree) on a new branch
                                     of an open command record's; once its ci verdict passed, the record stopped;
                                     the check-in's hash
-    thread NAME NODE_USER           node NAME's releases thread read from the served repository: each post's sender
-                                    and answer block, and its last move (node/releases/moves.py)
+    thread NAME NODE_USER           node NAME's releases thread read from the served repository: each post's sender,
+                                    the post it replies to and answer block, and its last move (node/releases/moves.py)
 """
 from __future__ import annotations
 
@@ -55,6 +57,16 @@ def journal_of(prefix: str) -> dict:
     return {"units": units, "said": said}
 
 
+def cut(name: str, point: str | None = None) -> dict:
+    from ocx.node.cut import CUT_ROOT
+
+    path = Path(CUT_ROOT) / name
+    if point is not None:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.write_text(f"{point}\n")
+    return {"waiting": path.exists()}
+
+
 def ci_checkin() -> dict:
     from tests.node_system.battery import Committer, ci_values, open_command_record
     from tests.node_system.test_releases_stage import IN_TREE_BACKEND
@@ -83,14 +95,15 @@ def thread(name: str, node_user: str) -> dict:
 
     with server().repository() as repository:
         root = releases_thread(repository, name, node_user)
-        posts = [{"post": p.hash, "sender": p.sender, "facts": answer_object(repository.post(p.hash).body)}
+        posts = [{"post": p.hash, "sender": p.sender, "reply_to": p.in_reply_to,
+                  "facts": answer_object(repository.post(p.hash).body)}
                  for p in (thread_posts(repository, [root])[root] if root else [])]
         move = last_move(repository, name, node_user)
     return {"root": root, "posts": posts, "move": move.json() if move else None}
 
 
 STEPS = {"release": release, "wheel": wheel, "show": show, "journal-of": journal_of, "ci-checkin": ci_checkin,
-         "thread": thread}
+         "thread": thread, "cut": cut}
 
 if __name__ == "__main__":
     print(json.dumps(STEPS[sys.argv[1]](*sys.argv[2:])))

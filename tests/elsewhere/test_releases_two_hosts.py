@@ -112,3 +112,28 @@ def test_an_admins_request_in_its_thread_is_carried_out_by_the_node_elsewhere(ho
     assert request != found[0]["post"]
     status = {n["name"]: n for n in on(hosts.server, "status")["result"]["nodes"]}
     assert status["build1"]["release"] == before["previous"]["release"]
+
+
+def test_a_request_whose_command_was_killed_after_its_answer_is_not_answered_twice(hosts, build_release):
+    """C4 through D37: build1's command for a roll-back request is cut off (SIGKILL) after its answer
+    reached the server and before its claim said so; its command run again completes it and finds the
+    answer from the server's node (its clone cannot vouch for a sender), so the request has one answer."""
+    before = on_releases(hosts.build, "show")
+    root = on_releases(hosts.server, "thread", "build1", "ocx-node-build1")["root"]
+    assert on_releases(hosts.build, "cut", "build1", "release-posted")["waiting"]
+    text = f"```json\n{json.dumps({'ocx_release': 'rollback', 'node': hosts.codes['build_code']})}\n```\n"
+    request = on(hosts.server, "reply", root, text)["post"]
+
+    def answers():
+        posts = on_releases(hosts.server, "thread", "build1", "ocx-node-build1")["posts"]
+        return [p for p in posts if p["sender"] == "ocx-node-build1" and p["reply_to"] == request]
+
+    found = wait_until(answers, 300, "build1's answer to the roll-back request", every=2.0)
+    wait_until(lambda: not on_releases(hosts.build, "cut", "build1")["waiting"], 60, "the command's cut", every=1.0)
+    again = released(hosts.build, "rollback", "--request", request, "--node", "build1")
+    assert "whose command ended before its answer: rolled back" in again["out"], again
+    assert len(answers()) == 1 and found[0]["facts"]["outcome"] == "rolled back", (answers(), again)
+    after = on_releases(hosts.build, "show")
+    assert after["current"]["release"] == before["previous"]["release"], (before, after)  # moved once
+    assert "was acted on already" in released(hosts.build, "rollback", "--request", request, "--node", "build1")["out"]
+    assert len(answers()) == 1

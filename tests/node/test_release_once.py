@@ -95,11 +95,14 @@ def test_a_stage_killed_before_it_offered_is_lost_and_one_that_offered_is_staged
 
 def test_an_answer_posted_before_a_kill_is_found_so_none_is_posted_twice(served):
     """The completion posts only when the thread holds no reply by the node user to the request (a real
-    server and repository): another login's reply, or an answer to another request, is not its answer."""
+    server and repository): another login's reply, or an answer to another request, is not its answer.
+    A node elsewhere is told it by the server's node, which reads the served repository (D37)."""
     import json
 
     from ocx.fossil import admin
-    from ocx.node.releases.once import answer_in_thread
+    from ocx.node.releases.thread import answer_to, answered_from
+    from ocx.node.serving.registry import NodeEntry
+    from ocx.node.serving.release_facts import request_of
     from ocx.protocol.release_request import render_answer, thread_title
 
     code = served.repository().server_code
@@ -110,10 +113,17 @@ def test_an_answer_posted_before_a_kill_is_found_so_none_is_posted_twice(served)
     asked = served.web("admin").reply(root, block.format(json.dumps({"ocx_release": "accept", "node": code})))
     other = served.web("admin").reply(root, block.format(json.dumps({"ocx_release": "rollback", "node": code})))
     served.web("admin").reply(asked, "Any news?")  # a reply, not the node user's
+    entry = NodeEntry("once", "onceuser", code)
     with served.repository() as repository:
-        assert answer_in_thread(repository, root, asked, "onceuser") is None
+        assert answer_to(repository, root, asked, "onceuser") is None
+        told = request_of(repository, entry, asked)
+        assert told["request"] == {"ocx_release": "accept", "node": code} and told["answered"] is None, told
     answer = node_web.reply(asked, render_answer({"step": "accept", "outcome": "lost"}, "Lost."))
     with served.repository() as repository:
-        assert answer_in_thread(repository, root, asked, "onceuser") == answer
-        assert answer_in_thread(repository, root, other, "onceuser") is None
-        assert answer_in_thread(repository, None, asked, "onceuser") is None  # no thread: nothing answered
+        assert answer_to(repository, root, asked, "onceuser") == answer
+        assert answer_to(repository, root, other, "onceuser") is None
+        assert answer_to(repository, None, asked, "onceuser") is None  # no thread: nothing answered
+        assert answered_from(request_of(repository, entry, asked)) == answer
+        assert answered_from(request_of(repository, entry, other)) is None
+        # the same node user's answer in another node's thread is not this one's: ENTRY's thread is read
+        assert request_of(repository, NodeEntry("twice", "onceuser", code), asked)["answered"] is None

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ocx.fossil import admin
 from ocx.fossil.titled import roots_titled
 from ocx.node.releases.thread import read_request, releases_thread, unanswered
@@ -69,3 +73,24 @@ def test_a_request_the_node_user_answered_is_no_longer_waiting_and_an_edit_is_ne
         assert releases_thread(repository, "answered", "nodeuser") == root
         assert [p.hash for p in unanswered(repository, root, "nodeuser")] == [second]
         assert edited not in [p.hash for p in unanswered(repository, root, "nodeuser")]
+
+
+_TOLD_VALUES = st.one_of(st.none(), st.integers(), st.text(), st.from_regex(r"[0-9a-fA-F]{38,66}\n?", fullmatch=True))
+
+
+@given(st.one_of(_TOLD_VALUES, st.dictionaries(st.one_of(st.just("answered"), st.text()), _TOLD_VALUES)))
+def test_an_answer_told_by_the_server_is_taken_only_as_a_full_hash(told):
+    """`answered` comes over the network (D37): anything but a post's full hash is no answer."""
+    from ocx.node.releases.thread import answered_from
+
+    found = answered_from(told)
+    assert found is None or (isinstance(told, dict) and found == told["answered"] and len(found) in (40, 64)
+                             and not set(found) - set("0123456789abcdef"))
+
+
+@pytest.mark.parametrize("hash_", ["a" * 40, "0123456789abcdef" * 4])
+def test_an_answer_told_by_the_server_as_a_full_hash_is_taken(hash_):
+    from ocx.node.releases.thread import answered_from
+
+    assert answered_from({"answered": hash_}) == hash_
+    assert answered_from({"answered": hash_.upper()}) is None and answered_from({"answered": hash_[:-1]}) is None

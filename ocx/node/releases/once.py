@@ -23,8 +23,6 @@ import os
 from dataclasses import dataclass
 
 from ...files import write_atomically
-from ...fossil.heads import thread_posts
-from ...fossil.repository import Repository
 from .announce import REQUESTS
 from .links import ReleaseError, Releases
 
@@ -99,14 +97,3 @@ def became(step: str, claim: dict[str, object], releases: Releases, checkin: str
             pass
     return Became("lost", None, f"{ENDED} while it staged: nothing was offered as next "
                                 "(the next stage stops its build and sweeps what it left)")
-
-
-def answer_in_thread(repository: Repository, thread: str | None, request: str, node_user: str) -> str | None:
-    """The node user's reply to REQUEST in the releases thread, if it holds one (the answer posted
-    before a kill that came before the claim said so)."""
-    if thread is None:
-        return None
-    for post in thread_posts(repository, [thread])[thread]:
-        if post.in_reply_to == request and post.sender == node_user and post.edit_of is None:
-            return post.hash
-    return None

@@ -50,6 +50,26 @@ def unanswered(repository: Repository, root: str, node_user: str) -> list[Thread
             and post.edit_of is None and post.hash not in answered]
 
 
+def answer_to(repository: Repository, root: str | None, request: str, node_user: str) -> str | None:
+    """The node user's reply to REQUEST in the thread ROOT, if it holds one; read where each post's
+    sender is known (the served repository: a clone names no sender it can vouch for, D37)."""
+    if root is None:
+        return None
+    for post in thread_posts(repository, [root])[root]:
+        if post.in_reply_to == request and post.sender == node_user and post.edit_of is None:
+            return post.hash
+    return None
+
+
+def answered_from(answer: object) -> str | None:
+    """The node user's reply the server's node found to a request (`answered` of `node=release-request`,
+    node/serving/release_facts.py), read as bytes from the network: a full hash, else none."""
+    found = answer.get("answered") if isinstance(answer, dict) else None
+    if isinstance(found, str) and len(found) in (40, 64) and not set(found) - set("0123456789abcdef"):
+        return found
+    return None
+
+
 @dataclass(frozen=True)
 class Asked:
     """A post of the thread read as a request: REQUEST, or REFUSED naming the field at fault."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...fossil.repository import Repository
 from ..releases.moves import last_move
-from ..releases.thread import Asked, read_request, releases_thread, unanswered
+from ..releases.thread import Asked, answer_to, read_request, releases_thread, unanswered
 
 if TYPE_CHECKING:
     from ..config import NodeConfig
@@ -47,13 +47,18 @@ def requests_of(repository: Repository, entry: NodeEntry) -> dict[str, Any]:
 
 
 def request_of(repository: Repository, entry: NodeEntry, post: str) -> dict[str, Any]:
-    """POST read again as a request for ENTRY: what `ocx release STEP --request POST` there carries out."""
+    """POST read again as a request for ENTRY: what `ocx release STEP --request POST` there carries out,
+    and ENTRY's node user's answer to it when there is one."""
     from ...protocol.errors import FieldError
     from ...protocol.hashes import is_full_hash
 
     if not is_full_hash(post):
         raise FieldError("post", "a post's full hash")
     try:
-        return asked_json(read_request(repository, post, str(entry.server_code)), post)
+        read = asked_json(read_request(repository, post, str(entry.server_code)), post)
     except LookupError:  # no such artifact, or not a forum post
         raise FieldError("post", f"{post} is no post of the served repository") from None
+    # ENTRY's node user's reply to it, if any: a command killed after its answer reached the server
+    # and before its claim said so must not answer again (once.py), and only here is a sender known (D37).
+    root = releases_thread(repository, entry.name, entry.node_user)
+    return {**read, "answered": answer_to(repository, root, post, entry.node_user)}
