@@ -19,12 +19,11 @@ import pytest
 
 from ocx.node.cut import CUT_ROOT
 from ocx.node.host_paths import RELEASES_DIRECTORY
-from ocx.node.releases.services import OWN_SERVICES
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
 from .battery import Committer, ci_values, open_command_record
-from .harness import PYTHON, Node, journal, ocx, systemctl, wait_for
+from .harness import PYTHON, Node, back_on_the_installation, journal, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
 from .test_releases_stage import IN_TREE_BACKEND
 
@@ -32,7 +31,6 @@ pytestmark = pytest.mark.systemd
 
 SRC = Path("/src")
 BUILD_SECONDS = 900
-LINKS = ("current", "previous", "next")
 ANSWER_SECONDS = 300  # the request's unit copies a whole release at accept, on a busy 2-core machine
 
 
@@ -101,11 +99,7 @@ def staged_twice(node, tmp_path_factory):
         assert first and second and first != second and named("current") == first
         yield first, second
     finally:
-        # Links, then the services back onto the installation, then the root: else later runs name no python.
-        for link in [path for name in LINKS if os.path.lexists(path := f"{RELEASES_DIRECTORY}/{name}")]:
-            os.unlink(link)
-        subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300, check=False)
-        shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
+        back_on_the_installation()
 
 
 def test_the_command_lines_steps_are_posted_by_the_node_user(node, staged_twice):
