@@ -22,10 +22,9 @@ from ocx.node.host_paths import RELEASES_DIRECTORY
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
-from .battery import Committer, ci_values, open_command_record
+from .battery import Committer, ocx_tree, passed_checkin
 from .harness import PYTHON, Node, back_on_the_installation, journal, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
-from .test_releases_stage import IN_TREE_BACKEND
 
 pytestmark = pytest.mark.systemd
 
@@ -212,19 +211,7 @@ def test_a_stage_request_of_a_checkin_without_ci_is_refused_by_roots_gate(node, 
 @pytest.fixture(scope="module")
 def passing_checkin(node, staged_twice) -> str:
     """A check-in of OCX's tree (its backend in the tree) that passed its CI: what a stage request may build."""
-    branch = f"relreq-{secrets.token_hex(2)}"
-    record = open_command_record(node, branch)
-    project = (SRC / "pyproject.toml").read_text()
-    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
-    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
-             if "__pycache__" not in path.parts}
-    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
-              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
-              "ci.py": 'print("checked")\n'}
-    checkin = Committer(node, branch).commit(files)
-    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    node.stop(record)
-    return checkin
+    return passed_checkin(node, f"relreq-{secrets.token_hex(2)}", ocx_tree(SRC))[0]
 
 
 def building() -> bool:
