@@ -268,7 +268,9 @@ def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_bu
 
 # -- a request's accept and roll-back cut at each step (C4, D46; node/releases/once.py) --------------------
 
-CUT_COPYING = ("copy", "copied")  # only while a release not yet accepted is copied out of staged/
+# Only while a release not yet accepted is made root's: "copy" when accept copies it out of staged/, never
+# when it takes root's copy made at stage (preview/ID, links.py `accept`), as after a stage on the record.
+CUT_COPYING = ("copy", "copied")
 CUT_ACCEPT = ("begun", "intent", "current", "previous", "next", "links", "moved")
 CUT_ROLLBACK = ("begun", "intent", "current", "previous", "links", "moved")
 
@@ -344,7 +346,8 @@ def test_a_request_killed_at_each_step_of_accept_and_rollback_is_completed_or_un
     asked: list[str] = []
     fresh = named("next")
     if fresh is not None and not (Path(RELEASES_DIRECTORY) / fresh).is_dir():
-        for point in CUT_COPYING:  # killed while it copies: undone, the half-made copy removed
+        made_at_stage = (Path(RELEASES_DIRECTORY) / "preview" / fresh).is_dir()
+        for point in CUT_COPYING[1:] if made_at_stage else CUT_COPYING:  # killed while it copies: undone
             before = ids()
             request, facts = cut_request(node, "accept", point)
             asked.append(request)
