@@ -100,8 +100,8 @@ def ocx_tree(src: Path) -> dict[str, str]:
 
 def passed_checkin(node: Node, branch: str, files: dict[str, str], seconds: float = 120) -> tuple[str, str]:
     """A check-in that passes by D25: FILES and a ci.py that prints "checked", committed on a new BRANCH by a
-    login of its own, judged by the CI of an open command record whose sender (the admin) is not its author;
-    its verdict a pass, counted, then the record stopped. The check-in and the record."""
+    login of its own, judged by the CI of an open command record; its `ci` verdict, sent by the node user (not
+    its author, so counted), a pass; then the record stopped. The check-in and the record."""
     record = open_command_record(node, branch)
     checkin = Committer(node, branch).commit({**files, "ci.py": 'print("checked")\n'})
     wait_for(lambda: ci_values(node, checkin), seconds, 0.5, "the ci verdict")
