@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.fossil_failure import FossilError
+from ocx.fossil.program import run_fossil
 
 _NEW_VERSION = re.compile(r"^New_Version: ([0-9a-f]{40,64})$", re.MULTILINE)
 _CHUNK = 200  # paths per `fossil add` / `fossil rm`: far below any argv limit

@@ -27,7 +27,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
+from ocx.fossil.fossil_failure import FossilError
+from ocx.fossil.program import run_fossil, run_fossil_with_password
 from ocx.fossil.sync import CallerClone, login_url
 
 

@@ -6,7 +6,7 @@ Decided by type only, from what the part that met the failure typed: the
 Cause of a `fossil` run, a page's HTTP status and a connection's errno
 (web.py), SQLite's result code; never by the words of a message. Where
 Fossil tells only in words, they are read where they are met, once:
-program.py's table for the `fossil` program, web.LOCKED_SAYS for its pages.
+fossil_failure.py's table for the `fossil` program, web.LOCKED_SAYS for its pages.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import errno
 import sqlite3
 from typing import TYPE_CHECKING
 
-from .program import Cause
+from .fossil_failure import Cause
 
 if TYPE_CHECKING:
     from .web import WebError
@@ -39,7 +39,7 @@ _PASSING_CAUSES = {Cause.UNREACHABLE, Cause.CUT_OFF, Cause.TIMED_OUT, Cause.SERV
 def passes(error: BaseException) -> bool | None:
     """True or False for an error of this layer; None for any other."""
     from .errors import JournalWaiting
-    from .program import FossilError
+    from .fossil_failure import FossilError
     from .web import WebError
 
     if isinstance(error, JournalWaiting):

@@ -22,7 +22,8 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from .program import FossilError, run_fossil
+from .fossil_failure import FossilError
+from .program import run_fossil
 
 CLEARED = "\n".join([
     "PRAGMA secure_delete=ON;",

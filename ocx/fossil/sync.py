@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ocx.fossil.program import FossilError, run_fossil, run_fossil_with_password
+from ocx.fossil.fossil_failure import FossilError
+from ocx.fossil.program import run_fossil, run_fossil_with_password
 
 if TYPE_CHECKING:  # imported when first read (_repository)
     from ocx.fossil.repository import Repository

@@ -106,7 +106,7 @@ class Here:
         """A user that does not exist (its run was stopped before its preparation made it) or holds
         nothing already is done: read first, so an answer writes no more than it must."""
         from ..fossil import admin
-        from ..fossil.program import Cause, FossilError
+        from ..fossil.fossil_failure import Cause, FossilError
 
         with Repository(self.config.repository) as repository:
             try:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ..fossil.program import FossilError
+from ..fossil.fossil_failure import FossilError
 from ..fossil.repository import Repository
 from ..fossil.sync import CallerClone
 from ..fossil.web import WebSession

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ..fossil.errors import AmbiguousPrefix, BadPrefix, RepositoryError, UnknownArtifact
-from ..fossil.program import FossilError
+from ..fossil.fossil_failure import FossilError
 from ..fossil.web import WebError
 from ..protocol.errors import FieldError
 from ..protocol.hashes import is_hash_prefix

@@ -144,7 +144,7 @@ def sql(query: str) -> dict:
 def commit(branch: str) -> dict:
     import secrets
 
-    from ocx.fossil.program import FossilError
+    from ocx.fossil.fossil_failure import FossilError
 
     node = server()
     clone = node.clone_of(node.admin)

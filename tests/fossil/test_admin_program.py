@@ -7,7 +7,8 @@ import os
 import pytest
 
 from ocx.fossil import admin
-from ocx.fossil.program import FossilError, fossil_environment, run_fossil, serve
+from ocx.fossil.fossil_failure import FossilError
+from ocx.fossil.program import fossil_environment, run_fossil, serve
 from ocx.fossil.web import WebError, WebSession
 
 pytestmark = pytest.mark.fossil

@@ -81,7 +81,7 @@ def test_v_login_may_push_and_an_empty_login_may_not(served, tmp_path) -> None:
     checkin = served.commit("erin", "erin.txt", "from erin\n")
     assert served.sender_by_sql(checkin)[0] == "erin"
     # carol (`3`, no `i`) is refused by the server.
-    from ocx.fossil.program import FossilError
+    from ocx.fossil.fossil_failure import FossilError
 
     with pytest.raises(FossilError):
         served.commit("carol", "carol.txt", "from carol\n")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from ocx.fossil.copies import copy_bytes, copy_for_run, make_own, make_template, refresh_template
-from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.fossil_failure import FossilError
+from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 
 pytestmark = pytest.mark.fossil

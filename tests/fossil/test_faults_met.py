@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import pytest
 
 from ocx.fossil import admin, faults
-from ocx.fossil.program import Cause, FossilError, run_fossil
+from ocx.fossil.fossil_failure import Cause, FossilError
+from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
 from ocx.fossil.web import WebError, WebSession

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from ocx.fossil.program import FossilError
+from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.sync import CallerClone, pristine_update
 
 pytestmark = pytest.mark.fossil

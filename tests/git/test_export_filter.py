@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ocx.fossil import admin, git_export
+from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.git_export import exported_commits, keep_copy
-from ocx.fossil.program import FossilError, run_fossil
+from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.git.fast_import_filter import FILTER_DIR, export, make_filter
 from ocx.protocol.git_committer import StreamFacts, branch_ref

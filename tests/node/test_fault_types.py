@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocx.fossil import faults
-from ocx.fossil.program import Cause, FossilError, not_started, said
+from ocx.fossil.fossil_failure import Cause, FossilError, said
+from ocx.fossil.program import not_started
 from ocx.fossil.web import WebError
 from ocx.node.faults import is_node_fault
 from ocx.systemd.errors import BusError, PASSING_NAMES
@@ -230,7 +231,7 @@ def test_the_node_reads_each_layers_types_through_the_chain():
 
 
 def test_no_module_judges_a_failure_by_the_words_of_its_output_or_message():
-    """A failure's words are typed where they are met (program.py's table, web.LOCKED_SAYS);
+    """A failure's words are typed where they are met (fossil_failure.py's table, web.LOCKED_SAYS);
     nothing looks for words in a `fossil` run's output or in an error's text (`x in str(error)`)."""
     import ast
     import re

@@ -3,7 +3,7 @@ import errno
 import sqlite3
 import urllib.error
 
-from ocx.fossil.program import FossilError
+from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.web import WebError
 from ocx.node.faults import describe, is_node_fault
 from ocx.systemd.bus import BusError

@@ -81,6 +81,35 @@ def ci_values(node: Node, checkin: str) -> list[str]:
         return [t.value for t in repository.tag_history(checkin, ["ci"]) if t.op == "+"]
 
 
+# A check-in's build backend in its own tree (PEP 517 backend-path): the image holds no `wheel` (D45).
+IN_TREE_BACKEND = '[build-system]\nrequires = []\nbuild-backend = "release_wheels"\nbackend-path = ["."]\n'
+# A tree whose build asks for a backend (flit_core) that no wheelhouse of the tests holds.
+FLIT_TREE = {"pyproject.toml": '[build-system]\nrequires = ["flit_core>=3.9"]\nbuild-backend = "flit_core.buildapi"\n'
+                               '[project]\nname = "ocx"\nversion = "0.2.0"\n', "ocx/__init__.py": ""}
+
+
+def ocx_tree(src: Path) -> dict[str, str]:
+    """OCX's own tree from the source at SRC, its build backend in the tree (release_wheels.py)."""
+    project = (src / "pyproject.toml").read_text()
+    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
+    files = {str(path.relative_to(src)): path.read_text() for path in sorted((src / "ocx").rglob("*.py"))
+             if "__pycache__" not in path.parts}
+    return files | {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
+                    "release_wheels.py": (src / "tests" / "node_system" / "release_wheels.py").read_text()}
+
+
+def passed_checkin(node: Node, branch: str, files: dict[str, str], seconds: float = 120) -> tuple[str, str]:
+    """A check-in that passes by D25: FILES and a ci.py that prints "checked", committed on a new BRANCH by a
+    login of its own, judged by the CI of an open command record; its `ci` verdict, sent by the node user (not
+    its author, so counted), a pass; then the record stopped. The check-in and the record."""
+    record = open_command_record(node, branch)
+    checkin = Committer(node, branch).commit({**files, "ci.py": 'print("checked")\n'})
+    wait_for(lambda: ci_values(node, checkin), seconds, 0.5, "the ci verdict")
+    assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
+    node.stop(record)
+    return checkin, record
+
+
 def answers_a_plain_record(node: Node, runner_name: str) -> None:
     """The node still works: a new record is answered, and as it should be.
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ocx.fossil.program import FossilError  # noqa: E402
+from ocx.fossil.fossil_failure import FossilError  # noqa: E402
 from ocx.fossil.sync import CallerClone  # noqa: E402
 from tests.node_system.chaos_report import report  # noqa: E402
 from tests.node_system.drive import node as node_named  # noqa: E402

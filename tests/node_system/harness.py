@@ -8,7 +8,9 @@ their senders. Nothing of OCX's is stood in for: the node is set up by
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -20,6 +22,8 @@ from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
 from ocx.fossil.web import WebSession
 from ocx.node import config as node_config
+from ocx.node.host_paths import RELEASES_DIRECTORY
+from ocx.node.releases.services import OWN_SERVICES
 from ocx.protocol import Response, parse_message, render_message
 from ocx.protocol.finder import find_message
 
@@ -59,6 +63,17 @@ def wait_for(check, timeout: float = 30.0, every: float = 0.1, what: str = "cond
             return value
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def back_on_the_installation() -> None:
+    """After a test moved the container's releases (D46): the links removed, then every node's own services
+    restarted (they moved with the links) onto the installation, then the releases' root removed whole, as
+    the container began; in this order, else the next module's runs name a release's python that is gone."""
+    for link in [path for name in ("current", "previous", "next")
+                 if os.path.lexists(path := f"{RELEASES_DIRECTORY}/{name}")]:
+        os.unlink(link)
+    subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300, check=False)
+    shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
 
 
 @dataclass

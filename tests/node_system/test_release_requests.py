@@ -19,20 +19,17 @@ import pytest
 
 from ocx.node.cut import CUT_ROOT
 from ocx.node.host_paths import RELEASES_DIRECTORY
-from ocx.node.releases.services import OWN_SERVICES
 from ocx.protocol.release_request import answer_object, thread_title
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
-from .battery import Committer, ci_values, open_command_record
-from .harness import PYTHON, Node, journal, ocx, systemctl, wait_for
+from .battery import Committer, ocx_tree, passed_checkin
+from .harness import PYTHON, Node, back_on_the_installation, journal, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
-from .test_releases_stage import IN_TREE_BACKEND
 
 pytestmark = pytest.mark.systemd
 
 SRC = Path("/src")
 BUILD_SECONDS = 900
-LINKS = ("current", "previous", "next")
 ANSWER_SECONDS = 300  # the request's unit copies a whole release at accept, on a busy 2-core machine
 
 
@@ -101,11 +98,7 @@ def staged_twice(node, tmp_path_factory):
         assert first and second and first != second and named("current") == first
         yield first, second
     finally:
-        # Links, then the services back onto the installation, then the root: else later runs name no python.
-        for link in [path for name in LINKS if os.path.lexists(path := f"{RELEASES_DIRECTORY}/{name}")]:
-            os.unlink(link)
-        subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300, check=False)
-        shutil.rmtree(RELEASES_DIRECTORY, ignore_errors=True)
+        back_on_the_installation()
 
 
 def test_the_command_lines_steps_are_posted_by_the_node_user(node, staged_twice):
@@ -218,19 +211,7 @@ def test_a_stage_request_of_a_checkin_without_ci_is_refused_by_roots_gate(node, 
 @pytest.fixture(scope="module")
 def passing_checkin(node, staged_twice) -> str:
     """A check-in of OCX's tree (its backend in the tree) that passed its CI: what a stage request may build."""
-    branch = f"relreq-{secrets.token_hex(2)}"
-    record = open_command_record(node, branch)
-    project = (SRC / "pyproject.toml").read_text()
-    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
-    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
-             if "__pycache__" not in path.parts}
-    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
-              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
-              "ci.py": 'print("checked")\n'}
-    checkin = Committer(node, branch).commit(files)
-    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    node.stop(record)
-    return checkin
+    return passed_checkin(node, f"relreq-{secrets.token_hex(2)}", ocx_tree(SRC))[0]
 
 
 def building() -> bool:
@@ -287,7 +268,9 @@ def test_a_stage_request_is_built_once_through_a_restart_of_the_node_while_it_bu
 
 # -- a request's accept and roll-back cut at each step (C4, D46; node/releases/once.py) --------------------
 
-CUT_COPYING = ("copy", "copied")  # only while a release not yet accepted is copied out of staged/
+# Only while a release not yet accepted is made root's: "copy" when accept copies it out of staged/, never
+# when it takes root's copy made at stage (preview/ID, links.py `accept`), as after a stage on the record.
+CUT_COPYING = ("copy", "copied")
 CUT_ACCEPT = ("begun", "intent", "current", "previous", "next", "links", "moved")
 CUT_ROLLBACK = ("begun", "intent", "current", "previous", "links", "moved")
 
@@ -363,7 +346,8 @@ def test_a_request_killed_at_each_step_of_accept_and_rollback_is_completed_or_un
     asked: list[str] = []
     fresh = named("next")
     if fresh is not None and not (Path(RELEASES_DIRECTORY) / fresh).is_dir():
-        for point in CUT_COPYING:  # killed while it copies: undone, the half-made copy removed
+        made_at_stage = (Path(RELEASES_DIRECTORY) / "preview" / fresh).is_dir()
+        for point in CUT_COPYING[1:] if made_at_stage else CUT_COPYING:  # killed while it copies: undone
             before = ids()
             request, facts = cut_request(node, "accept", point)
             asked.append(request)

@@ -14,8 +14,8 @@ import pytest
 
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
-from .battery import Committer, ci_values, open_command_record
-from .harness import ocx, wait_for
+from .battery import FLIT_TREE, Committer, passed_checkin
+from .harness import ocx
 from .test_releases_stage import fresh_root, release, shown
 
 pytestmark = pytest.mark.systemd
@@ -23,14 +23,7 @@ pytestmark = pytest.mark.systemd
 
 def test_a_checkin_is_staged_from_the_release_source_the_node_names(node):
     root = fresh_root()
-    branch = f"release-{secrets.token_hex(2)}"
-    record = open_command_record(node, branch)
-    project = ('[build-system]\nrequires = ["flit_core>=3.9"]\nbuild-backend = "flit_core.buildapi"\n'
-               '[project]\nname = "ocx"\nversion = "0.2.0"\n')
-    checkin = Committer(node, branch).commit({"ci.py": 'print("checked")\n', "pyproject.toml": project,
-                                              "ocx/__init__.py": ""})
-    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    node.stop(record)
+    checkin, _ = passed_checkin(node, f"release-{secrets.token_hex(2)}", FLIT_TREE)
     # The source: root's own copy of the served repository (a copy keeps who sent each tag; a clone would
     # name itself their sender, D29), in a directory only root may change. What is committed after is not in it.
     directory = Path(f"/var/lib/ocx-source-test-{secrets.token_hex(3)}")

@@ -8,20 +8,19 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from ocx.node.host_paths import RELEASES_DIRECTORY
-from ocx.node.releases.services import OWN_SERVICES, named_by_units
+from ocx.node.releases.services import named_by_units
 from ocx.node.releases.serving import LAUNCHER
 from ocx.protocol.verdict import parse_verdict
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
 from .battery import Committer, ci_record, ci_values, runner
-from .harness import PYTHON, ocx, systemctl, wait_for
+from .harness import PYTHON, back_on_the_installation, ocx, systemctl, wait_for
 from .release_wheels import working_tree_wheel
 
 pytestmark = pytest.mark.systemd
@@ -113,18 +112,12 @@ def first(node, tmp_path_factory):
     assert Path(LAUNCHER).is_file() and os.stat(LAUNCHER).st_mode & 0o777 == 0o755
     assert not os.path.exists(f"{ROOT}/current"), "a release is current already on the test node"
     wheels = tmp_path_factory.mktemp("wheels")
-    staged = stage(working_tree_wheel(Path("/src"), wheels), wheelhouse=True)
-    said = release("accept").stdout
-    yield staged, said
-    for name in ("current", "previous", "next"):
-        if os.path.lexists(f"{ROOT}/{name}"):
-            os.unlink(f"{ROOT}/{name}")
-    # every node's services in this container moved with the links: all of them back on the installation
-    subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300)
-    for name in os.listdir(ROOT):
-        if name != ".lock":
-            path = f"{ROOT}/{name}"
-            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+    try:
+        staged = stage(working_tree_wheel(Path("/src"), wheels), wheelhouse=True)
+        said = release("accept").stdout
+        yield staged, said
+    finally:
+        back_on_the_installation()
 
 
 def test_an_accepted_release_runs_the_nodes_services_from_its_own_directory(node, first):

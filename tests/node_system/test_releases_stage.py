@@ -16,7 +16,7 @@ import pytest
 
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
 
-from .battery import Committer, ci_values, open_command_record
+from .battery import FLIT_TREE, Committer, ocx_tree, passed_checkin
 from .harness import PYTHON, ocx, systemctl, wait_for
 from .release_wheels import make_wheel, working_tree_wheel
 
@@ -203,15 +203,7 @@ def test_a_checkin_whose_build_needs_a_wheel_nobody_gave_is_refused_naming_it(no
     """A check-in that passed its CI (D25) is written out by the Fossil layer and built offline; its
     pyproject.toml asks for a build backend the wheelhouse lacks, and the refusal names it (D45)."""
     root = fresh_root()
-    branch = f"release-{secrets.token_hex(2)}"
-    record = open_command_record(node, branch)
-    project = ('[build-system]\nrequires = ["flit_core>=3.9"]\nbuild-backend = "flit_core.buildapi"\n'
-               '[project]\nname = "ocx"\nversion = "0.2.0"\n')
-    checkin = Committer(node, branch).commit({"ci.py": 'print("checked")\n', "pyproject.toml": project,
-                                              "ocx/__init__.py": ""})
-    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
-    node.stop(record)
+    checkin, _ = passed_checkin(node, f"release-{secrets.token_hex(2)}", FLIT_TREE)
     refused = release("stage", "--checkin", checkin[:12], "--node", node.name, "--wheelhouse", WHEELHOUSE_INSIDE,
                       root=root, check=False)
     assert refused.returncode == 1, refused
@@ -219,26 +211,11 @@ def test_a_checkin_whose_build_needs_a_wheel_nobody_gave_is_refused_naming_it(no
     assert shown(root)["next"] is None and os.listdir(f"{root}/staged") == []
 
 
-IN_TREE_BACKEND = '[build-system]\nrequires = []\nbuild-backend = "release_wheels"\nbackend-path = ["."]\n'
-
-
 def test_a_checkin_that_passed_its_ci_is_built_from_its_tree_and_staged(node):
     """The whole path of a check-in (D45): the gate, its tree written by the Fossil layer, OCX's wheel built
     from it in the build's unit (its backend is in the tree: the image holds no `wheel`), smoked, next."""
     root = fresh_root()
-    branch = f"release-{secrets.token_hex(2)}"
-    record = open_command_record(node, branch)
-    project = (SRC / "pyproject.toml").read_text()
-    start, end = project.index("[build-system]"), project.index("\n[", project.index("[build-system]"))
-    files = {str(path.relative_to(SRC)): path.read_text() for path in sorted((SRC / "ocx").rglob("*.py"))
-             if "__pycache__" not in path.parts}
-    files |= {"pyproject.toml": project[:start] + IN_TREE_BACKEND + project[end + 1:], "README.md": "OCX\n",
-              "release_wheels.py": (Path(__file__).parent / "release_wheels.py").read_text(),
-              "ci.py": 'print("checked")\n'}
-    checkin = Committer(node, branch).commit(files)
-    wait_for(lambda: ci_values(node, checkin), 120, 0.5, "the ci verdict")
-    assert ci_values(node, checkin) == [f"pass: checked (against {record})"]
-    node.stop(record)
+    checkin, _ = passed_checkin(node, f"release-{secrets.token_hex(2)}", ocx_tree(SRC))
     done = release("stage", "--checkin", checkin[:16], "--node", node.name, "--wheelhouse", WHEELHOUSE_INSIDE,
                    root=root)
     staged = done.stdout.strip().splitlines()[-1].removeprefix("next: ")

@@ -5,7 +5,6 @@ is printed, and a rerun changes nothing."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 import urllib.request
@@ -14,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ocx.node.host_paths import RELEASES_DIRECTORY
-from ocx.node.releases.services import OWN_SERVICES
 from ocx.node.releases.serving import LAUNCHER
 from tests.container.systemd_container import WHEELHOUSE_INSIDE
+from tests.node_system.harness import back_on_the_installation
 
 pytestmark = pytest.mark.systemd
 
@@ -32,15 +31,10 @@ def releases_restored():
     if not Path(WHEELHOUSE_INSIDE).is_dir():
         pytest.fail(f"no wheelhouse at {WHEELHOUSE_INSIDE}: tests/container/build-image.sh makes it on the host")
     assert not os.path.lexists(f"{ROOT}/current"), "a release is current already on the test node"
-    yield
-    for name in ("current", "previous", "next"):
-        if os.path.lexists(f"{ROOT}/{name}"):
-            os.unlink(f"{ROOT}/{name}")
-    subprocess.run(["systemctl", "try-restart", *OWN_SERVICES], timeout=300)
-    for name in os.listdir(ROOT):
-        if name != ".lock":
-            path = f"{ROOT}/{name}"
-            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+    try:
+        yield
+    finally:
+        back_on_the_installation()
 
 
 def shown(unit: str, prop: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ocx.fossil import program
+from ocx.fossil.fossil_failure import FossilError
 from ocx.systemd import cgroup
 from ocx.systemd.errors import BusUnreadable
 from ocx.systemd.scopes import confine, confiner
@@ -55,7 +56,7 @@ def test_a_fossil_child_past_its_scopes_memory_is_killed_there_and_the_caller_go
         out.truncate(256 * MIB)
     program.confine_children(confiner("ocx-test-fossil", memory_max=32 * MIB, tasks_max=8))
     try:
-        with pytest.raises(program.FossilError) as failed:
+        with pytest.raises(FossilError) as failed:
             program.run_fossil(["test-compress", str(zeros), str(tmp_path / "out")], home=tmp_path, timeout=120)
     finally:
         program.confine_children(None)
@@ -70,7 +71,7 @@ def test_a_child_that_cannot_be_confined_never_runs(tmp_path: Path):
     marker = tmp_path / "ran"
     program.confine_children(refuse)
     try:
-        with pytest.raises(program.FossilError, match="StartTransientUnit|not moved"):
+        with pytest.raises(FossilError, match="StartTransientUnit|not moved"):
             program.run_fossil(["new", str(marker)], home=tmp_path)
     finally:
         program.confine_children(None)
