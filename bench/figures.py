@@ -38,7 +38,7 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("burst_cpu", "the same burst: CPU used from its first post to its last program's start", "—", ""),
     ("burst_parts", "the same burst: a run's own CPU, part by part (its unit's cgroup, a median run)", "—", ""),
     ("burst_order", "the same burst: programs started out of the order their records were received", "—",
-     "none (issue 35)"),
+     "none"),
     ("memory", "the node service while the next burst's runs start (MemoryCurrent)",
      "34–36 MiB (empty repository; it exited when idle)", "no OCX process per run (the first node's target)"),
     ("units", "units active at once", "203 of 200 (empty repository)", ""),

@@ -23,7 +23,6 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import resource
 import shutil
@@ -31,8 +30,8 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple  # not dataclasses (fossil/program.py)
 
 from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
@@ -53,8 +52,7 @@ from .turns import take_turn, turns_of
 WAIT_FOR_PULL = 20.0  # seconds a preparation waits for the node's pull (--wait-for) before it pulls itself
 
 
-@dataclass(frozen=True)
-class Preparation:
+class Preparation(NamedTuple):
     """Everything the step needs, none of it secret (it is the unit's argv)."""
 
     repository: str
@@ -125,7 +123,7 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             steps.done(f"the node's clone pulled through receipt {step.wait_for}, waited for")
         else:  # the node's pull failed, or it was cut off: the run's copy pulls itself, as a fresh one
             steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {wait:.0f} s")
-            step = dataclasses.replace(step, pull=True, ahead=None, wait_for=None)
+            step = step._replace(pull=True, ahead=None, wait_for=None)
     if step.ahead is not None and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
             if step.ahead == held(step.template):
@@ -287,7 +285,8 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
         user.join()  # never left running; a failure of the home's is the one told
     user.result()  # a no_password run never waited for the password: what the user's making raised, raised
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
-    print(f"prepare: done in {steps.total() * 1000:.0f} ms" + (f"; {cpu_spent(start_ms)}" if own_process else ""), flush=True)
+    cpu = f"; {cpu_spent(start_ms)}" if own_process else ""
+    print(f"prepare: done in {steps.total() * 1000:.0f} ms{cpu}", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
     RecordStore(step.marks).mark(Mark.PREPARED, {
         "at": time.time(), "seconds": round(time.time() - started, 3),
