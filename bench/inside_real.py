@@ -339,6 +339,7 @@ def mark_lost(n, name: str) -> None:
           f"node user's posts before {before}, after {after}", flush=True)
 
 
+EMPTY = "empty"  # HISTORY for a node on a new repository (bench/run.py's `empty` part)
 PARTS = ("readers", "quiet", "hook", "ends", "deliveries", "ci", "burst", "lost")
 
 
@@ -347,7 +348,11 @@ def main(name: str, port: str, history: str, count: str = "100", parts: str = ",
     from tests.node_system.drive import node
 
     count, chosen = int(count), set(parts.split(","))
-    adopt(name, port, Path(history))
+    if history == EMPTY:  # a new repository: the run's own costs, without the history's
+        ocx("node", "init", "--name", name, "--port", port, timeout=600)
+        node_idle(name, 900)
+    else:
+        adopt(name, port, Path(history))
     n = node(name)
     n.runner_page(n.admin)
     if "readers" in chosen:
