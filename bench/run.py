@@ -52,6 +52,7 @@ def main(records: str = "100", *parts: str) -> None:
     With `empty` among them, the node's repository is a new one, not click.fossil's history:
     what a run itself costs, e.g. `bench/run.py 100 empty,burst`."""
     compiled()
+    parts = tuple(p for given in parts for p in given.split(",") if p)
     empty = "empty" in parts
     data = None if empty else history()
     engine()
