@@ -3,6 +3,8 @@
     python bench/inside.py NAME [RECORDS]
 """
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -86,23 +88,32 @@ def node_resident(name: str) -> str:
     return f"{process}, {node_memory(name)} in its cgroup (MemoryCurrent)"
 
 
+def group_cpu(group: str) -> float:
+    """cgroup v2's cpu.stat, kept without the cpu controller (systemd's CPUUsageNSec is not, in the
+    test container, whose v2 hierarchy is systemd's hybrid `unified`)."""
+    for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        try:
+            stat = Path(f"{root}{group}/cpu.stat").read_text()
+        except OSError:
+            continue
+        return next(int(line.split()[1]) for line in stat.splitlines() if line.startswith("usage_usec")) / 1e6
+    return 0.0
+
+
+def properties(units: list[str], *props: str) -> dict[str, dict[str, str]]:
+    """PROPS of each of UNITS, read by one systemctl."""
+    out = subprocess.run(["systemctl", "show", "-p", "Id", *(a for p in props for a in ("-p", p)), *units],
+                         capture_output=True, text=True).stdout
+    blocks = (dict(line.split("=", 1) for line in block.splitlines() if "=" in line) for block in out.split("\n\n"))
+    return {fields["Id"]: fields for fields in blocks if "Id" in fields}
+
+
 def cpu_seconds(name: str, runs: tuple[str, ...] = ()) -> dict[str, float]:
     """CPU time so far of what a burst keeps busy: the units of RUNS (their preparations, feeders and
     programs; a unit's own, since the slice forgets the units that are gone), the node service, the
     tool sockets' service, the Fossil server, journald, systemd itself, and the whole machine."""
-    import os
-
     def unit(u: str) -> float:
-        """cgroup v2's cpu.stat, kept without the cpu controller (systemd's CPUUsageNSec is not, in the
-        test container, whose v2 hierarchy is systemd's hybrid `unified`)."""
-        group = show(u, "ControlGroup")
-        for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-            try:
-                stat = Path(f"{root}{group}/cpu.stat").read_text()
-            except OSError:
-                continue
-            return next(int(line.split()[1]) for line in stat.splitlines() if line.startswith("usage_usec")) / 1e6
-        return 0.0
+        return group_cpu(show(u, "ControlGroup"))
 
     tick = os.sysconf("SC_CLK_TCK")
     pid1 = Path("/proc/1/stat").read_text().rsplit(")", 1)[1].split()
@@ -115,8 +126,64 @@ def cpu_seconds(name: str, runs: tuple[str, ...] = ()) -> dict[str, float]:
 
 
 def cpu_spent(before: dict[str, float], after: dict[str, float], runs: int) -> str:
-    return "; ".join(f"{what} {after[what] - before[what]:.1f} s ({(after[what] - before[what]) / runs * 1000:.0f} ms a run)"
-                     for what in before)
+    named = [what for what in before if what != "the machine (both cores)"]
+    rest = {"the rest of the machine (the kernel's, the engine's, any other work on it)":
+            (after["the machine (both cores)"] - before["the machine (both cores)"])
+            - sum(after[what] - before[what] for what in named)}
+    spent = {**{what: after[what] - before[what] for what in before}, **rest}
+    return "; ".join(f"{what} {seconds:.1f} s ({seconds / runs * 1000:.0f} ms a run)" for what, seconds in spent.items())
+
+
+def process_cpu(pid: int) -> float:
+    """PID's own CPU so far (utime + stime, /proc/PID/stat), 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_parts(units: list[str]) -> str:
+    """The runs' CPU part by part, a run's median: its preparation (its Python's start and imports,
+    the rest of its Python, its Fossil runs: the `prepare: done` line's CPU), its feeder (the unit's
+    main process) and its program (the feeder's children), both still running, and what is left of
+    the unit's cgroup: systemd's making of its processes and sandbox (exec, mounts, namespaces)."""
+    out = subprocess.run(["journalctl", "-o", "json", "--no-pager", *(a for u in units for a in ("-u", u))],
+                         capture_output=True, text=True).stdout
+    prepared: dict[str, tuple[float, float, float]] = {}
+    for line in out.splitlines():
+        entry = json.loads(line)
+        found = re.search(r"^prepare: done in .*; CPU \d+ ms \(Python (\d+), its start (\d+), Fossil (\d+)\)$",
+                          str(entry.get("MESSAGE", "")))
+        if found:
+            python, start, fossil = (int(v) / 1000 for v in found.groups())
+            prepared[entry.get("_SYSTEMD_UNIT", "")] = (start, python - start, fossil)
+    parts: dict[str, list[float]] = {k: [] for k in ("its preparation's Python start", "its preparation's Python work",
+                                                     "its preparation's Fossil", "its feeder", "its program",
+                                                     "the rest of its unit (systemd's set-up of its processes)",
+                                                     "its unit in all")}
+    shown = properties(units, "MainPID", "ControlGroup")
+    for unit in units:
+        main_pid, group = int(shown.get(unit, {}).get("MainPID") or 0), shown.get(unit, {}).get("ControlGroup", "")
+        if unit not in prepared or not main_pid:
+            continue
+        children = Path(f"/proc/{main_pid}/task/{main_pid}/children")
+        program = sum(process_cpu(int(p)) for p in (children.read_text().split() if children.exists() else []))
+        total = group_cpu(group)
+        values = (*prepared[unit], process_cpu(main_pid), program)
+        for key, value in zip(parts, (*values, total - sum(values), total), strict=True):
+            parts[key].append(value)
+    told = "; ".join(f"{what} {statistics.median(v) * 1000:.0f} ms" for what, v in parts.items() if v)
+    return f"{told} (median of {len(parts['its unit in all'])} of {len(units)} runs)"
+
+
+def out_of_order(started: list[float]) -> str:
+    """STARTED: each program's start, in the order their records were received. A program started
+    out of order started before one whose record came earlier; the pairs out of order too."""
+    overtaking = sum(1 for i, at in enumerate(started) if any(at < before for before in started[:i]))
+    pairs = sum(1 for i, at in enumerate(started) for before in started[:i] if at < before)
+    return (f"{overtaking} of {len(started)} programs started before one whose record was received earlier; "
+            f"{pairs} of {len(started) * (len(started) - 1) // 2} pairs in the opposite order")
 
 
 def node_idle(name: str, timeout: float = 600) -> None:

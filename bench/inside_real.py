@@ -257,6 +257,13 @@ def burst(n, count: int, name: str) -> list[str]:
     figures.note("burst_cpu", spent)
     print(f"burst of {count}: CPU used from the first post to the last program's start "
           f"({time.monotonic() - began:.1f} s): {spent}", flush=True)
+    parts = inside.run_parts([n.unit(r) for r in first])
+    figures.note("burst_parts", parts)
+    print(f"burst of {count}: a run's own CPU, part by part: {parts}", flush=True)
+    received = [receipt_time(n, r) for r in first]  # posted one after another: the order received
+    order = inside.out_of_order([start + at for start, at in zip(main_starts, received, strict=True)])
+    figures.note("burst_order", order)
+    print(f"burst of {count}: programs started out of order: {order}", flush=True)
     lines = [wait_for(lambda r=r: first_line(n.unit(r), "delivery "), 600, 0.5, "a first line") - receipt_time(n, r)
              for r in first]
     passes = [e["MESSAGE"] for e in journal(f"ocx-node@{name}.service", receipt_time(n, first[0]) - 0.5)
@@ -332,6 +339,7 @@ def mark_lost(n, name: str) -> None:
           f"node user's posts before {before}, after {after}", flush=True)
 
 
+EMPTY = "empty"  # HISTORY for a node on a new repository (bench/run.py's `empty` part)
 PARTS = ("readers", "quiet", "hook", "ends", "deliveries", "ci", "burst", "lost")
 
 
@@ -340,7 +348,11 @@ def main(name: str, port: str, history: str, count: str = "100", parts: str = ",
     from tests.node_system.drive import node
 
     count, chosen = int(count), set(parts.split(","))
-    adopt(name, port, Path(history))
+    if history == EMPTY:  # a new repository: the run's own costs, without the history's
+        ocx("node", "init", "--name", name, "--port", port, timeout=600)
+        node_idle(name, 900)
+    else:
+        adopt(name, port, Path(history))
     n = node(name)
     n.runner_page(n.admin)
     if "readers" in chosen:

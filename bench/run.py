@@ -48,15 +48,20 @@ def compiled() -> None:
 
 
 def main(records: str = "100", *parts: str) -> None:
-    """PARTS: only these parts of bench/inside_real.py (for working on one figure); all by default."""
+    """PARTS: only these parts of bench/inside_real.py (for working on one figure); all by default.
+    With `empty` among them, the node's repository is a new one, not click.fossil's history:
+    what a run itself costs, e.g. `bench/run.py 100 empty,burst`."""
     compiled()
-    data = history()
+    parts = tuple(p for given in parts for p in given.split(",") if p)
+    empty = "empty" in parts
+    data = None if empty else history()
     engine()
-    container = SystemdContainer(build_image(), src=ROOT, volumes={str(data.parent): INSIDE})
+    container = SystemdContainer(build_image(), src=ROOT, volumes={} if data is None else {str(data.parent): INSIDE})
     container.start()
     try:
         argv = ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_real.py", "bench", "8484",
-                f"{INSIDE}/{data.name}", records, *([",".join(parts)] if parts else [])]
+                "empty" if data is None else f"{INSIDE}/{data.name}", records,
+                *([",".join(p for p in parts if p != "empty")] if parts else [])]
         result = container.exec(argv)
         print(result.output)
     finally:

@@ -2,7 +2,9 @@
 prefix stops a tool, naming the field)."""
 from __future__ import annotations
 
-import sqlite3
+# sqlite3's errors are its C module's: the package's import (dbapi2, datetime) was a tenth of a run's
+# preparation's imports, which read nothing by sqlite (docs/node.md, 'Preparing a run').
+from _sqlite3 import Error as SqliteError
 
 from ..protocol.errors import OcxError
 
@@ -27,7 +29,7 @@ class JournalWaiting(RepositoryUnreadable):
 # pass on as sqlite raises them; and the OS's (a file missing, a full disk,
 # `fossil` not starting). fossil/faults.py tells which pass by themselves.
 # Callers outside the layer, which never import sqlite3, catch these.
-FOSSIL_FAILURES: tuple[type[Exception], ...] = (FossilLayerError, sqlite3.Error, OSError)
+FOSSIL_FAILURES: tuple[type[Exception], ...] = (FossilLayerError, SqliteError, OSError)
 
 
 class RepositoryError(FossilLayerError, LookupError):

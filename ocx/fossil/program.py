@@ -32,13 +32,11 @@ import os
 import pty
 import selectors
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple  # not dataclasses: inspect and ast, a fifth of a preparation's start
 
 from ..protocol.errors import OcxError
 from .errors import FossilLayerError
@@ -62,8 +60,7 @@ def not_started(error: OSError | subprocess.TimeoutExpired) -> Cause:
     return _ERRNO_CAUSES.get(error.errno or 0, Cause.OTHER)
 
 
-@dataclass(frozen=True)
-class FossilResult:
+class FossilResult(NamedTuple):
     returncode: int
     stdout: str
     stderr: str
@@ -254,13 +251,14 @@ def _answer_prompts(process: subprocess.Popen[bytes], master: int, password: str
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free right now (the kernel's pick for port 0)."""
+    import socket  # here: a run's preparation, which imports this module, opens none
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-@dataclass(frozen=True)
-class FossilServer:
+class FossilServer(NamedTuple):
     """A running `fossil server` on 127.0.0.1."""
 
     process: subprocess.Popen[bytes]
@@ -314,6 +312,8 @@ def serve(repository: Path | str, *, home: Path | str, port: int | None = None, 
 
 
 def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> bool:
+    import socket  # as free_port
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple  # not dataclasses (program.py)
 
 from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.program import run_fossil, run_fossil_with_password
@@ -55,8 +54,7 @@ def _repository(path: Path) -> Repository:
     return Repository(path)
 
 
-@dataclass(frozen=True)
-class CallerClone:
+class CallerClone(NamedTuple):
     """A clone file that syncs with the server as LOGIN."""
 
     path: Path

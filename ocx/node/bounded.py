@@ -26,8 +26,8 @@ import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple  # not dataclasses: a run's preparation imports this (fossil/program.py)
 
 from ..protocol.errors import OcxError
 
@@ -141,8 +141,7 @@ def read_last_line(path: str | Path, limit: int = 4096) -> str:
         return ""
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """A regular file found by walk: its path below the top, and its lstat."""
 
     relative: tuple[str, ...]

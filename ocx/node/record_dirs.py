@@ -16,7 +16,6 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +41,11 @@ def node_lock(config: NodeConfig) -> Iterator[None]:
         yield
 
 
-@dataclass(frozen=True)
 class RecordDir(RecordStore):
     """The node's record store (record_store.py) with what it keeps beside the marks: the record's
     body, parsed; its inbox; its tool socket's directory."""
+
+    __slots__ = ()  # a record store's one field, its path
 
     @classmethod
     def of(cls, config: NodeConfig, record_hash: str) -> RecordDir:

@@ -21,9 +21,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple  # not dataclasses: a run's preparation imports this (fossil/program.py)
 
 from ..files import write_atomically  # one way to write a file whole (docs/architecture.md)
 from .states import (
@@ -98,8 +97,7 @@ def _listed(directory: Path) -> Present:
     return frozenset(own), {stem: frozenset(marks) for stem, marks in runs.items()}
 
 
-@dataclass(frozen=True)
-class RecordStore:
+class RecordStore(NamedTuple):
     """One record's directory: its marks, its state and its runs', its failed steps."""
 
     path: Path

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple  # not dataclasses: the stop step imports this (docs/node.md)
 
 from ..protocol.budget import format_seconds
 from ..protocol.numerals import is_digits
@@ -49,7 +48,7 @@ def by_stop_step(stem: str, report: StopReport, at: float, system_stopping: bool
     JOB: a job on the unit while it stops, which the node asked for or root did (`end_facts`).
     INVOCATION: systemd's id of this start of the unit, which PID 1's lines about it carry."""
     return {"unit": f"{stem}.service", "at": at, "system_stopping": system_stopping, "job": job,
-            "invocation": invocation, **asdict(report)}
+            "invocation": invocation, **report.as_dict()}
 
 
 def never_started(stem: str) -> dict[str, Any]:
@@ -91,8 +90,7 @@ def _from_properties(stem: str, properties: Mapping[str, Any]) -> dict[str, Any]
 # A job on the unit while it stopped that ends it: queued by a client of PID 1's, never by the run (D4).
 ENDING_JOBS = frozenset({"stop", "restart", "try-restart"})
 
-@dataclass(frozen=True)
-class EndFacts:
+class EndFacts(NamedTuple):
     result: str  # systemd's Result: success, exit-code, signal, timeout, oom-kill, core-dump…
     code: str | None  # exited, killed, dumped
     status: str | None  # the exit status, or the signal's name or number

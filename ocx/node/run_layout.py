@@ -6,8 +6,8 @@ from inside the run. The run's part is its HOME, below.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple  # not dataclasses: a run's preparation imports this (fossil/program.py)
 
 from ..protocol.hashes import short
 from .host_paths import RUNS_STATE_DIRECTORY  # not .config: it imports pydantic (docs/node.md, 'The readers')
@@ -42,8 +42,7 @@ def parse_unit_name(name: str) -> tuple[str, str, str | None] | None:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 
-@dataclass(frozen=True)
-class RunHome:
+class RunHome(NamedTuple):
     """The run's own part of its workspace: its HOME, clone and checkout (D16).
 
     systemd's StateDirectory for the unit: the node prepares it on the host

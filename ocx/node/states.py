@@ -29,8 +29,8 @@ says when to stop trying and answer instead (C4; docs/node.md, 'Faults').
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import Final
 
 from ..protocol.errors import OcxError
 
@@ -167,16 +167,32 @@ FAULT_GRACE_SECONDS = 60.0  # a fault of the node's own is waited out at least t
 RETRY_FIRST_SECONDS, RETRY_MOST_SECONDS = 1.0, 10.0
 
 
-@dataclass(frozen=True)
 class Failure:
-    """One step of a record that failed, and how often."""
+    """One step of a record that failed, and how often. A plain class, not a dataclass: a run's
+    preparation imports this module, and dataclasses' import (inspect, ast) was a fifth of its start;
+    nor a NamedTuple, whose tuple.count its `count` would hide."""
 
-    step: str
-    count: int
-    first: float
-    error: str
-    fault: bool  # the node's own (its server, its bus, its disk), not the record's
-    last: float = 0.0  # when it last failed
+    __slots__ = ("step", "count", "first", "error", "fault", "last")
+
+    def __init__(self, step: str, count: int, first: float, error: str, fault: bool, last: float = 0.0) -> None:
+        self.step: Final = step
+        self.count: Final = count
+        self.first: Final = first
+        self.error: Final = error
+        self.fault: Final = fault  # the node's own (its server, its bus, its disk), not the record's
+        self.last: Final = last  # when it last failed
+
+    def _fields(self) -> tuple[str, int, float, str, bool, float]:
+        return self.step, self.count, self.first, self.error, self.fault, self.last
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Failure) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Failure(" + ", ".join(f"{k}={v!r}" for k, v in zip(self.__slots__, self._fields(), strict=True)) + ")"
 
     def deadline(self, received: float, wall_seconds: float) -> float:
         """C4's `lost`: a fault of the node's own is waited out within the record's

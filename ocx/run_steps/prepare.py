@@ -23,7 +23,6 @@ Standard library and ocx.fossil only: no pydantic, so it starts fast.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import resource
 import shutil
@@ -31,8 +30,8 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple  # not dataclasses (fossil/program.py)
 
 from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
@@ -53,8 +52,7 @@ from .turns import take_turn, turns_of
 WAIT_FOR_PULL = 20.0  # seconds a preparation waits for the node's pull (--wait-for) before it pulls itself
 
 
-@dataclass(frozen=True)
-class Preparation:
+class Preparation(NamedTuple):
     """Everything the step needs, none of it secret (it is the unit's argv)."""
 
     repository: str
@@ -125,7 +123,7 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             steps.done(f"the node's clone pulled through receipt {step.wait_for}, waited for")
         else:  # the node's pull failed, or it was cut off: the run's copy pulls itself, as a fresh one
             steps.done(f"the node's clone not pulled through receipt {step.wait_for} in {wait:.0f} s")
-            step = dataclasses.replace(step, pull=True, ahead=None, wait_for=None)
+            step = step._replace(pull=True, ahead=None, wait_for=None)
     if step.ahead is not None and spare.placed(root):  # the node put the home made ahead in place (node/spare.py)
         if step.checkin is None:
             if step.ahead == held(step.template):
@@ -244,19 +242,27 @@ def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
     return checkout
 
 
-def cpu_spent() -> str:
-    """The CPU this preparation used so far, its Python start included, and its Fossil runs':
-    what a burst of records shares out (docs/node.md, 'Measured')."""
-    own, fossil = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    python_ms, fossil_ms = ((u.ru_utime + u.ru_stime) * 1000 for u in (own, fossil))
-    return f"CPU {python_ms + fossil_ms:.0f} ms (Python {python_ms:.0f}, Fossil {fossil_ms:.0f})"
+def cpu_ms(who: int = resource.RUSAGE_SELF) -> float:
+    use = resource.getrusage(who)
+    return (use.ru_utime + use.ru_stime) * 1000
 
 
-def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process: bool = False) -> None:
+def cpu_spent(start_ms: float | None = None) -> str:
+    """The CPU this preparation used so far, its Python start included (START_MS: the CPU when main
+    began, the interpreter's start and imports), and its Fossil runs': what a burst of records shares
+    out (docs/node.md, 'Measured'; bench/inside.py adds them up)."""
+    python_ms, fossil_ms = cpu_ms(), cpu_ms(resource.RUSAGE_CHILDREN)
+    start = "" if start_ms is None else f", its start {start_ms:.0f}"
+    return f"CPU {python_ms + fossil_ms:.0f} ms (Python {python_ms:.0f}{start}, Fossil {fossil_ms:.0f})"
+
+
+def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process: bool = False,
+                start_ms: float | None = None) -> None:
     """The run user on the served repository and the run's home, made side by
     side: neither waits for the other until the password is needed. TURN_AT:
     when its turn began (main), kept in the mark with when it ended. OWN_PROCESS:
-    the unit's step (main), whose CPU is the preparation's alone, and is told."""
+    the unit's step (main), whose CPU is the preparation's alone, and is told;
+    START_MS, its CPU when main began (cpu_spent)."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
@@ -279,7 +285,8 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
         user.join()  # never left running; a failure of the home's is the one told
     user.result()  # a no_password run never waited for the password: what the user's making raised, raised
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
-    print(f"prepare: done in {steps.total() * 1000:.0f} ms" + (f"; {cpu_spent()}" if own_process else ""), flush=True)
+    cpu = f"; {cpu_spent(start_ms)}" if own_process else ""
+    print(f"prepare: done in {steps.total() * 1000:.0f} ms{cpu}", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
     RecordStore(step.marks).mark(Mark.PREPARED, {
         "at": time.time(), "seconds": round(time.time() - started, 3),
@@ -328,6 +335,7 @@ def parse(argv: list[str]) -> Preparation:
 
 
 def main(argv: list[str]) -> int:
+    start_ms = cpu_ms()  # the interpreter's start and this module's imports
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
     try:
@@ -339,7 +347,7 @@ def main(argv: list[str]) -> int:
                   flush=True)
         except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
-        prepare_run(step, turn_at, own_process=True)
+        prepare_run(step, turn_at, own_process=True, start_ms=start_ms)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         found = failure.mark() if isinstance(failure, LettersFound) else {}  # refused or unenforced, not judged
         RecordStore(step.marks).mark(Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),

@@ -13,8 +13,7 @@ Two things systemd 252 does not tell on a cgroup v1 hybrid host:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple  # not dataclasses: a run's stop step imports this (docs/node.md)
 
 from ..protocol.numerals import is_digits
 
@@ -74,8 +73,7 @@ def cpu_usage_usec(control_group: str, root: str = ROOT) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
-class MemoryEvidence:
+class MemoryEvidence(NamedTuple):
     """What the memory cgroup saw: the kernel's OOM kills inside it, and
     how often a charge hit the limit."""
 
@@ -147,8 +145,7 @@ def peer(sock: socket.socket) -> tuple[int, int, str | None]:
     return pid, uid, unit_of(pid)
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     """What a running unit's cgroup holds now and held at most (the console's
     bars, docs/console.md 'In work'): None where this host's cgroups do not keep it (memory.peak is
     cgroup v2 from Linux 5.19; pids.peak is v1's, or v2 from 6.1)."""

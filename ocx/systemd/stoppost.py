@@ -17,17 +17,18 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple  # not dataclasses: a fifth of its start
 
 from ..files import write_atomically
 from . import cgroup
-from .units import ExecCommand
+
+if TYPE_CHECKING:  # imported where used: the stop step itself builds no unit
+    from .units import ExecCommand
 
 _CODES = {"exited", "killed", "dumped"}
 
 
-@dataclass(frozen=True)
-class StopReport:
+class StopReport(NamedTuple):
     result: str                 # SERVICE_RESULT
     code: str | None            # EXIT_CODE: exited, killed, dumped
     status: str | None          # EXIT_STATUS: a number, or a signal name
@@ -39,10 +40,16 @@ class StopReport:
     def oom_killed(self) -> bool:
         return bool(self.memory and self.memory.oom_killed)
 
+    def as_dict(self) -> dict[str, Any]:
+        """As JSON keeps it: its memory evidence a dict too (what dataclasses' asdict gave)."""
+        return {**self._asdict(), "memory": None if self.memory is None else self.memory._asdict()}
+
 
 def command(out: str, python: str | None = None) -> ExecCommand:
     """The ExecStopPost entry: privileged (`+`), so it can write OUT outside
     the sandbox and read the cgroup as root."""
+    from .units import ExecCommand
+
     py = python or sys.executable
     return ExecCommand(argv=[py, "-I", "-m", "ocx.systemd.stoppost", out], privileged=True)
 
@@ -61,7 +68,7 @@ def collect(given: Mapping[str, str] | None = None) -> StopReport:
 
 
 def write(report: StopReport, out: str) -> None:
-    write_atomically(out, json.dumps(asdict(report)))
+    write_atomically(out, json.dumps(report.as_dict()))
 
 
 def read(out: str) -> StopReport:

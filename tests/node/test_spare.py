@@ -163,7 +163,7 @@ def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, 
 
     def step(home: Path, placed: int | None) -> Preparation:
         step = step_for(config, home, ahead=placed)
-        return Preparation(**{**step.__dict__, "checkin": checkin})
+        return step._replace(checkin=checkin)
 
     made_ahead = make_home(step(ahead, before), lambda: served.passwords["alice"])
     made_fresh = make_home(step(fresh, None), lambda: served.passwords["alice"])
@@ -222,7 +222,7 @@ def test_a_checkin_runs_preparation_waits_for_the_nodes_pull_started_after_it(se
     home = tmp_path / "runs" / "waiting"
     assert take(clone, home, before) == before
     first = step_for(config, home, ahead=before)
-    step = Preparation(**{**first.__dict__, "checkin": checkin, "wait_for": received})
+    step = first._replace(checkin=checkin, wait_for=received)
     assert parse(step.argv()) == step  # the wait reaches the unit's step as given
     pulling = threading.Timer(0.5, lambda: template.current(config))  # the node's pass, after the start
     pulling.start()
@@ -244,7 +244,7 @@ def test_a_preparation_whose_pull_never_comes_pulls_itself(served, config, tmp_p
         received = repository.sender(checkin).rcvid
     home = tmp_path / "runs" / "never"
     first = step_for(config, home, ahead=None)
-    checkout = make_home(Preparation(**{**first.__dict__, "checkin": checkin, "wait_for": received}),
+    checkout = make_home(first._replace(checkin=checkin, wait_for=received),
                          lambda: served.passwords["alice"], wait=0.5)  # the unit's step waits prepare.WAIT_FOR_PULL
     said = capsys.readouterr().out
     assert f"not pulled through receipt {received}" in said and "pulled what the node's clone lacked" in said, said

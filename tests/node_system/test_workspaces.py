@@ -53,7 +53,7 @@ def test_a_runs_clone_is_its_own_and_pushes_as_its_user(node):
     steps = [line for line in journal(unit).splitlines() if line.startswith("prepare: ")]
     assert any("copied from the node's" in line or "made ahead by the node" in line for line in steps), steps
     done = [line for line in steps if line.startswith("prepare: done in ")]
-    assert len(done) == 1 and re.search(r"; CPU \d+ ms \(Python \d+, Fossil \d+\)$", done[0]), steps
+    assert len(done) == 1 and re.search(r"; CPU \d+ ms \(Python \d+, its start \d+, Fossil \d+\)$", done[0]), steps
     node.stop(record)
     node.response(record)
     # Its workspace goes once it is answered (D2: a copy of the history each), and systemd's link to it.
