@@ -25,6 +25,16 @@ from tests.container.systemd_container import SystemdContainer, build_image, eng
 CPUSETS = (("0", "1 core"), ("0,1", "2 cores"))
 
 
+def streamed(container: SystemdContainer, argv: list[str]) -> str:
+    """ARGV run in CONTAINER, its output printed as it comes (a long day takes hours) and returned."""
+    chunks = []
+    for chunk in container._c.get_wrapped_container().exec_run(argv, stream=True).output:
+        text = chunk.decode(errors="replace")
+        print(text, end="", flush=True)
+        chunks.append(text)
+    return "".join(chunks)
+
+
 def burst_on(cpuset: str, records: str, data: Path | None) -> float | None:
     """The seconds to start all RECORDS in a container given CPUSET; None if the burst did not say."""
     volumes = {str(data.parent): run.INSIDE} if data else {}
@@ -32,12 +42,11 @@ def burst_on(cpuset: str, records: str, data: Path | None) -> float | None:
     container.start()
     try:
         history = f"{run.INSIDE}/{data.name}" if data else "-"
-        result = container.exec(["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_cores.py", "cores", "8484",
-                                 history, records, cpuset])
-        print(result.output, flush=True)
+        output = streamed(container, ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_cores.py", "cores",
+                                      "8484", history, records, cpuset])
     finally:
         container.stop()
-    found = re.search(rf"{ALL_STARTED} ([0-9.]+) s", result.output)
+    found = re.search(rf"{ALL_STARTED} ([0-9.]+) s", output)
     return float(found.group(1)) if found else None
 
 
