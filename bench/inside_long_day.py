@@ -25,6 +25,7 @@ import inside  # noqa: E402
 from inside_cores import load, set_up  # noqa: E402
 
 from ocx.node.host_paths import RUNS_STATE_DIRECTORY  # noqa: E402
+from ocx.node.template import template_path  # noqa: E402
 from tests.node_system.battery import Committer, ci_record, ci_values  # noqa: E402
 from tests.node_system.chaos_report import scan  # noqa: E402
 from tests.node_system.harness import wait_for  # noqa: E402
@@ -33,11 +34,14 @@ KINDS = ("exit 0", "ci", "sleep, then stopped", "exit 3", "over its wall budget"
 
 
 def disk(n) -> dict[str, int]:
-    """Bytes under the node's state (its records' part of workspaces, its homes made ahead, the
-    rest) and the runs' own homes (systemd keeps DynamicUser's state in /var/lib/private)."""
+    """Bytes under the node's state (its records' part of workspaces, its homes made ahead, the runs'
+    clone, which grows with the repository as every post does), the runs' own homes (systemd keeps
+    DynamicUser's state in /var/lib/private), and the served repository, for scale."""
     state = n.config.state_dir
     places = {"node state (all)": state, "records' workspaces": state / "records", "homes made ahead": state / "spares",
-              "runs' homes": Path("/var/lib/private") / RUNS_STATE_DIRECTORY}
+              "the runs' clone": template_path(n.config),
+              "runs' homes": Path("/var/lib/private") / RUNS_STATE_DIRECTORY,
+              "the served repository": Path(n.config.repository)}
     sizes = {}
     for what, path in places.items():
         out = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True).stdout.split()
