@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 import run  # noqa: E402
-from cores import streamed  # noqa: E402
+from cores import history, streamed  # noqa: E402
 
 from tests.container.systemd_container import SystemdContainer, build_image, engine  # noqa: E402
 
@@ -85,7 +85,7 @@ def side_by_side(base: str, before: dict[str, str], after: dict[str, str]) -> st
 def main(base: str, records: str = "100", *parts: str) -> None:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{base}^{{commit}}"],
                             capture_output=True, text=True, check=True).stdout.strip()
-    data = run.history()
+    data = history()
     engine()
     scratch = Path(tempfile.mkdtemp(prefix="ocx-compare-"))
     tree = scratch / commit

@@ -25,6 +25,22 @@ from tests.container.systemd_container import SystemdContainer, build_image, eng
 CPUSETS = (("0", "1 core"), ("0,1", "2 cores"))
 
 
+def history() -> Path:
+    """bench/run.py's history file. From a git worktree elsewhere than the main checkout, click.fossil
+    is found beside the main checkout (history.py looks beside this tree's root, which has none)."""
+    import subprocess
+
+    import history as maker
+
+    if not maker.CLICK.exists():
+        common = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                                capture_output=True, text=True).stdout.strip()
+        beside_main = Path(common).parent.parent / "shared" / "data" / "click.fossil"
+        if common and beside_main.exists():
+            maker.CLICK = beside_main
+    return run.history()
+
+
 def streamed(container: SystemdContainer, argv: list[str]) -> str:
     """ARGV run in CONTAINER, its output printed as it comes (a long day takes hours) and returned."""
     chunks = []
@@ -41,9 +57,9 @@ def burst_on(cpuset: str, records: str, data: Path | None) -> float | None:
     container = SystemdContainer(build_image(), src=ROOT, volumes=volumes, cpuset=cpuset)
     container.start()
     try:
-        history = f"{run.INSIDE}/{data.name}" if data else "-"
+        inside_history = f"{run.INSIDE}/{data.name}" if data else "-"
         output = streamed(container, ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_cores.py", "cores",
-                                      "8484", history, records, cpuset])
+                                      "8484", inside_history, records, cpuset])
     finally:
         container.stop()
     found = re.search(rf"{ALL_STARTED} ([0-9.]+) s", output)
@@ -52,7 +68,7 @@ def burst_on(cpuset: str, records: str, data: Path | None) -> float | None:
 
 def main(records: str = "100", repository: str = "history") -> None:
     run.compiled()
-    data = None if repository == "empty" else run.history()
+    data = None if repository == "empty" else history()
     engine()
     seconds = {}
     for cpuset, what in CPUSETS:

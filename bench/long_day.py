@@ -17,22 +17,22 @@ sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 import run  # noqa: E402
-from cores import streamed  # noqa: E402
+from cores import history, streamed  # noqa: E402
 
 from tests.container.systemd_container import SystemdContainer, build_image, engine  # noqa: E402
 
 
 def main(records: str = "2000", every: str = "200", repository: str = "history") -> None:
     run.compiled()
-    data = None if repository == "empty" else run.history()
+    data = None if repository == "empty" else history()
     engine()
     volumes = {str(data.parent): run.INSIDE} if data else {}
     container = SystemdContainer(build_image(), src=ROOT, volumes=volumes)
     container.start()
     try:
-        history = f"{run.INSIDE}/{data.name}" if data else "-"
+        inside_history = f"{run.INSIDE}/{data.name}" if data else "-"
         streamed(container, ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_long_day.py", "day", "8484",
-                             history, records, every])
+                             inside_history, records, every])
     finally:
         container.stop()
 
