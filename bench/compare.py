@@ -1,4 +1,5 @@
-"""Before and after in one command (issue 35, item 6): `python bench/compare.py BASE [RECORDS] [PARTS...]`
+"""Before and after in one command (docs/node.md, 'Cores, a long day, before and after'):
+`python bench/compare.py BASE [RECORDS] [PARTS...]`
 from the repository's root.
 
 BASE (a commit) is checked out into a git worktree of its own in a temporary directory; the

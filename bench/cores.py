@@ -1,4 +1,5 @@
-"""More cores, more runs (issue 35, item 3): `python bench/cores.py [RECORDS] [empty]` from the repository's root.
+"""More cores, more runs (docs/node.md, 'Cores, a long day, before and after'):
+`python bench/cores.py [RECORDS] [empty]` from the repository's root.
 
 The burst of bench/run.py (bench/inside_cores.py: RECORDS session records, their homes made
 ahead) in a systemd test container given one core (docker's cpuset "0"), then in a fresh one

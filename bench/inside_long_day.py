@@ -1,4 +1,5 @@
-"""A long day (issue 35, item 5) inside the systemd container: prints, asserts nothing.
+"""A long day inside the systemd container (docs/node.md, 'Cores, a long day, before and after'):
+prints, asserts nothing.
 
     python bench/inside_long_day.py NAME PORT HISTORY|- [RECORDS] [EVERY]
 

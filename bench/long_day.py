@@ -1,4 +1,5 @@
-"""A long day (issue 35, item 5): `python bench/long_day.py [RECORDS] [EVERY] [empty]` from the repository's root.
+"""A long day (docs/node.md, 'Cores, a long day, before and after'):
+`python bench/long_day.py [RECORDS] [EVERY] [empty]` from the repository's root.
 
 RECORDS records (2,000 by default) one after another through one node in the systemd test
 container, on a copy of the history bench/run.py uses (`empty`: an empty repository): sessions,
