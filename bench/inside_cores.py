@@ -8,6 +8,7 @@ bench/inside_real.py: RECORDS runs' homes made ahead, RECORDS session records po
 as the server takes them. It prints the time from the first record's receipt to the last
 program's start (ExecMainStartTimestamp), the line bench/cores.py reads, with the load average.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def main(name: str, port: str, history: str, count: str, cpuset: str) -> None:
     print(f"cpuset {cpuset}: burst of {records}: receipt to program start {quantiles(since_receipt)}", flush=True)
     print(f"cpuset {cpuset}: burst of {records}: CPU used: {spent}", flush=True)
     print(f"cpuset {cpuset}: burst of {records}: {ALL_STARTED} {max(started) - min(receipts):.2f} s "
-          f"(the first receipt to the last ExecMainStart); load average {load_before} before, {load()} after",
+          f"(the first receipt to the last ExecMainStart); load average {load_before} before, {load()} after; "
+          f"CPUs allowed {sorted(os.sched_getaffinity(0))}, os.cpu_count() {os.cpu_count()}",
           flush=True)  # the container goes with its runs: no stops needed
 
 
