@@ -10,6 +10,7 @@ program's start (ExecMainStartTimestamp), the line bench/cores.py reads, with th
 """
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,6 +31,7 @@ def load() -> str:
 
 
 def set_up(name: str, port: str, history: str):
+    from ocx.fossil.program import FossilError
     from tests.node_system.drive import node
 
     if history == "-":
@@ -37,7 +39,14 @@ def set_up(name: str, port: str, history: str):
     else:
         inside_real.adopt(name, port, Path(history))
     n = node(name)
-    n.runner_page(n.admin)
+    for attempt in range(5):
+        try:
+            n.runner_page(n.admin)
+            break
+        except FossilError as error:  # the clone refused while the server's write lock is held (docs/node.md)
+            print(f"the runner page's clone failed (attempt {attempt + 1} of 5): {str(error)[-120:]}", flush=True)
+            inside.node_idle(name, 900)
+            time.sleep(2 * (attempt + 1))  # the lock's holder is not the node's to wait on: a bench's retry
     return n
 
 
