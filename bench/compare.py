@@ -38,11 +38,19 @@ def figures(output: str) -> dict[str, str]:
     last table by the figure's own name, the "now" column; a line with no ": " by its words, its
     numbers made #); a key seen again gets " (2)" and on."""
     found: dict[str, str] = {}
+    in_traceback = False
     for raw in output.splitlines():
         line = raw.strip()
+        if raw.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            continue
+        if in_traceback and raw[:1].isspace():  # its frames: only where it stopped is a figure
+            continue
         if not line or JOURNAL_EXCERPT.match(line):
             continue
-        if line.startswith("|"):
+        if in_traceback:
+            in_traceback, key, value = False, "the benchmark stopped on", line
+        elif line.startswith("|"):
             cells = [cell.strip() for cell in line.strip("|").split("|")]
             if len(cells) < 3 or cells[0] in ("figure", "---"):
                 continue
