@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import inside  # noqa: E402
 import inside_real  # noqa: E402
 from inside import quantiles, receipt_time  # noqa: E402
+from inside_wait import mirror_done  # noqa: E402
 
 from tests.node_system.harness import ocx  # noqa: E402
 
@@ -30,28 +31,15 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def mirror_done(name: str, timeout: float = 1800) -> None:
-    """Wait for the node's git mirror update (D49) the adoption started: its first export of the whole
-    history pulls from the served repository, which refuses clones meanwhile ("database is locked")."""
-    from ocx.node_service.git_update import unit_name
-    from tests.node_system.harness import systemctl, wait_for
-
-    began = time.monotonic()
-    wait_for(lambda: systemctl("is-active", unit_name(name)).strip() not in ("active", "activating", "deactivating"),
-             timeout, 1.0, "the git mirror's update")
-    print(f"the git mirror's update (D49), waited for before the runner page: {time.monotonic() - began:.0f} s",
-          flush=True)
-
-
 def set_up(name: str, port: str, history: str):
     from ocx.fossil.program import FossilError
     from tests.node_system.drive import node
 
     if history == "-":
         ocx("node", "init", "--name", name, "--port", port, timeout=600)
+        mirror_done(name)
     else:
-        inside_real.adopt(name, port, Path(history))
-    mirror_done(name)
+        inside_real.adopt(name, port, Path(history))  # it waits for the git mirror (mirror_done)
     n = node(name)
     for attempt in range(5):
         try:
