@@ -7,7 +7,8 @@ benchmark of bench/run.py (bench/inside_real.py in the systemd test container, o
 history file) runs with that tree as /src, then with this working tree (uncommitted changes
 included), back to back on the same machine. Each printed figure is paired with its own by
 the text before it, and printed last as one table: BASE beside the working tree. PARTS are
-bench/inside_real.py's (all by default). It asserts nothing.
+bench/inside_real.py's (all by default). Both trees are measured by this working tree's bench/
+(mounted over BASE's), so only OCX differs; OCX_COMPARE_BENCH=own runs BASE's own. It asserts nothing.
 """
 import compileall
 import os
@@ -71,9 +72,13 @@ def figures(output: str) -> dict[str, str]:
 
 
 def benchmark(tree: Path, data: Path, records: str, parts: tuple[str, ...]) -> str:
-    """bench/inside_real.py of TREE, in a container whose /src is TREE; its output."""
+    """bench/inside_real.py in a container whose /src is TREE; its output. The bench/ measuring is
+    this working tree's, over TREE's, so both trees are measured alike (OCX_COMPARE_BENCH=own: TREE's)."""
     compileall.compile_dir(str(tree / "ocx"), quiet=1)  # as bench/run.py does: an installed node has it
-    container = SystemdContainer(build_image(), src=tree, volumes={str(data.parent): run.INSIDE})
+    volumes = {str(data.parent): run.INSIDE}
+    if tree != ROOT and os.environ.get("OCX_COMPARE_BENCH") != "own":
+        volumes[str(ROOT / "bench")] = "/src/bench"
+    container = SystemdContainer(build_image(), src=tree, volumes=volumes)
     container.start()
     try:
         return streamed(container, ["/opt/ocx/venv/bin/python", "-u", "/src/bench/inside_real.py", "bench", "8484",
