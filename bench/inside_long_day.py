@@ -36,11 +36,11 @@ KINDS = ("exit 0", "ci", "sleep, then stopped", "exit 3", "over its wall budget"
 
 def disk(n) -> dict[str, int]:
     """Bytes under the node's state (its records' part of workspaces, its homes made ahead, the runs'
-    clone, which grows with the repository as every post does), the runs' own homes (systemd keeps
-    DynamicUser's state in /var/lib/private), and the served repository, for scale."""
+    clone and the git mirror's copy and work, which grow with the repository as every post does), the
+    runs' own homes (systemd keeps DynamicUser's state in /var/lib/private), and the served repository."""
     state = n.config.state_dir
     places = {"node state (all)": state, "records' workspaces": state / "records", "homes made ahead": state / "spares",
-              "the runs' clone": template_path(n.config),
+              "the runs' clone": template_path(n.config), "the git mirror (D49)": state / "git",
               "runs' homes": Path("/var/lib/private") / RUNS_STATE_DIRECTORY,
               "the served repository": Path(n.config.repository)}
     sizes = {}
