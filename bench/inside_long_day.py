@@ -41,6 +41,7 @@ def disk(n) -> dict[str, int]:
     state = n.config.state_dir
     places = {"node state (all)": state, "records' workspaces": state / "records", "homes made ahead": state / "spares",
               "the runs' clone": template_path(n.config), "the git mirror (D49)": state / "git",
+              "the node user's clone": state / "node-clone.fossil",  # made at the first `ci` verdict (context.py)
               "runs' homes": Path("/var/lib/private") / RUNS_STATE_DIRECTORY,
               "the served repository": Path(n.config.repository)}
     sizes = {}
