@@ -29,6 +29,7 @@ import figures  # noqa: E402
 import inside  # noqa: E402
 import inside_ci  # noqa: E402
 import inside_deliveries  # noqa: E402
+from inside_wait import mirror_done  # noqa: E402
 from inside import quantiles, receipt_time, timestamp  # noqa: E402
 from tests.node_system.harness import PYTHON, ocx, systemctl, wait_for  # noqa: E402
 
@@ -93,6 +94,7 @@ def adopt(name: str, port: str, history: Path) -> None:
     # write lock (Fossil 2.21 holds it for each request of a sync: docs/node.md). Let it finish first.
     node_idle(name, 900)
     print(f"the node service idle after its first pass: {inside.node_resident(name)}", flush=True)
+    mirror_done(name)  # the served repository refuses clones while the mirror's first export pulls it all
 
 
 def readers(n, runs: int = 5) -> None:

@@ -91,8 +91,10 @@ class SystemdContainer:
                  src: Path = REPO, boot_timeout: float = 60.0,
                  ports: dict[int, int] | None = None, volumes: dict[str, str] | None = None,
                  network: "Network | None" = None, aliases: tuple[str, ...] = (),
-                 hostname: str = "ocx-test"):
+                 hostname: str = "ocx-test", cpuset: str | None = None):
         self.image = image
+        # The CPUs it may use (docker's cpuset_cpus, "0" or "0,1"): the benchmark's runs per core (bench/cores.py).
+        self.cpuset = cpuset
         self.volumes = volumes or {}  # host path -> container path, read-only (the benchmark's data)
         # Hosts of one test (D36: a server and a build host) share a
         # Docker network, each on its own address, each known by its ALIASES.
@@ -109,8 +111,9 @@ class SystemdContainer:
     def _container(self):
         from testcontainers.core.container import DockerContainer
 
+        cpus = {"cpuset_cpus": self.cpuset} if self.cpuset else {}
         c = (DockerContainer(self.image)
-             .with_kwargs(cap_add=["ALL"], cap_drop=["SYS_RESOURCE"],
+             .with_kwargs(**cpus, cap_add=["ALL"], cap_drop=["SYS_RESOURCE"],
                           security_opt=["seccomp=unconfined"], cgroupns="private",
                           device_cgroup_rules=["a *:* rwm"], stop_signal="SIGRTMIN+3",
                           hostname=self.hostname,
