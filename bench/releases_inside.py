@@ -80,6 +80,19 @@ def main_program(unit: str) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode() if pid != "0" else "none"
 
 
+def timeline(unit: str, began: float, until: float) -> None:
+    """UNIT's journal (systemd's lines and its own) from BEGAN to UNTIL, each line's time after BEGAN."""
+    said = subprocess.run(["journalctl", "-u", unit, "--since", f"@{began:.3f}", "--until", f"@{until + 0.5:.3f}",
+                           "-o", "short-unix", "--no-pager"], capture_output=True, text=True).stdout
+    print(f"  {unit}'s journal meanwhile (seconds after accept's start):")
+    for line in said.splitlines()[:40]:
+        stamp, _, text = line.partition(" ")
+        try:
+            print(f"    {float(stamp) - began:+.2f} {text[:140]}")
+        except ValueError:
+            continue
+
+
 def main(records: int) -> None:
     ocx("node", "init", "--name", NAME, "--port", str(PORT))
     n = node(NAME)
@@ -123,6 +136,7 @@ def main(records: int) -> None:
           f"{answered - began:.2f} s (goal <= 2 s)")
     print(f"  accept's start to a record's program start: {started - began:.2f} s, its run's release {on} "
           f"({'the new one' if on == new else 'NOT the new one'})")
+    timeline(f"ocx-node@{n.name}.service", began, answered)
 
     posted = [(n.post(n.record(objective="exit 0")), time.time()) for _ in range(records)]
     first = answered_at(n, [record for record, _ in posted])
