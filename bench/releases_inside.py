@@ -125,8 +125,7 @@ def main(records: int) -> None:
         if "start" not in seen and (found := program_start(n, slow)):
             seen["start"] = found
         return len(seen) == 2
-    # polled every 0.1 s: every 0.02 s the polls' own processes (systemctl, the repository) took a core
-    wait_for(both, 300, 0.1, "the first response and the run's start")
+    wait_for(both, 300, 0.02, "the first response and the run's start")
     (answered, _), (started, on) = seen["answer"], seen["start"]
     answered_at(n, [slow])
     restarted = [line for line in said.splitlines() if line.startswith("restarted ")]

@@ -67,7 +67,6 @@ FOSSIL_TASKS_MAX = 16
 IDLE_SECONDS = 5.0  # after a burst, this long without events: the runs' clone is brought up to date
 FAILED_PASSES = 5  # in a row: then exit, and wait for the next event
 CANNOT_START = 78  # EX_CONFIG: RestartPreventExitStatus= in its unit, so no restart loop
-OTHERS_AFTER_SECONDS = 5.0  # after a start's first pass, the page and tools restarted onto `current` (D46)
 RESTART_WAIT_SECONDS = 30.0  # a restart onto `current` it asked of PID 1 stops it well before
 UNREADABLE_CONFIG: tuple[type[Exception], ...] = (ValueError, *FOSSIL_FAILURES)  # a bad file, or unreadable
 
@@ -193,7 +192,6 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     awake = Awake(name)
     awake.set()
     passes, failures, settle, stamp = 0, 0, False, config_stamp(context.config)
-    others: asyncio.Task[None] | None = None
     machines = MachinesThread(context)  # each live run a machine (D32), in a thread of its own
     machines.start()
     try:
@@ -207,8 +205,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
-            if passes == 1:  # the page's, tools' and follow's restart onto `current`, later (others_onto_current)
-                others = asyncio.create_task(others_onto_current(name, OTHERS_AFTER_SECONDS))
+            if passes == 1:
+                await others_onto_current(name)
             machines.sweep_soon(context)
             # The git mirror (D49): its own unit, started after the pass's record work, never awaited.
             await git_update.after_pass(context, systemd)
@@ -225,9 +223,6 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             settle = await wait_for_work(context, listener, changes, report.retry_in, settle, idle)
             context, stamp = reloaded(context, name, stamp)
     finally:
-        if others is not None and not others.done():  # this process ends first: restarted now, not lost
-            others.cancel()
-            await others_onto_current(name, 0.0)
         awake.clear()
         changes.close()
         systemd.close()
@@ -247,15 +242,13 @@ def releases_recovered(name: str) -> float | None:
         return None
 
 
-async def others_onto_current(name: str, after: float) -> None:
-    """AFTER seconds after the first pass of this start: the page's, tools' and follow's services
-    that started before `current` last moved restarted onto it. A move's command restarts only the
-    node's service: their imports beside this start's and its first records' runs took the cores of
-    a busy 2-core machine (D46, services.restart_services); meanwhile they serve from the release
-    they started with, as a run does (D47). The passes go on while this waits."""
+async def others_onto_current(name: str) -> None:
+    """After the first pass of this start: the page's, tools' and follow's services that started
+    before `current` last moved restarted onto it. A move's command restarts only the node's
+    service: their imports alongside this start's and its first records' took the cores of a busy
+    2-core machine (D46, services.restart_services)."""
     from ..node.releases.services import OTHER_SERVICES, current_moved_at
 
-    await asyncio.sleep(after)
     try:
         moved_at = current_moved_at()
     except OSError as error:  # the link moved again meanwhile: its own command restarts them
