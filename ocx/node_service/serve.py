@@ -179,10 +179,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
         context = NodeContext.load(node_config.load(name))
         changes = RepositoryChanges(context.config.repository)
         systemd = await Systemd.connect()
-        if moved_at is not None:  # the node's services now; the page's, tools' and follow's after the first pass
-            from ..node.releases.services import NODE_SERVICES
-
-            await restart_onto_current(name, moved_at, NODE_SERVICES)
+        if moved_at is not None:
+            await restart_onto_current(name, moved_at)
     except Exception as error:  # whatever stops the start (its config, the bus): the pokes that
         # started it are read, or systemd starts it again for them at once, for ever.
         if listener is not None:
@@ -205,8 +203,6 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
-            if passes == 1:
-                await others_onto_current(name)
             machines.sweep_soon(context)
             # The git mirror (D49): its own unit, started after the pass's record work, never awaited.
             await git_update.after_pass(context, systemd)
@@ -242,31 +238,15 @@ def releases_recovered(name: str) -> float | None:
         return None
 
 
-async def others_onto_current(name: str) -> None:
-    """After the first pass of this start: the page's, tools' and follow's services that started
-    before `current` last moved restarted onto it. A move's command restarts only the node's
-    service: their imports alongside this start's and its first records' took the cores of a busy
-    2-core machine (D46, services.restart_services)."""
-    from ..node.releases.services import OTHER_SERVICES, current_moved_at
-
-    try:
-        moved_at = current_moved_at()
-    except OSError as error:  # the link moved again meanwhile: its own command restarts them
-        print(f"ocx node serve {name}: `current` not read: {describe(error)}", file=sys.stderr, flush=True)
-        return
-    if moved_at is not None:
-        await restart_onto_current(name, moved_at, OTHER_SERVICES)
-
-
-async def restart_onto_current(name: str, moved_at: float, services: list[str]) -> None:
-    """The node's SERVICES that started before `current` last moved (an accept killed before its
+async def restart_onto_current(name: str, moved_at: float) -> None:
+    """The node's services that started before `current` last moved (an accept killed before its
     restarts, or this start, launched before the recovery moved it) restarted onto it: a job of PID
     1's, which stops this process when it is among them; runs are units of their own and go on
     (D47). Pokes wait on the socket meanwhile."""
     from ..node.releases.services import restart_stale
 
     try:
-        stale = await restart_stale(moved_at, services)
+        stale = await restart_stale(moved_at)
     except (OcxError, OSError) as error:  # the bus, say: it serves from the release it runs
         print(f"ocx node serve {name}: services not restarted onto current: {describe(error)}",
               file=sys.stderr, flush=True)

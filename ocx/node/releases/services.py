@@ -26,10 +26,8 @@ from .links import Releases
 if TYPE_CHECKING:
     from ...systemd.bus import Bus
 
-NODE_SERVICE = "ocx-node@"  # restarted by a move's command; the others by the node's start (restart_services)
-NODE_SERVICES = ["ocx-node@*.service"]
-OTHER_SERVICES = ["ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
-OWN_SERVICES = NODE_SERVICES + OTHER_SERVICES
+NODE_SERVICE = "ocx-node@"  # restarted first (restart_services)
+OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
 NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
 RESTART_SECONDS = 60.0  # the node's restart settled (Type=simple: once it runs the new release's python)
 _ID = r"[0-9a-f]{16}-[0-9a-f]{16}"
@@ -56,13 +54,13 @@ class Settled:
 
 async def restart_services(moved_at: float, wait: bool = True) -> dict[str, str]:
     """The node's own services that run (OWN_SERVICES) restarted, so each starts anew through the
-    launcher onto `current`. The node's service, with WAIT until it settled: it answers records on the
-    new release. The others (page, tools, follow) the node's new start restarts after its first pass
-    (`restart_stale`, serve.py): restarted here too, their imports took the node's cores while it
-    started and answered its first record on a busy 2-core machine (D46). Only when no node's service
-    runs are they restarted here, those that still run what they started with before MOVED_AT (the
-    link's time), not waited on. Returns name → the ActiveState it settled in, "restarting", or
-    "restarted already" or "after the node's first pass"."""
+    launcher onto `current`. The node's service first, with WAIT until it settled: it answers records
+    on the new release without the page's and tools' imports before it on a busy machine. Then the
+    others that still run what they started with before MOVED_AT (the link's time), not waited on: a
+    request meanwhile waits on the page's socket, and a command's wait on them was most of an
+    accept's time (D46). The node's own start restarts the same ones (`restart_stale`): one that
+    already started after the move is not restarted twice. Returns name → the ActiveState it
+    settled in, "restarting", or "restarted already"."""
     from ...systemd import unit_files
     from ...systemd.bus import Bus
 
@@ -78,13 +76,11 @@ async def restart_services(moved_at: float, wait: bool = True) -> dict[str, str]
         for name in running:
             if name in said:
                 continue
-            if not await _started_before(bus, name, moved_at):
-                said[name] = "restarted already"
-            elif nodes:
-                said[name] = "after the node's first pass"
-            else:
+            if await _started_before(bus, name, moved_at):
                 await unit_files.try_restart(bus, name)
                 said[name] = "restarting"
+            else:
+                said[name] = "restarted already"
         return said
     finally:
         bus.close()
@@ -154,18 +150,6 @@ def _held_if_free(root: str) -> Iterator[bool]:
         os.close(fd)
 
 
-def current_moved_at(root: str = RELEASES_DIRECTORY) -> float | None:
-    """When `current` last moved (its link's time), when it names a runnable release; else None.
-    Read without the root's lock: a move holding it changes the link's time again, and its
-    command restarts the services after."""
-    if not os.path.isdir(root) or os.path.islink(root):
-        return None
-    current = Releases(root).link("current")
-    if current is None or not os.access(os.path.join(root, current, "bin", "python"), os.X_OK):
-        return None
-    return os.lstat(os.path.join(root, "current")).st_mtime
-
-
 def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
     """At the node's start: the releases' root made consistent after a kill at any step (links.py
     `recover`), unless a command holds it (it recovers first itself, and restarts the services after).
@@ -176,12 +160,16 @@ def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
     with _held_if_free(root) as held:
         if not held:
             return None
-        Releases(root).recover()
-        return current_moved_at(root)
+        releases = Releases(root)
+        releases.recover()
+        current = releases.link("current")
+        if current is None or not os.access(os.path.join(root, current, "bin", "python"), os.X_OK):
+            return None
+        return os.lstat(os.path.join(root, "current")).st_mtime
 
 
-async def restart_stale(moved_at: float, services: list[str] = OWN_SERVICES) -> list[str]:
-    """The node's own SERVICES that run and started before MOVED_AT (an accept or roll-back killed
+async def restart_stale(moved_at: float) -> list[str]:
+    """The node's own services that run and started before MOVED_AT (an accept or roll-back killed
     before it restarted them, or this very start, launched before a recovery moved `current`)
     restarted onto `current`, without waiting: a service may ask it of itself. Returns their names."""
     from ...systemd import unit_files
@@ -189,7 +177,7 @@ async def restart_stale(moved_at: float, services: list[str] = OWN_SERVICES) -> 
 
     bus = await Bus.connect()
     try:
-        stale = [str(unit[0]) for unit in await bus.list_units_by_patterns(services, ["active"])
+        stale = [str(unit[0]) for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"])
                  if await _started_before(bus, str(unit[0]), moved_at)]
         for name in stale:
             await unit_files.try_restart(bus, name)
