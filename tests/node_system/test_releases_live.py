@@ -114,6 +114,10 @@ def first(node, tmp_path_factory):
     wheels = tmp_path_factory.mktemp("wheels")
     try:
         staged = stage(working_tree_wheel(Path("/src"), wheels), wheelhouse=True)
+        # The page and tools run before the move, whatever an earlier module's clean-up left stopped: the
+        # page is socket-activated and may be down until a request, and only a running service is moved.
+        subprocess.run(["systemctl", "start", *own_services(node)], timeout=120, check=True)
+        wait_for(lambda: all(active(unit) for unit in own_services(node)), SETTLE_SECONDS, 0.2, "page and tools up")
         said = release("accept").stdout
         yield staged, said
     finally:
