@@ -137,6 +137,13 @@ def main(records: int) -> None:
     print(f"  accept's start to a record's program start: {started - began:.2f} s, its run's release {on} "
           f"({'the new one' if on == new else 'NOT the new one'})")
     timeline(f"ocx-node@{n.name}.service", began, answered)
+    for kind in ("node", "page", "tools"):  # what each used since its start, beside the first answer
+        unit = f"ocx-{kind}@{n.name}.service"
+        facts = show(unit, "CPUUsageNSec", "ExecMainStartTimestamp", "ActiveState")
+        since = utc(facts.get("ExecMainStartTimestamp", ""))
+        cpu = int(facts["CPUUsageNSec"]) / 1e6 if facts.get("CPUUsageNSec", "").isdigit() else float("nan")
+        print(f"  {unit}: {facts.get('ActiveState')}, started "
+              + (f"{since - began:+.2f} s" if since else "n/a") + f", CPU since {cpu:.0f} ms")
 
     posted = [(n.post(n.record(objective="exit 0")), time.time()) for _ in range(records)]
     first = answered_at(n, [record for record, _ in posted])

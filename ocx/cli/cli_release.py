@@ -338,6 +338,7 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
         _told(who, "accept", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
+    _settle(root, node_first=True)
     _told(who, "accept", "accepted", root, accepted)
     _settle(root)
 
@@ -367,18 +368,23 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
         _told(who, "rollback", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"rolled back to {back}: current {back}, previous {was or 'none'}")
+    _settle(root, node_first=True)
     _told(who, "rollback", "rolled back", root, back)
     _settle(root)
 
 
-def _settle(root: str) -> None:
-    """The node's services restarted onto `current`, and the releases nothing names removed (D46, D47)."""
-    from ..node.releases.services import after_move
+def _settle(root: str, node_first: bool = False) -> None:
+    """The node's service restarted onto `current` and its first pass on it waited on (NODE_FIRST, before
+    the post: a record posted meanwhile waits on the node alone); after the post, the other services
+    restarted and the releases nothing names removed (D46, D47)."""
+    from ..node.releases.services import Settled, after_move, node_restarted
     from ..protocol.errors import OcxError
 
     try:
-        settled = after_move(root)
+        settled = Settled(restarted=node_restarted(root)) if node_first else after_move(root)
     except (OcxError, OSError, ValueError) as error:
+        if node_first:  # posted all the same; the other services' restarts try the node's again
+            return say(f"ocx release: the node's service not restarted before the post: {error}")
         raise _refuse(ValueError(f"the links moved, and then: {error}")) from None
     for name, state in settled.restarted.items():
         say(f"restarted {name}: {state}")

@@ -118,17 +118,38 @@ def first(node, tmp_path_factory):
         # page is socket-activated and may be down until a request, and only a running service is moved.
         subprocess.run(["systemctl", "start", *own_services(node)], timeout=120, check=True)
         wait_for(lambda: all(active(unit) for unit in own_services(node)), SETTLE_SECONDS, 0.2, "page and tools up")
+        wake(node)  # the node's service too: the accept restarts it and waits on its first pass
         said = release("accept").stdout
         yield staged, said
     finally:
         back_on_the_installation()
 
 
+def page_answers_from(node, release: str) -> None:
+    """A request to the page, which its socket starts onto `current` when a move stopped it: the status
+    tool answered in the page service's process, from RELEASE's code. The move's stop is a job of PID 1's
+    the command does not wait on: the request waits until the page no longer runs what it ran before."""
+    page = f"ocx-page@{node.name}.service"
+    wait_for(lambda: not active(page) or runs_from(page, release), SETTLE_SECONDS, 0.2, f"{page} stopped")
+    web = node.admin.web(node.url)
+    token = web.page_json("/ext/ocx?json")["token"]
+    status = web.page_json("/ext/ocx?json", {"tool": "status", "input": {}, "token": token})
+    assert status["result"]["release"] == release, status
+
+
 def test_an_accepted_release_runs_the_nodes_services_from_its_own_directory(node, first):
     staged, said = first
     assert links()["current"] == staged
-    for unit in own_services(node):  # after the node's service, not waited on; or by the node's own start (D46)
-        assert f"restarted {unit}: restarting" in said or f"restarted {unit}: restarted already" in said, said
+    # The node's service first, before the post; then the others that still ran the installation: the page's
+    # stopped (its socket starts it on the next request, and its imports take no CPU from the node's first
+    # records on the new release), the tools' restarted; or the node's own start moved them already (D46).
+    assert f"restarted ocx-node@{node.name}.service: active" in said, said
+    page, tools = own_services(node)
+    assert (f"restarted {page}: stopped: its socket starts it on the next request" in said
+            or f"restarted {page}: restarted already" in said), said
+    assert f"restarted {tools}: restarting" in said or f"restarted {tools}: restarted already" in said, said
+    page_answers_from(node, staged)
+    for unit in own_services(node):
         assert f"path={LAUNCHER} " in shown(unit, "ExecStart")  # `systemctl cat` names the launcher, honestly
         wait_for(lambda unit=unit: active(unit) and runs_from(unit, staged), SETTLE_SECONDS, 0.2,
                  f"{unit} on {staged}")
@@ -203,7 +224,8 @@ def moved_with_runs_live(node, ci, move: str, before: str, after: str) -> None:
     assert [shown(session.unit, "Slice"), shown(checkin.unit, "Slice")] == ["ocx.slice", "ocx.slice"]
     said = release(move).stdout
     assert links()["current"] == after, said
-    for unit in own_services(node):  # restarted after the node's service; the command does not wait on them
+    page_answers_from(node, after)  # stopped by the move, and started again by this request
+    for unit in own_services(node):  # moved after the node's service; the command does not wait on them
         wait_for(lambda unit=unit: active(unit) and runs_from(unit, after), SETTLE_SECONDS, 0.2,
                  f"{unit} on {after}: {said}")
     # Neither run was ended by the move; each keeps its release to its stop step (D47).
@@ -279,5 +301,6 @@ def test_a_node_started_after_an_accept_was_cut_comes_back_consistent_on_current
     wake(node)
     assert not os.path.exists(f"{ROOT}/moving.json")
     assert links() == {"current": third, "previous": was, "next": None}
+    page_answers_from(node, third)  # the node's start stopped the page; this request starts it on `current`
     for unit in [node_unit, *own_services(node)]:
         wait_for(lambda unit=unit: runs_from(unit, third), SETTLE_SECONDS, 0.2, f"{unit} on {third}")

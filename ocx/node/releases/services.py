@@ -26,7 +26,8 @@ from .links import Releases
 if TYPE_CHECKING:
     from ...systemd.bus import Bus
 
-NODE_SERVICE = "ocx-node@"  # restarted first (restart_services)
+NODE_SERVICE = "ocx-node@"  # restarted first, before the post (restart_node)
+PAGE_SERVICE = "ocx-page@"  # socket-activated: stopped, and started anew by its next request (move_stale)
 OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
 NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
 RESTART_SECONDS = 60.0  # the node's restart settled (Type=simple: once it runs the new release's python)
@@ -52,36 +53,49 @@ class Settled:
     removed: list[str] = field(default_factory=list)
 
 
-async def restart_services(moved_at: float, wait: bool = True) -> dict[str, str]:
-    """The node's own services that run (OWN_SERVICES) restarted, so each starts anew through the
-    launcher onto `current`. The node's service first, with WAIT until it settled: it answers records
-    on the new release without the page's and tools' imports before it on a busy machine. Then the
-    others that still run what they started with before MOVED_AT (the link's time), not waited on: a
-    request meanwhile waits on the page's socket, and a command's wait on them was most of an
-    accept's time (D46). The node's own start restarts the same ones (`restart_stale`): one that
-    already started after the move is not restarted twice. Returns name → the ActiveState it
-    settled in, "restarting", or "restarted already"."""
+async def restart_node(moved_at: float) -> dict[str, str]:
+    """The node's service (when it runs) restarted onto `current` and waited on until it runs it
+    (Type=simple: its new process started), before anything else moves (D46). Returns name → the
+    ActiveState it settled in."""
     from ...systemd import unit_files
     from ...systemd.bus import Bus
 
     bus = await Bus.connect()
     try:
-        running = sorted(str(unit[0]) for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]))
-        nodes = [name for name in running if name.startswith(NODE_SERVICE)]
-        said = {}
+        nodes = sorted(str(unit[0]) for unit in await bus.list_units_by_patterns([NODE_SERVICE + "*.service"],
+                                                                                  ["active"]))
         for name in nodes:
             await unit_files.try_restart(bus, name)
-        for name in nodes:
-            said[name] = await unit_files.wait_settled(bus, name, RESTART_SECONDS) if wait else "restarting"
-        for name in running:
-            if name in said:
-                continue
-            if await _started_before(bus, name, moved_at):
+        return {name: await unit_files.wait_settled(bus, name, RESTART_SECONDS) for name in nodes}
+    finally:
+        bus.close()
+
+
+async def move_stale(moved_at: float) -> dict[str, str]:
+    """The node's own services that run and still run what they started with before MOVED_AT (the
+    link's time) moved onto `current`, not waited on: the page's stopped, for its socket to start it
+    anew at the next request (a restart's imports now would take the CPU a record's first answer on
+    the new release waits on), the others restarted. One that started after the move already is not
+    moved twice. Returns name → "restarting", "stopped: its socket starts it on the next request" or
+    "restarted already" (the node's service itself is said only when it is moved here)."""
+    from ...systemd import unit_files
+    from ...systemd.bus import Bus
+
+    bus = await Bus.connect()
+    try:
+        said = {}
+        for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]):
+            name = str(unit[0])
+            if not await _started_before(bus, name, moved_at):
+                if not name.startswith(NODE_SERVICE):
+                    said[name] = "restarted already"
+            elif name.startswith(PAGE_SERVICE):
+                await bus.stop_unit(name)
+                said[name] = "stopped: its socket starts it on the next request"
+            else:  # the node's own too, when its restart before the post failed
                 await unit_files.try_restart(bus, name)
                 said[name] = "restarting"
-            else:
-                said[name] = "restarted already"
-        return said
+        return dict(sorted(said.items()))
     finally:
         bus.close()
 
@@ -120,18 +134,27 @@ def remove_unnamed(releases: Releases, named: set[str]) -> list[str]:
     return removed
 
 
+def _moved_at(root: str) -> float:
+    link = os.path.join(root, "current")
+    return os.lstat(link).st_mtime if os.path.lexists(link) else time.time()
+
+
+def node_restarted(root: str) -> dict[str, str]:
+    """First after `accept` or `rollback` moved the links, before the post: the node's service
+    restarted onto `current` when ROOT is the node's, so a record posted now is answered on it."""
+    return asyncio.run(restart_node(_moved_at(root))) if serves_the_node(root) else {}
+
+
 def after_move(root: str) -> Settled:
-    """After `accept` or `rollback` moved the links (and let go of the root's lock): the node's
-    services restarted onto `current` when ROOT is the node's, then the releases nothing names removed."""
+    """Then, the root held: the node's other services moved onto `current` when ROOT is the node's
+    (move_stale), and the releases nothing names removed."""
     from .staging import moving
 
     settled = Settled()
-    if serves_the_node(root):
-        link = os.path.join(root, "current")
-        moved_at = os.lstat(link).st_mtime if os.path.lexists(link) else time.time()
-        settled.restarted = asyncio.run(restart_services(moved_at))
-    named = asyncio.run(named_by_units(root))
     with moving(root) as releases:
+        if serves_the_node(root):
+            settled.restarted = asyncio.run(move_stale(_moved_at(root)))
+        named = asyncio.run(named_by_units(root))
         settled.removed = remove_unnamed(releases, named)
     return settled
 
@@ -169,18 +192,9 @@ def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
 
 
 async def restart_stale(moved_at: float) -> list[str]:
-    """The node's own services that run and started before MOVED_AT (an accept or roll-back killed
-    before it restarted them, or this very start, launched before a recovery moved `current`)
-    restarted onto `current`, without waiting: a service may ask it of itself. Returns their names."""
-    from ...systemd import unit_files
-    from ...systemd.bus import Bus
-
-    bus = await Bus.connect()
-    try:
-        stale = [str(unit[0]) for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"])
-                 if await _started_before(bus, str(unit[0]), moved_at)]
-        for name in stale:
-            await unit_files.try_restart(bus, name)
-        return stale
-    finally:
-        bus.close()
+    """At the node's start, or completing a killed command: the node's own services that run and started
+    before MOVED_AT (an accept or roll-back killed before it moved them, or this very start, launched
+    before a recovery moved `current`) moved onto `current` (move_stale), without waiting: a service
+    may ask it of itself. Returns their names."""
+    said = await move_stale(moved_at)
+    return [name for name, done in said.items() if done != "restarted already"]
