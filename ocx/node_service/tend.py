@@ -55,7 +55,7 @@ RUNNING = ("active", "activating", "reloading", "deactivating")
 # (turns.py); a session beyond them starts, in the order its record came, when one is done (its
 # preparation pokes the node). A burst of 100 all started at once shared the cores among 100 Python
 # starts and sandboxes' set-ups, and each run's program waited for nearly all of them.
-STARTS_AT_ONCE = 2 * (os.cpu_count() or 1)
+STARTS_AT_ONCE = 2 * len(os.sched_getaffinity(0))  # the cores it may use (a cpuset), not the host's
 START_AGAIN_SECONDS = 2.0  # a pass then, should no preparation's poke come (the node's socket gone, say)
 
 

@@ -29,9 +29,9 @@ def turns_of(fossil_home: Path) -> Path:
 
 
 def take_turn(directory: Path, count: int | None = None) -> int:
-    """A descriptor holding one of COUNT turns (twice the host's cores by default), waiting for one if all are
+    """A descriptor holding one of COUNT turns (twice the cores it may use by default), waiting for one if all are
     held. It is not inherited by the preparation's children (close-on-exec): the turn ends with it."""
-    count = max(1, count or 2 * (os.cpu_count() or 1))
+    count = max(1, count or 2 * len(os.sched_getaffinity(0)))  # the cores it may use (a cpuset), as tend.py
     directory.mkdir(mode=0o700, exist_ok=True)
 
     def opened(index: int) -> int:
