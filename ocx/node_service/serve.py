@@ -49,7 +49,6 @@ from ..node.inotify import IN_CLOSE_WRITE, IN_MODIFY, watch
 from ..node.inotify import drain as drain_events
 from ..protocol.errors import OcxError
 from ..systemd.notify import status
-from . import git_update, release_requests
 from .context import NodeContext
 from .intake import PassReport, run_pass
 from .machines import MachinesThread
@@ -204,6 +203,10 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
             machines.sweep_soon(context)
+            # Imported after the first pass's record work, not before it: a node just started (an accept's
+            # restart) starts the first runs without them.
+            from . import git_update, release_requests
+
             # The git mirror (D49): its own unit, started after the pass's record work, never awaited.
             await git_update.after_pass(context, systemd)
             # Release requests (D46): each acted on once, in a unit of its own, never awaited.
