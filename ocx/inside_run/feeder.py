@@ -40,8 +40,12 @@ import subprocess
 import sys
 
 from ..node.host_paths import KEEP_ENVIRONMENT as KEEP
-from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
-from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
+
+# The inbox's watch (inotify: ctypes) and the terminal (terminal.py: socket, pty) are imported where
+# a run has them: a `command` run has neither, and its feeder starts without them.
+TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from .terminal import TerminalServer
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -62,6 +66,12 @@ def delivery_names(directory: str) -> list[str]:
 
 
 NO_INBOX = "-"
+
+
+def _watch(inbox: str) -> int:
+    from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, watch
+
+    return watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
 
 
 class LastLine:
@@ -101,9 +111,11 @@ class Feeder:
         self.reader_gone = inbox == NO_INBOX
         self.selector = selectors.DefaultSelector()
         # The watch before the first listing: nothing slips between.
-        self.watch = None if inbox == NO_INBOX else watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
+        self.watch = None if inbox == NO_INBOX else _watch(inbox)
         self.terminal: TerminalServer | None = None
         if terminal is not None:
+            from .terminal import TerminalServer, open_terminal, take_controlling_terminal
+
             master, slave = open_terminal()
             try:
                 # A session of its own, the terminal its controlling one (Ctrl-C reaches it).
@@ -131,6 +143,8 @@ class Feeder:
     def _read(self) -> bytes | None:
         """What the program printed: b"" for nothing yet, None at the end of its output."""
         if self.terminal is not None:
+            from .terminal import read_master  # imported with the terminal (__init__)
+
             return read_master(self.source)
         try:
             return os.read(self.source, 65536) or None
@@ -175,6 +189,13 @@ class Feeder:
             with open(os.path.join(self.inbox, name), "rb") as delivery:
                 line = delivery.read()
             self.pending += line if line.endswith(b"\n") else line + b"\n"
+
+    def inbox_changed(self) -> None:
+        from ..node.inotify import drain  # imported with the watch (_watch)
+
+        assert self.watch is not None  # registered only when there is one
+        drain(self.watch)
+        self.collect()
 
     def write(self) -> None:
         while self.pending and not self.reader_gone:
@@ -226,9 +247,7 @@ class Feeder:
                 if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
-                    assert self.watch is not None  # registered only when there is one
-                    drain(self.watch)
-                    self.collect()
+                    self.inbox_changed()
                 if isinstance(key.data, tuple):  # the terminal's socket: an attacher, or its keystrokes
                     assert self.terminal is not None
                     keys = self.terminal.ready(key.data[1])
