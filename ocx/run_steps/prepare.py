@@ -3,6 +3,8 @@
     python -I -m ocx.run_steps.prepare --repository R --url U --user LOGIN --home DIR
         --marks RECORD_DIR --stem STEM --template T [--pull] [--no-password] [--checkin HASH]
 
+(its unit starts it without site, `python -I -S -c …`: node_service/run_units.python_module)
+
 Where the run has network, systemd runs this as the unit's privileged
 ExecStartPre (`+`: root, outside the sandbox, but inside the unit's network
 namespace): every run prepares in its own unit, in parallel, and the node
