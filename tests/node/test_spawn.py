@@ -51,12 +51,13 @@ def test_the_program_is_found_on_its_environments_path_and_its_end_told_as_popen
     assert run(["sh", "-c", "exit 7"])[0] == 7
 
 
-@pytest.mark.parametrize("case", ["no program", "not executable", "no directory"])
+@pytest.mark.parametrize("case", ["no program", "not executable", "no directory", "a null byte"])
 def test_a_program_that_cannot_start_raises_its_error_in_the_feeder(tmp_path, case):
     plain = tmp_path / "plain"
     plain.write_text("not a program\n")
     argv, cwd, error = {"no program": (["no-such-program-here"], None, FileNotFoundError),
                         "not executable": ([str(plain)], None, PermissionError),
-                        "no directory": (["true"], str(tmp_path / "gone"), FileNotFoundError)}[case]
+                        "no directory": (["true"], str(tmp_path / "gone"), FileNotFoundError),
+                        "a null byte": (["true", "a\0b"], None, OSError)}[case]
     with pytest.raises(error):
         spawn(argv, ENV, (0, 1, 2), cwd)
