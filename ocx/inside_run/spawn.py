@@ -59,7 +59,7 @@ def spawn(argv: list[str], env: dict[str, str], streams: tuple[int, int, int], c
             _become(argv, env, streams, cwd, terminal, candidates, failed_write)
         except OSError as error:
             os.write(failed_write, str(error.errno or errno.EINVAL).encode())
-        except BaseException:  # a null byte in an argument, say, which Popen refused before its fork
+        except ValueError:  # a null byte in an argument or a variable, which Popen refused before its fork
             os.write(failed_write, str(errno.EINVAL).encode())
         finally:
             os._exit(255)
