@@ -80,7 +80,7 @@ def test_what_differs_is_what_each_run_is_given(tmp_path):
     assert {f.name for f in fields(TransientService)} >= set(Confinement.__annotations__)
 
 
-def test_a_run_step_finds_the_nodes_own_ocx_first_of_its_paths():
+def test_a_run_steps_paths_are_the_nodes_own_code_and_hold_this_ocx():
     """Without site (-S), the step's sys.path is the node's own code (D41, D47): its package's directory
     and its site-packages, absolute; the directory holding this very ocx is one of them."""
     paths = own_code_path()
