@@ -35,13 +35,16 @@ from __future__ import annotations
 import errno
 import os
 import selectors
-import signal
-import subprocess
 import sys
 
 from ..node.host_paths import KEEP_ENVIRONMENT as KEEP
-from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, drain, watch
-from .terminal import TerminalServer, open_terminal, read_master, take_controlling_terminal
+from .spawn import SIG_DFL, SIGKILL, SIGSTOP, SIGTERM, set_handler, spawn
+
+# The inbox's watch (inotify: ctypes) and the terminal (terminal.py: socket, pty) are imported where
+# a run has them: a `command` run has neither, and its feeder starts without them.
+TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from .terminal import TerminalServer
 
 
 def program_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -62,6 +65,12 @@ def delivery_names(directory: str) -> list[str]:
 
 
 NO_INBOX = "-"
+
+
+def _watch(inbox: str) -> int:
+    from ..node.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, watch
+
+    return watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
 
 
 class LastLine:
@@ -101,26 +110,29 @@ class Feeder:
         self.reader_gone = inbox == NO_INBOX
         self.selector = selectors.DefaultSelector()
         # The watch before the first listing: nothing slips between.
-        self.watch = None if inbox == NO_INBOX else watch(inbox, IN_MOVED_TO | IN_CLOSE_WRITE)
+        self.watch = None if inbox == NO_INBOX else _watch(inbox)
         self.terminal: TerminalServer | None = None
         if terminal is not None:
+            from .terminal import TerminalServer, open_terminal
+
             master, slave = open_terminal()
             try:
                 # A session of its own, the terminal its controlling one (Ctrl-C reaches it).
-                self.child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                                              env=program_environment(), start_new_session=True, cwd=cwd,
-                                              preexec_fn=take_controlling_terminal)
+                self.child = spawn(argv, program_environment(), (slave, slave, slave), cwd, terminal=True)
             finally:
                 os.close(slave)  # only the program holds it: its end is the terminal's
             self.pipe = self.source = master
             self.terminal = TerminalServer(terminal, self.selector)
         else:
-            self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL if inbox == NO_INBOX else subprocess.PIPE,
-                                          stdout=subprocess.PIPE if output else None,
-                                          stderr=subprocess.STDOUT if output else None,
-                                          close_fds=True, env=program_environment(), cwd=cwd)
-            self.pipe = self.child.stdin.fileno() if self.child.stdin else -1
-            self.source = self.child.stdout.fileno() if self.child.stdout is not None else -1
+            # The program's ends of its pipes (or /dev/null), closed here once it holds them.
+            (stdin, self.pipe) = os.pipe() if inbox != NO_INBOX else (os.open(os.devnull, os.O_RDONLY), -1)
+            (self.source, stdout) = os.pipe() if output else (-1, 1)
+            try:
+                self.child = spawn(argv, program_environment(), (stdin, stdout, stdout if output else 2), cwd)
+            finally:
+                os.close(stdin)
+                if output:
+                    os.close(stdout)
             if self.pipe >= 0:
                 os.set_blocking(self.pipe, False)
         self.pidfd = os.pidfd_open(self.child.pid)
@@ -131,6 +143,8 @@ class Feeder:
     def _read(self) -> bytes | None:
         """What the program printed: b"" for nothing yet, None at the end of its output."""
         if self.terminal is not None:
+            from .terminal import read_master  # imported with the terminal (__init__)
+
             return read_master(self.source)
         try:
             return os.read(self.source, 65536) or None
@@ -175,6 +189,13 @@ class Feeder:
             with open(os.path.join(self.inbox, name), "rb") as delivery:
                 line = delivery.read()
             self.pending += line if line.endswith(b"\n") else line + b"\n"
+
+    def inbox_changed(self) -> None:
+        from ..node.inotify import drain  # imported with the watch (_watch)
+
+        assert self.watch is not None  # registered only when there is one
+        drain(self.watch)
+        self.collect()
 
     def write(self) -> None:
         while self.pending and not self.reader_gone:
@@ -226,9 +247,7 @@ class Feeder:
                 if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
-                    assert self.watch is not None  # registered only when there is one
-                    drain(self.watch)
-                    self.collect()
+                    self.inbox_changed()
                 if isinstance(key.data, tuple):  # the terminal's socket: an attacher, or its keystrokes
                     assert self.terminal is not None
                     keys = self.terminal.ready(key.data[1])
@@ -240,8 +259,8 @@ class Feeder:
 def _end_like(status: int) -> None:
     """Exit as the program did, so the unit reports the program's end (D4)."""
     if status < 0:
-        if -status not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(-status, signal.SIG_DFL)
+        if -status not in (SIGKILL, SIGSTOP):
+            set_handler(-status, SIG_DFL)
         os.kill(os.getpid(), -status)
     sys.exit(status)
 
@@ -268,17 +287,17 @@ class StopRelay:
     def __init__(self) -> None:
         self.asked = False
         # A handler, not SIG_IGN: an ignored signal would stay ignored in the program.
-        signal.signal(signal.SIGTERM, self._heard)
+        set_handler(SIGTERM, self._heard)
 
     def _heard(self, *_: object) -> None:
         self.asked = True
 
     def started(self, pid: int) -> None:
         """The program now exists: a stop heard before this reaches it too."""
-        signal.signal(signal.SIGTERM, lambda *_: None)  # from here on systemd's own reaches the program
+        set_handler(SIGTERM, lambda *_: None)  # from here on systemd's own reaches the program
         if self.asked:
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, SIGTERM)
             except ProcessLookupError:
                 pass
 

@@ -52,11 +52,6 @@ def open_terminal() -> tuple[int, int]:
     return master, slave
 
 
-def take_controlling_terminal() -> None:
-    """In the child, after setsid(): its standard input becomes its controlling terminal."""
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
 class JournalLines:
     """The terminal's \\r\\n line ends as the journal's \\n, across chunk borders."""
 

@@ -26,7 +26,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple  # not dataclasses: the stop step imports this (docs/node.md)
 
-from ..protocol.budget import format_seconds
 from ..protocol.numerals import is_digits
 from ..systemd.stoppost import StopReport
 from ..systemd.system_state import started_at
@@ -202,6 +201,7 @@ def _duration(seconds: float) -> str:
 
 def decide_outcome(facts: EndFacts, budget: Budget) -> tuple[Outcome, str] | None:
     """The outcome, first that applies (C4), or None when no response is due now."""
+    from ..protocol.budget import format_seconds  # the node's, not the stop step's (its start, docs/node.md)
     from ..protocol.messages import Outcome  # pydantic: never loaded by the stop step (module docstring)
 
     if facts.cut_off:

@@ -16,8 +16,12 @@ only: these run on hot paths.
 """
 from __future__ import annotations
 
-import socket
 import sys
+
+# socket.py's wrapper builds its enums at import, a twentieth of a run's preparation's start (docs/node.md);
+# a poke needs only the C module's socket, the same object socket.socket derives from.
+from _socket import AF_UNIX, SOCK_STREAM
+from _socket import socket as unix_socket
 
 from .host_paths import node_socket_path
 
@@ -25,10 +29,13 @@ from .host_paths import node_socket_path
 def poke(node: str, text: str) -> OSError | None:
     """Leave TEXT (a hint, never read as data) on NODE's socket; the error, if any."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection = unix_socket(AF_UNIX, SOCK_STREAM)
+        try:
             connection.settimeout(2)
             connection.connect(node_socket_path(node))
             connection.sendall(text.encode() + b"\n")
+        finally:
+            connection.close()
         return None
     except OSError as error:
         return error  # the path unit and the boot-time check still find the work (D26, D6)

@@ -9,6 +9,8 @@ ExecStartPre where the run has network, by the node before start otherwise.
 """
 from __future__ import annotations
 
+import functools
+import os
 from typing import TypedDict
 
 from ..node.config import NodeConfig
@@ -55,10 +57,27 @@ def hidden_paths(config: NodeConfig) -> list[str]:
     return [f"-{p}" for p in config.own_paths()]
 
 
+@functools.cache
+def own_code_path() -> tuple[str, ...]:
+    """Where a run's steps find OCX and its dependencies: this process's own site-packages and the
+    directory its `ocx` package is in (the same for a release, D47), both root's; what `site` would
+    have put on sys.path after the standard library, in its order, without running its .pth files."""
+    import sysconfig
+
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    return tuple(dict.fromkeys([os.path.realpath(sysconfig.get_path("purelib")), package_root]))
+
+
+# `-c`, not `-m`: runpy and its imports cost a start; the module stays a word of its own in argv.
+_RUN_MODULE = ("import sys; sys.path += {path!r}; "
+               "sys.exit(__import__(sys.argv.pop(1), fromlist=['main']).main(sys.argv[1:]))")
+
+
 def python_module(config: NodeConfig, module: str, *args: str) -> list[str]:
-    """`python -I -m MODULE ARGS`: isolated (D41), so neither the working
-    directory nor PYTHON* variables nor a user site put anything on sys.path."""
-    return [config.python, "-I", "-m", module, *args]
+    """`python -I -S -c RUN MODULE ARGS`: isolated (D41), so neither the working directory nor
+    PYTHON* variables nor a user site put anything on sys.path; without `site` (-S: its .pth files
+    and the venv's set-up were a tenth of a step's start), sys.path gets `own_code_path` instead."""
+    return [config.python, "-I", "-S", "-c", _RUN_MODULE.format(path=own_code_path()), module, *args]
 
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:

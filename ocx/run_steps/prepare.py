@@ -3,6 +3,8 @@
     python -I -m ocx.run_steps.prepare --repository R --url U --user LOGIN --home DIR
         --marks RECORD_DIR --stem STEM --template T [--pull] [--no-password] [--checkin HASH]
 
+(its unit starts it without site, `python -I -S -c …`: node_service/run_units.python_module)
+
 Where the run has network, systemd runs this as the unit's privileged
 ExecStartPre (`+`: root, outside the sandbox, but inside the unit's network
 namespace): every run prepares in its own unit, in parallel, and the node
@@ -36,7 +38,7 @@ from typing import NamedTuple  # not dataclasses (fossil/program.py)
 from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.sync import CallerClone
-from ..node import bounded, runner_homes, spare
+from ..node import bounded, spare
 from ..node.faults import describe, is_node_fault
 from ..node.letters import LettersFound
 from ..node.record_store import RecordStore
@@ -233,6 +235,8 @@ def _own(step: Preparation, root: Path, password: Callable[[], str], steps: Step
 def _given(step: Preparation, root: Path, checkout: Path, steps: Steps) -> Path:
     """The runner's homes copied in, and everything given to the run's user."""
     if step.runner_homes:
+        from ..node import runner_homes  # only a runner page with homes has them (its start, docs/node.md)
+
         runner_homes.copy_in(list(step.runner_homes), root, step.marks, step.stem, time.time(), step.keep)
         steps.done("the runner's homes copied in")
     owner = root.stat()

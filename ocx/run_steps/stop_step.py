@@ -4,8 +4,9 @@
 
 systemd runs it as root (ExecStopPost with `+`) when the program has ended,
 still in the unit's cgroup and network namespace; isolated (`-I`: no working
-directory, user site or PYTHON* variable on its path) and with no working
-directory of the run's (D41). It keeps systemd's account of the end as the
+directory, user site or PYTHON* variable on its path; its unit starts it with
+`-S` too, run_units.python_module) and with no working directory of the
+run's (D41). It keeps systemd's account of the end as the
 run's ENDED mark (node/run_end.py, the one place an end is kept and told;
 through the record's store) and pokes the node's socket, a unix socket,
 since the run may have no network (D4, D34). It must return fast: a slow

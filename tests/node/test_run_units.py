@@ -3,6 +3,9 @@
 A session's unit and a check-in run's unit get one user, budget and sandbox
 (D16, D17, D34; docs/security.md, 'The unit's sandbox'); what differs is only what each run is given.
 """
+import os
+import subprocess
+import sys
 from dataclasses import fields
 
 import pytest
@@ -10,7 +13,9 @@ import pytest
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import RecordDir
 from ocx.node_service.context import NodeContext
-from ocx.node_service.run_units import INBOX_INSIDE, Confinement, command_service, confinement, session_service
+from ocx.node_service import run_units
+from ocx.node_service.run_units import (INBOX_INSIDE, Confinement, command_service, confinement, own_code_path,
+                                        python_module, session_service)
 from ocx.node.runner_pages import RunnerPage
 from ocx.node_service.sandbox import run_hardening
 from ocx.protocol import parse_message
@@ -73,3 +78,31 @@ def test_what_differs_is_what_each_run_is_given(tmp_path):
     assert "runner claude as claude-91c0de" in session.description
     assert f"command on {'1' * 64} as ci-dev" in command.description
     assert {f.name for f in fields(TransientService)} >= set(Confinement.__annotations__)
+
+
+def test_a_run_steps_paths_are_the_nodes_own_code_and_hold_this_ocx():
+    """Without site (-S), the step's sys.path is the node's own code (D41, D47): its package's directory
+    and its site-packages, absolute; the directory holding this very ocx is one of them."""
+    paths = own_code_path()
+    assert paths and all(os.path.isabs(p) and os.path.isdir(p) for p in paths)
+    here = os.path.realpath(run_units.__file__)
+    assert any(os.path.join(p, "ocx", "node_service", "run_units.py") == here for p in paths)
+
+
+def test_a_run_step_runs_isolated_without_site_and_ignores_what_its_directory_plants(tmp_path):
+    """The unit's argv as a process: `-I -S`, its module a word of its own; started in a directory
+    holding an ocx package and a sitecustomize, with PYTHONPATH naming it, it imports neither (D41)
+    and runs the node's own step (the stop step's usage, exit 2, for a wrong count of arguments)."""
+    marker = tmp_path / "imported"
+    plant = f"open({str(marker)!r}, 'w').close()\n"
+    for name in ("ocx/__init__.py", "ocx/run_steps/__init__.py", "ocx/run_steps/stop_step.py", "sitecustomize.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(plant)
+    node = NodeConfig(name="units-test", repository=str(tmp_path / "r.fossil"), url="http://127.0.0.1:8080",
+                      python=sys.executable)
+    argv = python_module(node, "ocx.run_steps.stop_step", "only-one")
+    assert argv[:4] == [sys.executable, "-I", "-S", "-c"] and argv[5:] == ["ocx.run_steps.stop_step", "only-one"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)})
+    assert (done.returncode, done.stdout) == (2, "") and "usage:" in done.stderr and "stop_step" in done.stderr
+    assert not marker.exists()
