@@ -34,7 +34,7 @@ from .harness import ocx, systemctl, wait_for
 
 pytestmark = pytest.mark.systemd
 
-NAME, PORT = "adopted", 8193
+NAME, PORT = "gitadopt", 8193
 REPOSITORY = Path(f"/var/lib/ocx-fossil/{NAME}.fossil")
 COMMITS, FILES = 500, 9
 # Tag changes on a few check-ins, each replaced by a later one of its name, in a repository with clusters:
