@@ -75,7 +75,8 @@ def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
     """The SQL run on the copy before an export: every login there with the address the
     rule gave it (none: ""), and the export's start moved back (module doc)."""
     # fx_git (a git import's table) would give the export addresses of its own: the user table alone counts.
-    lines = ["BEGIN;", "DROP TABLE IF EXISTS fx_git;", "UPDATE user SET info='';"]
+    # Fossil's clone of a file keeps every login's password hash and login cookie: the copy needs neither.
+    lines = ["BEGIN;", "DROP TABLE IF EXISTS fx_git;", "UPDATE user SET info='', pw='', cookie=NULL, cexpire=NULL;"]
     for login, address in sorted(addresses.items()):
         lines.append(f"INSERT OR IGNORE INTO user(login, pw, cap, info) VALUES({_quoted(login)}, '', '', '');")
         lines.append(f"UPDATE user SET info={_quoted(address)} WHERE login={_quoted(login)};")

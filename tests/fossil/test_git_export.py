@@ -114,6 +114,10 @@ def test_a_checkin_dated_before_the_newest_still_reaches_the_mirror(tmp_path):
                            capture_output=True, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(work)}).stdout
     assert "dated last year" in shown.splitlines()
     assert set(leaves(state / "copy.fossil")) <= set(commits)  # every leaf has its commit, for its branch ref
+    # A pull after the copy's passwords and cookies were emptied (authors_script): it needs none of them.
+    with Repository(state / "copy.fossil") as copy, Repository(repository) as served:
+        assert copy._one("SELECT count(*) FROM user WHERE pw!='' OR cookie IS NOT NULL") == (0,)
+        assert served._one("SELECT count(*) FROM user WHERE pw!=''")[0] > 0
 
 
 def test_the_first_copy_is_of_one_commit_and_leaves_writers_be(tmp_path) -> None:
