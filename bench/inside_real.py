@@ -94,7 +94,7 @@ def adopt(name: str, port: str, history: Path) -> None:
     # write lock (Fossil 2.21 holds it for each request of a sync: docs/node.md). Let it finish first.
     node_idle(name, 900)
     print(f"the node service idle after its first pass: {inside.node_resident(name)}", flush=True)
-    mirror_done(name)  # the served repository refuses clones while the mirror's first export pulls it all
+    mirror_done(name)  # the mirror's first export of it all takes a core: kept out of the figures
 
 
 def readers(n, runs: int = 5) -> None:

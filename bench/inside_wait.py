@@ -4,7 +4,7 @@ import time
 
 def mirror_done(name: str, timeout: float = 1800) -> None:
     """Wait for the node's git mirror update (D49) the adoption started: its first export of the whole
-    history pulls from the served repository, which refuses clones meanwhile ("database is locked")."""
+    history takes a core for half a minute, kept out of the figures that follow (docs/git.md)."""
     from ocx.node_service.git_update import unit_name
     from tests.node_system.harness import systemctl, wait_for
 

@@ -6,6 +6,9 @@ never reaches the export (protocol/git_mirror.py, D49).
 
 The copy is a clone of the served file, brought up to date by `fossil pull`
 from it (incremental: what arrived, not history; no private artifact, D28).
+Fossil clones a file by copying its bytes under no lock, so the first copy
+clones a snapshot of it instead (Repository.copy_to: SQLite's backup, a read
+lock for the 0.1 s the copy takes), never a commit half written.
 Before each export the copy's user table is written from the served one's
 logins with the addresses the author rule allows, and nothing else of it
 counts: the export reads contact info from there alone.
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from ..protocol.git_committer import StreamFacts, fossil_email, manifest_user, needs_quoting
 from .program import run_fossil
+from .repository import Repository
 
 _HASHES = re.compile(rb"[0-9a-f]{40,64}:[0-9a-f]{40,64}")  # two artifact hashes, as blob.uuid holds them
 
@@ -53,9 +57,17 @@ def keep_copy(served: Path, copy: Path, *, home: Path) -> None:
         run_fossil(["pull", str(served.resolve()), "-R", str(copy)], home=home, user=COPY_USER,
                    timeout=EXPORT_SECONDS)
         return
-    making = copy.with_name(copy.name + ".new")
-    making.unlink(missing_ok=True)
-    run_fossil(["clone", str(served.resolve()), str(making)], home=home, user=COPY_USER, timeout=EXPORT_SECONDS)
+    # Fossil clones a file by copying it without a lock: it clones a snapshot taken under one instead.
+    making, snapshot = copy.with_name(copy.name + ".new"), copy.with_name(copy.name + ".snapshot")
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (making, snapshot):
+        stale.unlink(missing_ok=True)
+    with Repository(served) as repository:
+        repository.copy_to(snapshot)
+    try:
+        run_fossil(["clone", str(snapshot), str(making)], home=home, user=COPY_USER, timeout=EXPORT_SECONDS)
+    finally:
+        snapshot.unlink(missing_ok=True)
     making.rename(copy)
 
 
@@ -63,7 +75,8 @@ def authors_script(addresses: Mapping[str, str], mirror_db: Path | None) -> str:
     """The SQL run on the copy before an export: every login there with the address the
     rule gave it (none: ""), and the export's start moved back (module doc)."""
     # fx_git (a git import's table) would give the export addresses of its own: the user table alone counts.
-    lines = ["BEGIN;", "DROP TABLE IF EXISTS fx_git;", "UPDATE user SET info='';"]
+    # Fossil's clone of a file keeps every login's password hash and login cookie: the copy needs neither.
+    lines = ["BEGIN;", "DROP TABLE IF EXISTS fx_git;", "UPDATE user SET info='', pw='', cookie=NULL, cexpire=NULL;"]
     for login, address in sorted(addresses.items()):
         lines.append(f"INSERT OR IGNORE INTO user(login, pw, cap, info) VALUES({_quoted(login)}, '', '', '');")
         lines.append(f"UPDATE user SET info={_quoted(address)} WHERE login={_quoted(login)};")

@@ -113,6 +113,16 @@ class Repository(WorkReads, TagReads):
 
     # -- the repository itself ----------------------------------------------
 
+    def copy_to(self, target: Path) -> None:
+        """TARGET (a new file) made the repository as of one commit: SQLite's backup in one step, under
+        a read lock held as long as copying the file takes (0.07 s for 29 MB), where a plain copy of
+        the file could catch a commit half written (the git mirror's first copy, D49)."""
+        copy = sqlite3.connect(str(target))
+        try:
+            self._db.backup(copy)
+        finally:
+            copy.close()
+
     def config(self, name: str) -> str | None:
         row = self._one("SELECT value FROM config WHERE name=?", (name,))
         return None if row is None or row[0] is None else str(row[0])

@@ -295,6 +295,8 @@ def _hook(config: NodeConfig, home: Path, report: InitReport) -> None:
     elif not present:
         run_fossil(["hook", "add", "--command", command, "--type", "after-receive",
                     "--sequence", "1", "-R", config.repository], home=home)
+    if not present:  # before the server starts: its first backoffice then has no backlog to describe
+        admin.start_hooks_from_now(config.repository, home=home)
     report.add(f"after-receive hook: {command}", not present)
 
 

@@ -61,3 +61,19 @@ def test_serve_picks_a_free_port_and_stops(served, tmp_path) -> None:
     finally:
         second.stop()
     assert second.process.poll() is not None
+
+
+def test_a_hook_added_is_told_only_of_what_arrives_after_it(tmp_path) -> None:
+    """`start_hooks_from_now` (D26): Fossil's first backoffice would describe to a new hook every artifact
+    received within a day (hook.c), inside one write transaction; from it, only the receipts after."""
+    home, path, told = tmp_path / "home", tmp_path / "r.fossil", tmp_path / "told.txt"
+    admin.new_repository(path, "boss", home=home)
+    run_fossil(["wiki", "create", "Before", "-R", str(path)], input="old\n", home=home, user="boss")  # a 2nd receipt
+    run_fossil(["hook", "add", "--command", f"cat >> {told}", "--type", "after-receive", "-R", str(path)], home=home)
+    assert admin.start_hooks_from_now(path, home=home)
+    assert not admin.start_hooks_from_now(path, home=home)  # set once: a hook's own progress is Fossil's
+    run_fossil(["backoffice", "--nolease", str(path)], home=home)
+    assert not told.exists()  # the wiki page was received before: no backlog (Fossil's own: told of it)
+    run_fossil(["wiki", "create", "After", "-R", str(path)], input="new\n", home=home, user="boss")
+    run_fossil(["backoffice", "--nolease", str(path)], home=home)
+    assert told.read_text().count("\n") == 1 and 'wiki "After"' in told.read_text(), told.read_text()

@@ -114,3 +114,33 @@ def test_a_checkin_dated_before_the_newest_still_reaches_the_mirror(tmp_path):
                            capture_output=True, check=True, env={"PATH": "/usr/bin:/bin", "HOME": str(work)}).stdout
     assert "dated last year" in shown.splitlines()
     assert set(leaves(state / "copy.fossil")) <= set(commits)  # every leaf has its commit, for its branch ref
+    # A pull after the copy's passwords and cookies were emptied (authors_script): it needs none of them.
+    with Repository(state / "copy.fossil") as copy, Repository(repository) as served:
+        assert copy._one("SELECT count(*) FROM user WHERE pw!='' OR cookie IS NOT NULL") == (0,)
+        assert served._one("SELECT count(*) FROM user WHERE pw!=''")[0] > 0
+
+
+def test_the_first_copy_is_of_one_commit_and_leaves_writers_be(tmp_path) -> None:
+    """Fossil clones a file by copying its bytes with no lock, so a commit being written could be half
+    in the copy; the first copy is cloned from a snapshot (Repository.copy_to, D49) instead: a write
+    transaction open meanwhile is neither waited for nor in the copy, and commits after it."""
+    import sqlite3
+
+    served, home = tmp_path / "served.fossil", tmp_path / "home"
+    admin.new_repository(served, "boss", home=home)
+    writer = sqlite3.connect(str(served), timeout=0.1)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("INSERT INTO config(name, value, mtime) VALUES('ocx-test-uncommitted', 'x', 0)")
+        keep_copy(served, tmp_path / "state" / "copy.fossil", home=home)
+        writer.commit()  # the snapshot's read lock was held only while it copied
+    finally:
+        writer.close()
+    copy = sqlite3.connect(f"file:{tmp_path / 'state' / 'copy.fossil'}?mode=ro", uri=True)
+    try:
+        assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert copy.execute("SELECT count(*) FROM config WHERE name='ocx-test-uncommitted'").fetchone() == (0,)
+        assert copy.execute("SELECT count(*) FROM event WHERE type='ci'").fetchone() == (1,)
+    finally:
+        copy.close()
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == ["copy.fossil"]  # no snapshot left
