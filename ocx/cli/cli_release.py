@@ -374,19 +374,21 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
 
 
 def _settle(root: str, node_first: bool = False) -> None:
-    """The node's service restarted onto `current` and its first pass on it waited on (NODE_FIRST, before
-    the post: a record posted meanwhile waits on the node alone); after the post, the other services
-    restarted and the releases nothing names removed (D46, D47)."""
-    from ..node.releases.services import Settled, after_move, node_restarted
+    """The node's services moved onto `current` (NODE_FIRST: before the post, so a record posted
+    meanwhile waits on the node alone); after the post, any a failure left unmoved moved, and the
+    releases nothing names removed (D46, D47)."""
+    from ..node.releases.services import after_move, services_moved
     from ..protocol.errors import OcxError
 
     try:
-        settled = Settled(restarted=node_restarted(root)) if node_first else after_move(root)
+        moved = services_moved(root)
+        removed = [] if node_first else after_move(root)
     except (OcxError, OSError, ValueError) as error:
-        if node_first:  # posted all the same; the other services' restarts try the node's again
-            return say(f"ocx release: the node's service not restarted before the post: {error}")
+        if node_first:  # posted all the same; the step after the post tries again
+            return say(f"ocx release: the node's services not moved before the post: {error}")
         raise _refuse(ValueError(f"the links moved, and then: {error}")) from None
-    for name, state in settled.restarted.items():
-        say(f"restarted {name}: {state}")
-    for release in settled.removed:
+    for name, state in moved.items():
+        if node_first or state != "restarted already":
+            say(f"restarted {name}: {state}")
+    for release in removed:
         say(f"removed {release}: no link, unit or open record names it")

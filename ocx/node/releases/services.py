@@ -17,7 +17,6 @@ import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..host_paths import RELEASES_DIRECTORY
@@ -26,8 +25,8 @@ from .links import Releases
 if TYPE_CHECKING:
     from ...systemd.bus import Bus
 
-NODE_SERVICE = "ocx-node@"  # restarted first, before the post (restart_node)
-PAGE_SERVICE = "ocx-page@"  # socket-activated: stopped, and started anew by its next request (move_stale)
+NODE_SERVICE = "ocx-node@"  # restarted last, and waited on (move_services)
+PAGE_SERVICE = "ocx-page@"  # socket-activated: stopped, and started anew by its next request (move_services)
 OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
 NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
 RESTART_SECONDS = 60.0  # the node's restart settled (Type=simple: once it runs the new release's python)
@@ -45,56 +44,38 @@ def named_in(words: Iterable[str], root: str) -> set[str]:
     return {found.group(1) for word in words for found in pattern.finditer(word)}
 
 
-@dataclass
-class Settled:
-    """What followed a move: the services restarted (name → the state each settled in), the releases removed."""
-
-    restarted: dict[str, str] = field(default_factory=dict)
-    removed: list[str] = field(default_factory=list)
-
-
-async def restart_node(moved_at: float) -> dict[str, str]:
-    """The node's service (when it runs) restarted onto `current` and waited on until it runs it
-    (Type=simple: its new process started), before anything else moves (D46). Returns name → the
-    ActiveState it settled in."""
-    from ...systemd import unit_files
-    from ...systemd.bus import Bus
-
-    bus = await Bus.connect()
-    try:
-        nodes = sorted(str(unit[0]) for unit in await bus.list_units_by_patterns([NODE_SERVICE + "*.service"],
-                                                                                  ["active"]))
-        for name in nodes:
-            await unit_files.try_restart(bus, name)
-        return {name: await unit_files.wait_settled(bus, name, RESTART_SECONDS) for name in nodes}
-    finally:
-        bus.close()
-
-
-async def move_stale(moved_at: float) -> dict[str, str]:
+async def move_services(moved_at: float, wait: bool = True) -> dict[str, str]:
     """The node's own services that run and still run what they started with before MOVED_AT (the
-    link's time) moved onto `current`, not waited on: the page's stopped, for its socket to start it
-    anew at the next request (a restart's imports now would take the CPU a record's first answer on
-    the new release waits on), the others restarted. One that started after the move already is not
-    moved twice. Returns name → "restarting", "stopped: its socket starts it on the next request" or
-    "restarted already" (the node's service itself is said only when it is moved here)."""
+    link's time) moved onto `current`; one that started after the move already is not moved twice.
+    In this order: the page's stopped, for its socket to start it anew at the next request (a
+    restart's imports now would take the CPU the first runs on the new release wait on); the tools'
+    and follower's restarted, not waited on, so their imports run beside the node's own start rather
+    than its first runs; then the node's, and with WAIT waited on until it runs the new release
+    (Type=simple: its new process started): records posted meanwhile wait on its socket (D46).
+    Returns name → "stopped: its socket starts it on the next request", "restarting", the node's
+    ActiveState, or "restarted already"."""
     from ...systemd import unit_files
     from ...systemd.bus import Bus
 
     bus = await Bus.connect()
     try:
-        said = {}
+        said, nodes = {}, []
         for unit in await bus.list_units_by_patterns(OWN_SERVICES, ["active"]):
             name = str(unit[0])
             if not await _started_before(bus, name, moved_at):
-                if not name.startswith(NODE_SERVICE):
-                    said[name] = "restarted already"
+                said[name] = "restarted already"
             elif name.startswith(PAGE_SERVICE):
                 await bus.stop_unit(name)
                 said[name] = "stopped: its socket starts it on the next request"
-            else:  # the node's own too, when its restart before the post failed
+            elif name.startswith(NODE_SERVICE):
+                nodes.append(name)
+            else:
                 await unit_files.try_restart(bus, name)
                 said[name] = "restarting"
+        for name in nodes:
+            await unit_files.try_restart(bus, name)
+        for name in nodes:
+            said[name] = await unit_files.wait_settled(bus, name, RESTART_SECONDS) if wait else "restarting"
         return dict(sorted(said.items()))
     finally:
         bus.close()
@@ -139,24 +120,19 @@ def _moved_at(root: str) -> float:
     return os.lstat(link).st_mtime if os.path.lexists(link) else time.time()
 
 
-def node_restarted(root: str) -> dict[str, str]:
-    """First after `accept` or `rollback` moved the links, before the post: the node's service
-    restarted onto `current` when ROOT is the node's, so a record posted now is answered on it."""
-    return asyncio.run(restart_node(_moved_at(root))) if serves_the_node(root) else {}
+def services_moved(root: str) -> dict[str, str]:
+    """First after `accept` or `rollback` moved the links, before the post: the node's services
+    moved onto `current` (move_services) when ROOT is the node's, so a record posted now is
+    answered on it."""
+    return asyncio.run(move_services(_moved_at(root))) if serves_the_node(root) else {}
 
 
-def after_move(root: str) -> Settled:
-    """Then, the root held: the node's other services moved onto `current` when ROOT is the node's
-    (move_stale), and the releases nothing names removed."""
+def after_move(root: str) -> list[str]:
+    """Then, the root held: the releases nothing names removed. Returns them."""
     from .staging import moving
 
-    settled = Settled()
     with moving(root) as releases:
-        if serves_the_node(root):
-            settled.restarted = asyncio.run(move_stale(_moved_at(root)))
-        named = asyncio.run(named_by_units(root))
-        settled.removed = remove_unnamed(releases, named)
-    return settled
+        return remove_unnamed(releases, asyncio.run(named_by_units(root)))
 
 
 @contextlib.contextmanager
@@ -194,7 +170,7 @@ def recover_at_start(root: str = RELEASES_DIRECTORY) -> float | None:
 async def restart_stale(moved_at: float) -> list[str]:
     """At the node's start, or completing a killed command: the node's own services that run and started
     before MOVED_AT (an accept or roll-back killed before it moved them, or this very start, launched
-    before a recovery moved `current`) moved onto `current` (move_stale), without waiting: a service
-    may ask it of itself. Returns their names."""
-    said = await move_stale(moved_at)
+    before a recovery moved `current`) moved onto `current` (move_services), without waiting: a
+    service may ask it of itself. Returns their names."""
+    said = await move_services(moved_at, wait=False)
     return [name for name, done in said.items() if done != "restarted already"]
