@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,13 +17,20 @@ PROGRAM_HOMES = {"systemctl": {"ocx/systemd/system_state.py"}, "fossil": {"ocx/f
 SUBPROCESS_HOMES = {
     "ocx/systemd/system_state.py",  # systemctl is-system-running (D4)
     "ocx/fossil/program.py",  # fossil
-    "ocx/inside_run/feeder.py",  # a session's own program, inside its unit (D13)
     "ocx/inside_run/relay.py",  # the program a runner page names behind the relay (D14)
     "ocx/setup/account.py",  # useradd: the Fossil server's account (D27)
     "ocx/systemd/journal_tail.py",  # journalctl: what a run printed, for the console (docs/console.md)
     "ocx/git/program.py",  # git: the node's git mirror and the way back (D49, D50)
     "ocx/release_build/build.py",  # pip and the staged release's smoke, as the build user in its unit (D48)
 }
+# Where a process is forked or exec'd by hand, not through subprocess: each for a reason of its own.
+EXEC_HOMES = {
+    "ocx/inside_run/spawn.py",  # the feeder starts a run's program: subprocess's imports were a third of its start (D13)
+    "ocx/page/page_door.py",  # the door becomes the page's process (D30)
+    "ocx/page/git_door.py",  # the door becomes git http-backend (D49)
+    "ocx/page/page_service.py",  # a request answered in a child of the page's service
+}
+EXEC_CALL = re.compile(r"\bos\.(?:exec[lv]p?e?|fork|forkpty|posix_spawnp?|spawn[lv]p?e?)\(")
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}
 # Layers import downwards only (architecture.md): the processes' packages on top, each named for
 # the process that runs it; beneath them the shared layer. Which modules of another process a

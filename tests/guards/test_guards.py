@@ -41,7 +41,12 @@ def test_each_program_is_run_from_one_place(program, homes):
 
 def test_subprocess_is_used_only_where_a_program_lives():
     users = {path for path in OCX if "subprocess" in {m.split(".")[0] for m in scan.imported_modules(source(path))}}
-    assert users <= scan.SUBPROCESS_HOMES, sorted(users - scan.SUBPROCESS_HOMES)
+    assert users == scan.SUBPROCESS_HOMES, (sorted(users - scan.SUBPROCESS_HOMES), sorted(scan.SUBPROCESS_HOMES - users))
+
+
+def test_a_process_is_forked_or_execd_by_hand_only_where_one_is_named():
+    users = {path for path in OCX if scan.EXEC_CALL.search(source(path))}
+    assert users == scan.EXEC_HOMES, (sorted(users - scan.EXEC_HOMES), sorted(scan.EXEC_HOMES - users))
 
 
 def test_only_the_systemd_layer_imports_a_dbus_library():
