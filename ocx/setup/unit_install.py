@@ -116,13 +116,19 @@ async def _enable_and_start(enable: tuple[str, ...], start: tuple[str, ...], cha
             await unit_files.reload(bus)
         enabled = await unit_files.enable(bus, list(enable))
         done.append(("enabled: " + ", ".join(enable), "", bool(enabled.changes)))
+        was_active: dict[str, bool] = {}
         for unit in start:
             before, _ = await unit_files.active_state(bus, unit)
+            was_active[unit] = before == "active"
             restart = before == "active" and _touched(unit, changed)
             state = await unit_files.start(bus, unit, restart=restart, timeout=timeout)
             if state != "active":
                 raise RuntimeError(f"{unit} is {state} after start; see journalctl -u {unit}")
-            done.append((unit, state, before != "active" or restart))
+            # The page's service, which a release's move stops for its socket to start it on demand
+            # (D46), is started again so the first look is quick; nothing was made when its socket
+            # answered all along.
+            on_demand = unit.startswith("ocx-page@") and was_active.get(unit.removesuffix(".service") + ".socket")
+            done.append((unit, state, (before != "active" and not on_demand) or restart))
         service = f"ocx-node@{node}.service"  # started on demand, not here: restarted only if up
         if _touched(service, changed) and (await unit_files.active_state(bus, service))[0] == "active":
             done.append((service, await unit_files.start(bus, service, restart=True, timeout=timeout), True))
