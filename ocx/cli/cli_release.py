@@ -94,27 +94,8 @@ def _completed(step: str, root: str, who: Asked, checkin: str | None) -> typer.E
     else:
         say(f"ocx release: request {who.request}, whose command ended before its answer: {found.done}"
             + (f", {found.why}" if found.why else f" {found.release}"))
-    _restart_stale(root)
+    _move_services(root)  # a command killed after the move and before it moved them (D46, D47)
     return typer.Exit(0)
-
-
-def _restart_stale(root: str) -> None:
-    """The node's services that started before `current` last moved restarted onto it (a command killed
-    after the move and before its restarts; one still restarting them is not undone: D46, D47)."""
-    import asyncio
-
-    from ..node.releases.services import restart_stale, serves_the_node
-
-    current = os.path.join(root, "current")
-    if not serves_the_node(root) or not os.path.islink(current):
-        return
-    from ..protocol.errors import OcxError
-
-    try:
-        for name in asyncio.run(restart_stale(os.lstat(current).st_mtime)):
-            say(f"restarted {name}: onto current")
-    except (OcxError, OSError) as error:  # the answer stands; the node's next start restarts them
-        say(f"ocx release: the services were not restarted onto current: {error}", err=True)
 
 
 def _begin(who: Asked | None, step: str, root: str, releases: Releases) -> None:
@@ -338,9 +319,9 @@ def accept(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None = 
         _told(who, "accept", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"accepted {accepted}: current {accepted}, previous {was or 'none'}")
-    _settle(root, node_first=True)
+    moved = _move_services(root)
     _told(who, "accept", "accepted", root, accepted)
-    _settle(root)
+    _settle(root, move_again=not moved)
 
 
 @release_app.command("rollback")
@@ -368,27 +349,37 @@ def rollback(dry_run: bool = DRY_RUN, root: str = ROOT_OPTION, node: str | None 
         _told(who, "rollback", "refused", root, None, str(error))
         raise _refuse(error) from None
     say(f"rolled back to {back}: current {back}, previous {was or 'none'}")
-    _settle(root, node_first=True)
+    moved = _move_services(root)
     _told(who, "rollback", "rolled back", root, back)
-    _settle(root)
+    _settle(root, move_again=not moved)
 
 
-def _settle(root: str, node_first: bool = False) -> None:
-    """The node's services moved onto `current` (NODE_FIRST: before the post, so a record posted
-    meanwhile waits on the node alone); after the post, any a failure left unmoved moved, and the
-    releases nothing names removed (D46, D47)."""
-    from ..node.releases.services import after_move, services_moved
+def _move_services(root: str) -> bool:
+    """The node's services that started before `current` last moved moved onto it: after accept and roll-back
+    before the post, so a record posted meanwhile waits on the node alone (D46, D47); whether that was done."""
+    from ..node.releases.services import services_moved
     from ..protocol.errors import OcxError
 
     try:
         moved = services_moved(root)
-        removed = [] if node_first else after_move(root)
     except (OcxError, OSError, ValueError) as error:
-        if node_first:  # posted all the same; the step after the post tries again
-            return say(f"ocx release: the node's services not moved before the post: {error}")
-        raise _refuse(ValueError(f"the links moved, and then: {error}")) from None
+        say(f"ocx release: the node's services not moved onto current: {error}", err=True)
+        return False
     for name, state in moved.items():
-        if node_first or state != "restarted already":
-            say(f"restarted {name}: {state}")
+        say(f"restarted {name}: {state}")
+    return True
+
+
+def _settle(root: str, move_again: bool) -> None:
+    """After the post: the services moved again if that failed before it, the releases nothing names removed."""
+    from ..node.releases.services import after_move
+    from ..protocol.errors import OcxError
+
+    if move_again:
+        _move_services(root)
+    try:
+        removed = after_move(root)
+    except (OcxError, OSError, ValueError) as error:
+        raise _refuse(ValueError(f"the links moved, and then: {error}")) from None
     for release in removed:
         say(f"removed {release}: no link, unit or open record names it")

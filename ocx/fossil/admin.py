@@ -116,13 +116,10 @@ def start_hooks_from_now(repository: Path | str, *, home: Path | str) -> bool:
     repository refused clones meanwhile. The node's hook only wakes it (D26), and the node reads
     its receipts from its own mark (D2), so the backlog is nobody's. Whether it was set now."""
     said = run_fossil(["sql", "-R", str(repository)], home=home,
-                      input="SELECT count(*) FROM config WHERE name='hook-last-rcvid';\n").stdout.strip()
-    if said not in ("0", "'0'"):
-        return False
-    run_fossil(["sql", "-R", str(repository)], home=home,
-               input="INSERT OR IGNORE INTO config(name, value, mtime)"
-                     " SELECT 'hook-last-rcvid', CAST(coalesce(max(rcvid), 0) AS TEXT), now() FROM rcvfrom;\n")
-    return True
+                      input="INSERT OR IGNORE INTO config(name, value, mtime)"
+                            " SELECT 'hook-last-rcvid', CAST(coalesce(max(rcvid), 0) AS TEXT), now() FROM rcvfrom;\n"
+                            "SELECT changes();\n").stdout.strip()
+    return said in ("1", "'1'")
 
 
 def allow_http_authentication(repository: Path | str, *, home: Path | str) -> bool:

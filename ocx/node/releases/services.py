@@ -15,7 +15,6 @@ import fcntl
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -115,16 +114,14 @@ def remove_unnamed(releases: Releases, named: set[str]) -> list[str]:
     return removed
 
 
-def _moved_at(root: str) -> float:
-    link = os.path.join(root, "current")
-    return os.lstat(link).st_mtime if os.path.lexists(link) else time.time()
-
-
 def services_moved(root: str) -> dict[str, str]:
-    """First after `accept` or `rollback` moved the links, before the post: the node's services
-    moved onto `current` (move_services) when ROOT is the node's, so a record posted now is
-    answered on it."""
-    return asyncio.run(move_services(_moved_at(root))) if serves_the_node(root) else {}
+    """The node's services that started before `current` last moved (its link's time) moved onto it
+    (move_services), when ROOT is the node's and `current` names a release: after `accept` or
+    `rollback` moved the links, or completing one killed before it moved them."""
+    link = os.path.join(root, "current")
+    if not serves_the_node(root) or not os.path.islink(link):
+        return {}
+    return asyncio.run(move_services(os.lstat(link).st_mtime))
 
 
 def after_move(root: str) -> list[str]:
