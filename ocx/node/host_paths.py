@@ -34,6 +34,11 @@ def page_socket_path(node: str) -> str:
     return f"{RUNTIME_ROOT}/{node}/page.sock"
 
 
+def steps_socket_path(node: str) -> str:
+    """The step service's socket (units/ocx-steps@.socket): a run's steps' door hands them here."""
+    return f"{RUNTIME_ROOT}/{node}/steps.sock"
+
+
 # The names of the environment a session's program keeps (D15): set by the
 # unit's description (node_service/run_units.py), read by the feeder inside the run.
 KEEP_ENVIRONMENT = "OCX_KEEP_ENVIRONMENT"

@@ -14,7 +14,7 @@ import os
 from typing import TypedDict
 
 from ..node.config import NodeConfig
-from ..node.host_paths import KEEP_ENVIRONMENT
+from ..node.host_paths import KEEP_ENVIRONMENT, steps_socket_path
 from ..node.record_dirs import RecordDir
 from ..node.run_layout import SLICE, TOOLS_INSIDE, RunHome, unit_name
 from ..node.runner_homes import copy_path
@@ -71,19 +71,26 @@ def own_code_path() -> tuple[str, ...]:
 # `-c`, not `-m`: runpy and its imports cost a start; the module stays a word of its own in argv.
 _RUN_MODULE = ("import sys; sys.path += {path!r}; "
                "sys.exit(__import__(sys.argv.pop(1), fromlist=['main']).main(sys.argv[1:]))")
+# A privileged step through its door: handed to the node's step service, forked there already loaded,
+# or run here when the service does not take it (run_steps/step_door.py, docs/node.md).
+_THROUGH_DOOR = ("import sys; sys.path += {path!r}; from ocx.run_steps.step_door import main; "
+                 "sys.exit(main({socket!r}, sys.argv[1:]))")
 
 
-def python_module(config: NodeConfig, module: str, *args: str) -> list[str]:
+def python_module(config: NodeConfig, module: str, *args: str, door: bool = False) -> list[str]:
     """`python -I -S -c RUN MODULE ARGS`: isolated (D41), so neither the working directory nor
     PYTHON* variables nor a user site put anything on sys.path; without `site` (-S: its .pth files
-    and the venv's set-up were a tenth of a step's start), sys.path gets `own_code_path` instead."""
-    return [config.python, "-I", "-S", "-c", _RUN_MODULE.format(path=own_code_path()), module, *args]
+    and the venv's set-up were a tenth of a step's start), sys.path gets `own_code_path` instead.
+    DOOR: a privileged step of a run's, handed to the node's step service first (step_door.py)."""
+    run = (_THROUGH_DOOR.format(path=own_code_path(), socket=steps_socket_path(config.name)) if door
+           else _RUN_MODULE.format(path=own_code_path()))
+    return [config.python, "-I", "-S", "-c", run, module, *args]
 
 
 def stop_step(config: NodeConfig, record_dir: RecordDir, stem: str) -> ExecCommand:
     """D4: systemd runs it as root when the program ends; it records the end and pokes the node."""
-    return ExecCommand(argv=python_module(config, "ocx.run_steps.stop_step", config.name, record_dir.hash, stem),
-                       privileged=True)
+    return ExecCommand(argv=python_module(config, "ocx.run_steps.stop_step", config.name, record_dir.hash, stem,
+                                          door=True), privileged=True)
 
 
 def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, stem: str,
@@ -107,7 +114,7 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:
     """Privileged, so it can write the repository's user table and the run's home."""
-    return ExecCommand(argv=python_module(config, "ocx.run_steps.prepare", *step.argv()), privileged=True)
+    return ExecCommand(argv=python_module(config, "ocx.run_steps.prepare", *step.argv(), door=True), privileged=True)
 
 
 def prepared_in_unit(opened: OpenRecord) -> bool:

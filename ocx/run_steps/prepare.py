@@ -251,22 +251,23 @@ def cpu_ms(who: int = resource.RUSAGE_SELF) -> float:
     return (use.ru_utime + use.ru_stime) * 1000
 
 
-def cpu_spent(start_ms: float | None = None) -> str:
+def cpu_spent(start_ms: float | None = None, door_ms: float = 0.0) -> str:
     """The CPU this preparation used so far, its Python start included (START_MS: the CPU when main
-    began, the interpreter's start and imports), and its Fossil runs': what a burst of records shares
-    out (docs/node.md, 'Measured'; bench/inside.py adds them up)."""
-    python_ms, fossil_ms = cpu_ms(), cpu_ms(resource.RUSAGE_CHILDREN)
+    began, the interpreter's start and imports, or its door's when forked: step_door.py), and its
+    Fossil runs': what a burst of records shares out (docs/node.md, 'Measured'; bench/inside.py adds
+    them up). DOOR_MS: the door's own CPU, when the step service forked this process for it."""
+    python_ms, fossil_ms = cpu_ms() + door_ms, cpu_ms(resource.RUSAGE_CHILDREN)
     start = "" if start_ms is None else f", its start {start_ms:.0f}"
     return f"CPU {python_ms + fossil_ms:.0f} ms (Python {python_ms:.0f}{start}, Fossil {fossil_ms:.0f})"
 
 
 def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process: bool = False,
-                start_ms: float | None = None) -> None:
+                start_ms: float | None = None, door_ms: float = 0.0) -> None:
     """The run user on the served repository and the run's home, made side by
     side: neither waits for the other until the password is needed. TURN_AT:
     when its turn began (main), kept in the mark with when it ended. OWN_PROCESS:
     the unit's step (main), whose CPU is the preparation's alone, and is told;
-    START_MS, its CPU when main began (cpu_spent)."""
+    START_MS, its CPU when main began, and DOOR_MS (cpu_spent)."""
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
@@ -289,7 +290,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
         user.join()  # never left running; a failure of the home's is the one told
     user.result()  # a no_password run never waited for the password: what the user's making raised, raised
     # kept nowhere: the clone keeps it, obscured, when the run may hold it (D19)
-    cpu = f"; {cpu_spent(start_ms)}" if own_process else ""
+    cpu = f"; {cpu_spent(start_ms, door_ms)}" if own_process else ""
     print(f"prepare: done in {steps.total() * 1000:.0f} ms{cpu}", flush=True)
     # How long the run user took (made here, or granted by the server's node) and the whole (bench/).
     RecordStore(step.marks).mark(Mark.PREPARED, {
@@ -338,8 +339,10 @@ def parse(argv: list[str]) -> Preparation:
                        wait_for=int(str(one("wait-for"))) if one("wait-for") else None)
 
 
-def main(argv: list[str]) -> int:
-    start_ms = cpu_ms()  # the interpreter's start and this module's imports
+def main(argv: list[str], door_cpu_ms: float | None = None) -> int:
+    """DOOR_CPU_MS: the door's CPU when the node's step service forked this process for it (step_server.py)."""
+    # The interpreter's start and this module's imports, or, forked already loaded, its door's.
+    start_ms = cpu_ms() if door_cpu_ms is None else door_cpu_ms + cpu_ms()
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
     try:
@@ -351,7 +354,7 @@ def main(argv: list[str]) -> int:
                   flush=True)
         except OSError as trouble:  # the run is never refused for a turn: it prepares beside the others
             print(f"prepare: no turn taken ({trouble}); prepared at once", flush=True)
-        prepare_run(step, turn_at, own_process=True, start_ms=start_ms)
+        prepare_run(step, turn_at, own_process=True, start_ms=start_ms, door_ms=door_cpu_ms or 0.0)
     except Exception as failure:  # the node answers it: refused with this reason, or tries again (a fault)
         found = failure.mark() if isinstance(failure, LettersFound) else {}  # refused or unenforced, not judged
         RecordStore(step.marks).mark(Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),

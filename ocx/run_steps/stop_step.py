@@ -40,7 +40,8 @@ def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = N
     return ended
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], door_cpu_ms: float | None = None) -> int:
+    """DOOR_CPU_MS: given when the node's step service forked this process (step_server.py); unused."""
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     if len(argv) != 3:
         print("usage: python -m ocx.run_steps.stop_step NODE RECORD STEM", file=sys.stderr)

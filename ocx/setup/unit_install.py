@@ -23,11 +23,12 @@ SYSTEM_UNITS = Path("/etc/systemd/system")
 TEMPLATES = ("ocx.slice", "ocx-fossil@.service", "ocx-node@.socket", "ocx-node@.service",
              "ocx-node@.path", "ocx-wake@.service", "ocx-check@.service",
              "ocx-tools@.service",  # no_password runs' tool sockets (D22)
-             "ocx-page@.socket", "ocx-page@.service")  # the web page, kept up (D30)
+             "ocx-page@.socket", "ocx-page@.service",  # the web page, kept up (D30)
+             "ocx-steps@.socket", "ocx-steps@.service")  # runs' steps forked already loaded
 # D36: a node elsewhere serves no repository (no Fossil server, hook or path
 # unit) and has a follower instead (D38).
 ELSEWHERE_TEMPLATES = ("ocx.slice", "ocx-node@.socket", "ocx-node@.service", "ocx-check@.service",
-                       "ocx-tools@.service", "ocx-follow@.service")
+                       "ocx-tools@.service", "ocx-follow@.service", "ocx-steps@.socket", "ocx-steps@.service")
 DROP_IN = "node.conf"
 
 
@@ -46,6 +47,9 @@ def instance_units(name: str) -> dict[str, str]:
         f"ocx-tools@{name}.service": "the tool sockets of no_password runs (C6, D22, D34)",
         f"ocx-page@{name}.socket": "the web page's socket: its door, the ext program, hands requests here (D30)",
         f"ocx-page@{name}.service": "the web page, kept up: each request in a process of its own (D30)",
+        f"ocx-steps@{name}.socket": "the runs' step service's socket: a run's preparation and stop step hand "
+                                    "themselves here",
+        f"ocx-steps@{name}.service": "the runs' step service: each step forked already loaded, in its run's unit",
     }
 
 
@@ -145,8 +149,15 @@ async def activate(config: NodeConfig, changed: dict[str, bool], timeout: float 
                                  f"ocx-node@{name}.path", f"ocx-check@{name}.service")
     tools = f"ocx-tools@{name}.service"  # D22
     page = (f"ocx-page@{name}.socket", f"ocx-page@{name}.service")  # D30: started now, so the first look is quick
-    return await _enable_and_start((server, sock, path, check, tools, *page), (server, sock, path, tools, *page),
-                                   changed, timeout, name)
+    steps = steps_units(name)
+    return await _enable_and_start((server, sock, path, check, tools, *page, *steps),
+                                   (server, sock, path, tools, *page, *steps), changed, timeout, name)
+
+
+def steps_units(name: str) -> tuple[str, str]:
+    """The runs' step service and its socket (run_steps/step_server.py): started now, so a first run
+    does not wait on its imports."""
+    return f"ocx-steps@{name}.socket", f"ocx-steps@{name}.service"
 
 
 def wait_listening(url_port: int, timeout: float = 20.0) -> float:
@@ -166,7 +177,8 @@ async def activate_elsewhere(config: NodeConfig, changed: dict[str, bool],
     """A node elsewhere's units: its socket, its tool sockets, its follower
     (D38), enabled and started; its check is started by the follower (D6)."""
     name = config.name
-    units = (f"ocx-node@{name}.socket", f"ocx-tools@{name}.service", f"ocx-follow@{name}.service")
+    units = (f"ocx-node@{name}.socket", f"ocx-tools@{name}.service", f"ocx-follow@{name}.service",
+             *steps_units(name))
     return await _enable_and_start(units, units, changed, timeout, name)
 
 

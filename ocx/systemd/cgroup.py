@@ -134,6 +134,43 @@ def unit_of(pid: int) -> str | None:
     return name if name.endswith((".service", ".scope")) else None
 
 
+def join(pid: int) -> None:
+    """Move this process into every cgroup process PID is in (each hierarchy's: cgroup2, and on a v1
+    or hybrid host name=systemd's and each controller's, which keep trees of their own): the node's
+    step service's fork joins the run unit whose step it runs (run_steps/step_server.py), so systemd
+    accounts for it, limits it and ends it with that unit. Raises OSError where it cannot (PID gone,
+    a hierarchy not mounted here): the fork then runs nothing."""
+    mounts = _hierarchies()
+    text = _read(f"/proc/{pid}/cgroup")
+    if not text:
+        raise OSError(f"no cgroups of process {pid}")
+    for line in text.splitlines():
+        _, controllers, path = line.split(":", 2)
+        wanted = frozenset(c for c in controllers.split(",") if c)
+        where = next(((point, root) for options, point, root in mounts if wanted <= options and
+                      (bool(wanted) == bool(options)) and path.startswith(root)), None)
+        if where is None:
+            raise OSError(f"the cgroup hierarchy {controllers or 'cgroup2'} is not mounted here")
+        point, root = where
+        relative = path[len(root):] if root != "/" else path
+        with open(_join(point, relative) + "/cgroup.procs", "w") as procs:
+            procs.write(str(os.getpid()))
+
+
+def _hierarchies() -> list[tuple[frozenset[str], str, str]]:
+    """Each cgroup mount: (its controllers and name=, empty for cgroup2; where; its root)."""
+    found: list[tuple[frozenset[str], str, str]] = []
+    for line in (_read("/proc/self/mountinfo") or "").splitlines():
+        fields, _, after = line.partition(" - ")
+        kind, _source, options = (after.split(" ") + ["", "", ""])[:3]
+        parts = fields.split(" ")
+        if kind == "cgroup2":
+            found.append((frozenset(), parts[4], parts[3]))
+        elif kind == "cgroup":
+            found.append((frozenset(options.split(",")), parts[4], parts[3]))
+    return found
+
+
 def peer(sock: socket.socket) -> tuple[int, int, str | None]:
     """(pid, uid, unit) of the process at the other end of the unix socket
     SOCK, from SO_PEERCRED: who connected, as the kernel says."""

@@ -29,6 +29,7 @@ EXEC_HOMES = {
     "ocx/page/page_door.py",  # the door becomes the page's process (D30)
     "ocx/page/git_door.py",  # the door becomes git http-backend (D49)
     "ocx/page/page_service.py",  # a request answered in a child of the page's service
+    "ocx/run_steps/step_server.py",  # a run's step forked already loaded by the step service
 }
 EXEC_CALL = re.compile(r"\bos\.(?:exec[lv]p?e?|fork|forkpty|posix_spawnp?|spawn[lv]p?e?)\(")
 DBUS_LIBRARIES = {"dbus_next", "dbus_fast", "pystemd", "dbus", "jeepney", "sdbus"}

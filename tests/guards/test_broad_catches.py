@@ -67,6 +67,10 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the page service's loop: nothing one request brings stops it; it takes the next"),
     ("ocx/page/page_service.py", "_take_one"): (
         1, "a request's own forked process: whatever ends it, it exits with a code, never returns into the loop"),
+    ("ocx/run_steps/step_server.py", "_stepped"): (
+        1, "a run's step forked by the step service: whatever it raises is its exit status, as its own process's"),
+    ("ocx/run_steps/step_server.py", "serve"): (
+        1, "a step's own forked process: whatever ends it, it exits with a code, never returns into the loop"),
     ("ocx/follower/follow.py", "Follower.step"): (
         1, "the follower's held request, for ever: whatever fails, it asks again after a pause (D39)"),
 }

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 NODE_SERVICE = "ocx-node@"  # restarted last, and waited on (move_services)
 PAGE_SERVICE = "ocx-page@"  # socket-activated: stopped, and started anew by its next request (move_services)
-OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service"]
+OWN_SERVICES = ["ocx-node@*.service", "ocx-page@*.service", "ocx-tools@*.service", "ocx-follow@*.service",
+                "ocx-steps@*.service"]
 NAMING_UNITS = ["ocx-*"]  # every unit OCX starts is named so: runs, cpu watches, builds, the mirror's
 RESTART_SECONDS = 60.0  # the node's restart settled (Type=simple: once it runs the new release's python)
 _ID = r"[0-9a-f]{16}-[0-9a-f]{16}"
@@ -47,8 +48,8 @@ async def move_services(moved_at: float, wait: bool = True) -> dict[str, str]:
     """The node's own services that run and still run what they started with before MOVED_AT (the
     link's time) moved onto `current`; one that started after the move already is not moved twice.
     In this order: the page's stopped, for its socket to start it anew at the next request (a
-    restart's imports now would take the CPU the first runs on the new release wait on); the tools'
-    and follower's restarted, not waited on, so their imports run beside the node's own start rather
+    restart's imports now would take the CPU the first runs on the new release wait on); the tools',
+    the runs' steps' and follower's restarted, not waited on, so their imports run beside the node's own start rather
     than its first runs; then the node's, and with WAIT waited on until it runs the new release
     (Type=simple: its new process started): records posted meanwhile wait on its socket (D46).
     Returns name → "stopped: its socket starts it on the next request", "restarting", the node's
