@@ -109,7 +109,9 @@ def preparation(config: NodeConfig, record_dir: RecordDir, opened: OpenRecord, s
                        # D37: a node elsewhere's run users are the server's node's to grant
                        server_login=config.node_user if config.elsewhere else None,
                        server_password_file=str(config.password_file) if config.elsewhere else None,
-                       ahead=ahead, wait_for=wait_for)
+                       ahead=ahead, wait_for=wait_for,
+                       # a session's program starts after those whose records came before (in_order.py)
+                       order=opened.rcvid if checkin is None else None)
 
 
 def prepare_step(config: NodeConfig, step: Preparation) -> ExecCommand:

@@ -47,6 +47,7 @@ from ..node.spare import CHECKOUT, CLONE
 from ..node.states import Mark
 from ..node.template import held, held_within
 from ..node.wake import poke
+from . import in_order
 from .meanwhile import Meanwhile, Steps
 from .run_user import RUN_USER_CAPABILITIES, ensure_run_user, granted_run_user  # noqa: F401  (grants.py and tests read the letters here)
 from .turns import take_turn, turns_of
@@ -81,6 +82,7 @@ class Preparation(NamedTuple):
     # the runs' clone it was made from, so a session's preparation copies a newer one over it.
     ahead: int | None = None
     wait_for: int | None = None  # the node pulls its clone up to this receipt after the start: wait for it
+    order: int | None = None  # a session's record's receipt: its program starts after those before it (in_order.py)
 
     def argv(self) -> list[str]:
         args = ["--repository", self.repository, "--url", self.url, "--user", self.user,
@@ -89,6 +91,7 @@ class Preparation(NamedTuple):
         args += ["--pull"] if self.pull else []
         args += ["--ahead", str(self.ahead)] if self.ahead is not None else []
         args += ["--wait-for", str(self.wait_for)] if self.wait_for is not None else []
+        args += ["--order", str(self.order)] if self.order is not None else []
         if self.server_login:
             args += ["--server-login", self.server_login, "--server-password-file", str(self.server_password_file)]
         args += [] if self.keep_password else ["--no-password"]
@@ -301,7 +304,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
 
 _REQUIRED = ("repository", "url", "user", "home", "marks", "stem", "fossil-home", "template")
 _VALUED = (*_REQUIRED, "checkin", "runner-home", "keep", "server-login", "server-password-file", "wait-for",
-           "ahead")
+           "ahead", "order")
 _FLAGS = ("no-password", "pull")
 
 
@@ -336,7 +339,8 @@ def parse(argv: list[str]) -> Preparation:
                        keep=tuple((int(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in values.get("keep", [])),
                        server_login=one("server-login"), server_password_file=one("server-password-file"),
                        ahead=int(str(one("ahead"))) if one("ahead") else None,
-                       wait_for=int(str(one("wait-for"))) if one("wait-for") else None)
+                       wait_for=int(str(one("wait-for"))) if one("wait-for") else None,
+                       order=int(str(one("order"))) if one("order") else None)
 
 
 def main(argv: list[str], door_cpu_ms: float | None = None) -> int:
@@ -345,10 +349,12 @@ def main(argv: list[str], door_cpu_ms: float | None = None) -> int:
     start_ms = cpu_ms() if door_cpu_ms is None else door_cpu_ms + cpu_ms()
     os.chdir("/")  # D41: nothing of the run's as a working directory, whatever systemd gave
     step = parse(argv)
+    queued = in_order.queued(step.fossil_home, step.order, step.stem)
+    turn: int | None = None
     try:
         began, turn_at = time.monotonic(), None
-        try:  # held until this process exits (turns.py)
-            take_turn(turns_of(step.fossil_home))
+        try:  # held until this process exits (turns.py), or until it waits for the one before it
+            turn = take_turn(turns_of(step.fossil_home))
             turn_at = time.time()
             print(f"prepare: its turn (two preparations a core at once): {(time.monotonic() - began) * 1000:.0f} ms",
                   flush=True)
@@ -360,9 +366,15 @@ def main(argv: list[str], door_cpu_ms: float | None = None) -> int:
         RecordStore(step.marks).mark(Mark.UNPREPARED, {"at": time.time(), "why": describe(failure),
                                                        "fault": is_node_fault(failure), **found}, step.stem)
         print(f"ocx prepare: {failure}", file=sys.stderr)
+        if queued is not None:  # its program never starts: none waits for it
+            in_order.leave(*queued, started=False)
         return 1
     finally:  # the node starts the next session waiting for a start (tend.py, STARTS_AT_ONCE)
         poke(step.marks.parent.parent.name, f"prepared {step.stem}")
+        if turn is not None:
+            os.close(turn)
+    if queued is not None:
+        in_order.wait_then_leave(queued)
     return 0
 
 

@@ -67,6 +67,8 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
         1, "the page service's loop: nothing one request brings stops it; it takes the next"),
     ("ocx/page/page_service.py", "_take_one"): (
         1, "a request's own forked process: whatever ends it, it exits with a code, never returns into the loop"),
+    ("ocx/run_steps/in_order.py", "wait_then_leave"): (
+        1, "a prepared session's wait for the one before it: a courtesy to the order, never a reason it fails"),
     ("ocx/run_steps/step_server.py", "_stepped"): (
         1, "a run's step forked by the step service: whatever it raises is its exit status, as its own process's"),
     ("ocx/run_steps/step_server.py", "serve"): (

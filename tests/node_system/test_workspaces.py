@@ -91,8 +91,8 @@ def test_a_quiet_session_takes_the_home_the_node_made_ahead_and_it_is_its_own(no
 
 
 def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
-    """docs/node.md, 'Preparations take turns' (run_steps/turns.py): each unit's preparation takes a turn
-    first. Each one's PREPARED mark says
+    """docs/node.md, 'Preparations take turns' (run_steps/turns.py) and 'In the order they came'
+    (in_order.py): each unit's preparation takes a turn first. Each one's PREPARED mark says
     when its turn began and when it was done, by its own clock: spans inside the turn it held, so no
     moment may fall in more of them than there are turns. The node starts no more units than that at once
     either, first come first started (tend.py). Every run still starts, and is answered."""
@@ -118,6 +118,14 @@ def test_a_burst_of_sessions_prepares_at_most_two_a_core_at_once(node):
     starting_at_once = max(sum(1 for began, done in started if began <= moment < done) for moment, _ in started)
     assert 1 <= starting_at_once <= turns, started
     assert [began for began, _ in started] == sorted(began for began, _ in started), started
+    # in_order.py: each program started after the one whose record came just before it, which each
+    # preparation waited for (bounded: one that hit its bound says so, and is not held to the order).
+    program_starts = [int(systemctl("show", "-P", "ExecMainStartTimestampMonotonic", u).strip()) for u in units]
+    for before, unit, at_before, at in zip(units, units[1:], program_starts, program_starts[1:]):
+        (said,) = [line for line in journal(unit).splitlines() if line.startswith("prepare: in the order the records")]
+        assert f": {before}" in said, said
+        if "not waited for longer" not in said:
+            assert 0 < at_before <= at, (before, unit, said, program_starts)
     for record in records:
         node.stop(record)
     # Seen once in CI: a receipt of this burst of writes stayed without its crosslink for over 35 s, and

@@ -1,0 +1,168 @@
+"""Sessions' programs start in the order their records came (docs/node.md, 'In the order they came').
+
+The node starts sessions' units in the order their records were received
+(tend.py), but their preparations run side by side (turns.py) and end in any
+order: a home made ahead or not, a pull, the machine's load. In a burst of
+100, 30 programs started before one whose record came earlier. So a
+session's preparation is queued by its record's receipt (ORDER, the node's
+argv): on its start it puts a file named by it in `starts/` in the node's
+state and holds an exclusive `flock` on it; done, it gives up its turn and
+waits, within ORDER_SECONDS, until the session queued just before it has
+ended its preparation (its lock free: it exited, however) and systemd has
+started that one's program (its ExecMainStartTimestamp, or its unit no
+longer starting: failed, stopped, gone). Only then does it exit, and
+systemd starts its own program after. A preparation that died leaves a file
+whose lock is free: the next one in the queue takes it as ended and removes
+it. A waiter holds no turn, and a turn's holder never waits for one, so no
+wait is ever circular; the bound keeps a stuck start from holding the rest.
+Standard library only, and libsystemd's sd-bus when there is one to wait for.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+STARTS = "starts"  # beside turns/ in the node's state (turns.py)
+ORDER_SECONDS = 5.0  # the longest a preparation waits for the one before it
+POLL_SECONDS = 0.005
+
+
+def starts_of(fossil_home: Path) -> Path:
+    return fossil_home.parent / STARTS
+
+
+def _name(order: int, stem: str) -> str:
+    return f"{order:020d}-{stem}"
+
+
+def enter(directory: Path, order: int, stem: str) -> int:
+    """This preparation's place in the queue: a descriptor holding its file's lock until it leaves or exits.
+    Locked before it is named, so no other ever finds it unlocked while this one lives."""
+    directory.mkdir(mode=0o700, exist_ok=True)
+    hidden = directory / f".{stem}"
+    fd = os.open(hidden, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(hidden, directory / _name(order, stem))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def queued(fossil_home: Path, order: int | None, stem: str) -> tuple[Path, int, str, int] | None:
+    """A session's place among the starts, as leave() takes it; none for a check-in run (no ORDER),
+    or when it cannot be had: never refused for the order, it then starts when it is ready."""
+    if order is None:
+        return None
+    where = starts_of(fossil_home)
+    try:
+        return where, order, stem, enter(where, order, stem)
+    except OSError as trouble:
+        print(f"prepare: not queued by its record's receipt ({trouble})", flush=True)
+        return None
+
+
+def leave(directory: Path, order: int, stem: str, fd: int, *, started: bool = True) -> None:
+    """Its place given up: its lock freed. Its file stays while its program may still be starting, for
+    the next to wait on that (the next removes it, finding its lock free); one whose program never
+    starts (STARTED false: its preparation failed) removes its own."""
+    if not started:
+        try:
+            os.unlink(directory / _name(order, stem))
+        except FileNotFoundError:
+            pass
+    os.close(fd)
+
+
+def _held(path: Path) -> bool:
+    """Whether a live preparation holds PATH; a free one (its holder gone) is removed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return False
+
+
+def before(directory: Path, order: int, stem: str) -> str | None:
+    """The file of the session queued just before ORDER, if any."""
+    own = _name(order, stem)
+    earlier = sorted(name for name in os.listdir(directory) if not name.startswith(".") and name < own)
+    return earlier[-1] if earlier else None
+
+
+def wait_for_the_one_before(directory: Path, order: int, stem: str, started: Callable[[str], bool],
+                            seconds: float = ORDER_SECONDS) -> str:
+    """Wait until the session queued just before this one has its program started (STARTED, given its
+    unit's name), or SECONDS pass; says what it waited for, for the unit's journal."""
+    deadline = time.monotonic() + seconds
+    began = time.monotonic()
+    name = before(directory, order, stem)
+    if name is None:
+        return "none before it"
+    unit = name.split("-", 1)[1] + ".service"
+    while _held(directory / name):
+        if time.monotonic() >= deadline:
+            return f"{unit} still preparing after {seconds:.0f} s: not waited for longer"
+        time.sleep(POLL_SECONDS)
+    while not started(unit):
+        if time.monotonic() >= deadline:
+            return f"{unit}'s program not started after {seconds:.0f} s: not waited for longer"
+        time.sleep(POLL_SECONDS)
+    return f"{unit}'s program started, waited {(time.monotonic() - began) * 1000:.0f} ms"
+
+
+def wait_then_leave(queued: tuple[Path, int, str, int]) -> None:
+    """A prepared session's wait for the one before it (QUEUED: from queued()), said in its unit's
+    journal, then its place given up. Its run is prepared already: nothing here may fail it."""
+    try:
+        with ProgramStarted() as started:
+            said = wait_for_the_one_before(*queued[:3], started)
+    except Exception as trouble:  # a courtesy to the order, never a reason for the run not to start
+        said = f"not waited for ({trouble})"
+    finally:
+        leave(*queued)
+    print(f"prepare: in the order the records came: {said}", flush=True)
+
+
+class ProgramStarted:
+    """Whether systemd started a unit's program, or no longer starts it (failed, stopped, gone, or the
+    bus unreadable: never waited on for nothing), over one connection to the system bus held while used."""
+
+    def __init__(self) -> None:
+        self.bus: object | None = None
+
+    def __call__(self, unit: str) -> bool:
+        from ..systemd.sd_bus import SERVICE, UNIT, BusUnreadable, SystemBus
+
+        try:
+            if self.bus is None:
+                self.bus = SystemBus()
+            assert isinstance(self.bus, SystemBus)
+            start, state = self.bus.properties([(unit, SERVICE, "ExecMainStartTimestampMonotonic", b"t"),
+                                                (unit, UNIT, "ActiveState", b"s")])
+        except BusUnreadable:
+            return True
+        return bool(start) or state != "activating"
+
+    def __enter__(self) -> ProgramStarted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from ..systemd.sd_bus import SystemBus
+
+        if isinstance(self.bus, SystemBus):
+            self.bus.close()
