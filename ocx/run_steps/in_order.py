@@ -27,6 +27,9 @@ from pathlib import Path
 
 STARTS = "starts"  # beside turns/ in the node's state (turns.py)
 ORDER_SECONDS = 5.0  # the longest a preparation waits for the one before it
+# The one before ended its preparation this long ago: systemd started its program (or failed to) then,
+# and nobody asks the bus (a quiet node's next session; its file's time is when it left).
+LONG_AGO_SECONDS = 2.0
 POLL_SECONDS = 0.005
 
 
@@ -70,22 +73,27 @@ def leave(directory: Path, order: int, stem: str, fd: int, *, started: bool = Tr
     """Its place given up: its lock freed. Its file stays while its program may still be starting, for
     the next to wait on that (the next removes it, finding its lock free); one whose program never
     starts (STARTED false: its preparation failed) removes its own."""
-    if not started:
-        try:
+    try:
+        if started:
+            os.utime(fd)  # when it left: the next need not ask the bus once that is long ago
+        else:
             os.unlink(directory / _name(order, stem))
-        except FileNotFoundError:
-            pass
-    os.close(fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(fd)
 
 
-def _held(path: Path) -> bool:
-    """Whether a live preparation holds PATH; a free one (its holder gone) is removed."""
+def _held(path: Path) -> bool | float:
+    """True while a live preparation holds PATH; else when its holder left it (0.0: gone already),
+    and a free one (its holder gone) is removed."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        return False
+        return 0.0
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        left = os.fstat(fd).st_mtime
     except BlockingIOError:
         return True
     finally:
@@ -94,7 +102,7 @@ def _held(path: Path) -> bool:
         os.unlink(path)
     except FileNotFoundError:
         pass
-    return False
+    return left
 
 
 def before(directory: Path, order: int, stem: str) -> str | None:
@@ -114,10 +122,12 @@ def wait_for_the_one_before(directory: Path, order: int, stem: str, started: Cal
     if name is None:
         return "none before it"
     unit = name.split("-", 1)[1] + ".service"
-    while _held(directory / name):
+    while (left := _held(directory / name)) is True:
         if time.monotonic() >= deadline:
             return f"{unit} still preparing after {seconds:.0f} s: not waited for longer"
         time.sleep(POLL_SECONDS)
+    if left and time.time() - left > LONG_AGO_SECONDS:
+        return f"{unit} prepared {time.time() - left:.0f} s ago"
     while not started(unit):
         if time.monotonic() >= deadline:
             return f"{unit}'s program not started after {seconds:.0f} s: not waited for longer"

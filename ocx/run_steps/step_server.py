@@ -171,6 +171,7 @@ def preload() -> None:
     """What a step imports, now and once: the cost that forking saves (ALLOWED, and what they import late)."""
     from ..fossil import repository  # noqa: F401  (a preparation that pulls)
     from ..node import runner_homes  # noqa: F401  (a runner page with homes)
+    from ..systemd import sd_bus  # noqa: F401  (a session waiting for the one before it, in_order.py)
     from . import prepare, stop_step  # noqa: F401
 
 

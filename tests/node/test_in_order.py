@@ -103,3 +103,19 @@ def test_a_queue_that_cannot_be_had_never_stops_a_preparation(tmp_path, capsys):
     (tmp_path / "starts").write_text("not a directory")
     assert in_order.queued(tmp_path / "home", 7, "ocx-f-one") is None
     assert "not queued by its record's receipt" in capsys.readouterr().out
+
+
+def test_one_that_left_long_ago_is_not_asked_after(tmp_path):
+    """A quiet node's next session: the one before left its place seconds ago, so its program started
+    (or never will) and systemd is not asked; one that left just now is asked about."""
+    old = in_order.enter(tmp_path, 1, "ocx-g-old")
+    in_order.leave(tmp_path, 1, "ocx-g-old", old)
+    path = tmp_path / "00000000000000000001-ocx-g-old"
+    os.utime(path, (time.time() - 60, time.time() - 60))
+    asked = []
+    said = in_order.wait_for_the_one_before(tmp_path, 2, "ocx-g-new", lambda unit: asked.append(unit) or True)
+    assert asked == [] and said == "ocx-g-old.service prepared 60 s ago" and not path.exists()
+    recent = in_order.enter(tmp_path, 3, "ocx-g-recent")
+    in_order.leave(tmp_path, 3, "ocx-g-recent", recent)
+    said = in_order.wait_for_the_one_before(tmp_path, 4, "ocx-g-next", lambda unit: asked.append(unit) or True)
+    assert asked == ["ocx-g-recent.service"] and said.startswith("ocx-g-recent.service's program started")
