@@ -2,6 +2,12 @@
 `python bench/compare.py BASE [RECORDS] [PARTS...]`
 from the repository's root.
 
+Besides bench/inside_real.py's parts, PARTS may name `cores` (bench/cores.py's two bursts of RECORDS,
+one core and two), `day` (bench/long_day.py's long day: OCX_COMPARE_DAY records, 200 by default,
+figures every tenth) and `elsewhere` (bench/elsewhere.py's two hosts: OCX_COMPARE_ELSEWHERE
+records, 10 by default): each runs on both trees too, in the same order, and its figures join the
+table. `all` is every part, these three included.
+
 BASE (a commit) is checked out into a git worktree of its own in a temporary directory; the
 benchmark of bench/run.py (bench/inside_real.py in the systemd test container, on the same
 history file) runs with that tree as /src, then with this working tree (uncommitted changes
@@ -96,9 +102,39 @@ def side_by_side(base: str, before: dict[str, str], after: dict[str, str]) -> st
     return "\n".join(lines + [f"| {cell(key)} | {cell(before.get(key))} | {cell(after.get(key))} |" for key in keys])
 
 
+# Benchmarks of their own (each starts its containers), run with OCX_BENCH_SRC naming the tree.
+SCRIPTS = {"cores": lambda records: ["cores.py", records],
+           "day": lambda records: ["long_day.py", os.environ.get("OCX_COMPARE_DAY", "200"),
+                                   str(max(1, int(os.environ.get("OCX_COMPARE_DAY", "200")) // 10))],
+           "elsewhere": lambda records: ["elsewhere.py", os.environ.get("OCX_COMPARE_ELSEWHERE", "10")]}
+
+
+def script(tree: Path, argv: list[str]) -> str:
+    """One of SCRIPTS on TREE: its output, printed as it comes."""
+    env = {**os.environ, "OCX_BENCH_SRC": str(tree)}
+    done = subprocess.Popen([sys.executable, "-u", str(ROOT / "bench" / argv[0]), *argv[1:]], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in done.stdout or ():
+        print(line, end="", flush=True)
+        lines.append(line)
+    done.wait()
+    return "".join(lines)
+
+
+def measured(tree: Path, data: Path, records: str, parts: tuple[str, ...]) -> str:
+    """Every part asked, on TREE: inside_real.py's in one container, then each script's."""
+    inside = tuple(p for p in parts if p not in SCRIPTS)
+    output = benchmark(tree, data, records, inside) if inside or not parts else ""
+    return output + "".join(script(tree, SCRIPTS[p](records)) for p in parts if p in SCRIPTS)
+
+
 def main(base: str, records: str = "100", *parts: str) -> None:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", f"{base}^{{commit}}"],
                             capture_output=True, text=True, check=True).stdout.strip()
+    parts = tuple(q for p in parts for q in p.split(",") if q)
+    if "all" in parts:
+        parts = ("readers", "quiet", "hook", "ends", "deliveries", "ci", "burst", "lost", *SCRIPTS)
     data = history()
     engine()
     scratch = Path(tempfile.mkdtemp(prefix="ocx-compare-"))
@@ -108,10 +144,10 @@ def main(base: str, records: str = "100", *parts: str) -> None:
     try:
         loads = [os.getloadavg()[0]]
         print(f"=== {commit} (BASE) ===", flush=True)
-        before = figures(benchmark(tree, data, records, parts))
+        before = figures(measured(tree, data, records, parts))
         loads.append(os.getloadavg()[0])
         print("=== the working tree ===", flush=True)
-        after = figures(benchmark(ROOT, data, records, parts))
+        after = figures(measured(ROOT, data, records, parts))
         loads.append(os.getloadavg()[0])
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)

@@ -55,7 +55,7 @@ def streamed(container: SystemdContainer, argv: list[str]) -> str:
 def burst_on(cpuset: str, records: str, data: Path | None) -> float | None:
     """The seconds to start all RECORDS in a container given CPUSET; None if the burst did not say."""
     volumes = {str(data.parent): run.INSIDE} if data else {}
-    container = SystemdContainer(build_image(), src=ROOT, volumes=volumes, cpuset=cpuset)
+    container = SystemdContainer(build_image(), src=run.source(), volumes=run.overlay(volumes), cpuset=cpuset)
     container.start()
     try:
         inside_history = f"{run.INSIDE}/{data.name}" if data else "-"

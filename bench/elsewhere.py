@@ -46,12 +46,17 @@ def compiled() -> None:
     read-only, so a module without it is compiled again on every Python start (each run's steps)."""
     import compileall
 
-    compileall.compile_dir(str(ROOT / "ocx"), quiet=1)
+    compileall.compile_dir(str(source() / "ocx"), quiet=1)
+
+
+def source() -> Path:
+    """The tree both hosts run as /src: this one, or OCX_BENCH_SRC's (bench/compare.py's other tree)."""
+    return Path(os.environ.get("OCX_BENCH_SRC") or ROOT)
 
 
 def main(records: str = "20", busy: str = "") -> None:
     compiled()
-    hosts = Hosts()
+    hosts = Hosts(src=source())
     try:
         began = time.monotonic()
         codes = hosts.start()

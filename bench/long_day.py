@@ -28,7 +28,7 @@ def main(records: str = "2000", every: str = "200", repository: str = "history")
     data = None if repository == "empty" else history()
     engine()
     volumes = {str(data.parent): run.INSIDE} if data else {}
-    container = SystemdContainer(build_image(), src=ROOT, volumes=volumes)
+    container = SystemdContainer(build_image(), src=run.source(), volumes=run.overlay(volumes))
     container.start()
     try:
         inside_history = f"{run.INSIDE}/{data.name}" if data else "-"

@@ -39,12 +39,22 @@ def history() -> Path:
     return path
 
 
+def source() -> Path:
+    """The tree the container runs as /src: this one, or OCX_BENCH_SRC's (bench/compare.py's other tree)."""
+    return Path(os.environ.get("OCX_BENCH_SRC") or ROOT)
+
+
+def overlay(volumes: dict[str, str]) -> dict[str, str]:
+    """VOLUMES, and this tree's bench/ over the other tree's, so both trees are measured alike."""
+    return {**volumes, str(ROOT / "bench"): "/src/bench"} if source() != ROOT else volumes
+
+
 def compiled() -> None:
     """Bytecode for every module, as an installed node has it: the container mounts the source
     read-only, so a module without it is compiled again on every Python start (each run's steps)."""
     import compileall
 
-    compileall.compile_dir(str(ROOT / "ocx"), quiet=1)
+    compileall.compile_dir(str(source() / "ocx"), quiet=1)
 
 
 def main(records: str = "100", *parts: str) -> None:

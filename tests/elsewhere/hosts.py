@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -46,14 +47,17 @@ def wait_until(check, timeout: float, what: str, every: float = 0.25):
 
 
 class Hosts:
-    def __init__(self) -> None:
-        from tests.container.systemd_container import Network, SystemdContainer, build_image, engine
+    def __init__(self, src: Path | None = None) -> None:
+        """SRC: the tree both hosts run as /src (this one by default; bench/compare.py's other tree)."""
+        from tests.container.systemd_container import REPO, Network, SystemdContainer, build_image, engine
 
         engine()
         image = build_image()
         self.network = Network()
-        self.server = SystemdContainer(image, network=self.network, aliases=("server",), hostname="server")
-        self.build = SystemdContainer(image, network=self.network, aliases=("build",), hostname="build")
+        self.server = SystemdContainer(image, network=self.network, aliases=("server",), hostname="server",
+                                       src=src or REPO)
+        self.build = SystemdContainer(image, network=self.network, aliases=("build",), hostname="build",
+                                      src=src or REPO)
 
     def start(self) -> dict:
         self.server.start()
