@@ -30,9 +30,8 @@ import sys
 import time
 import traceback
 
-from ..protocol.errors import OcxError
+from ..systemd.activation import RequestUnreadable, block, listener
 
-SD_LISTEN_FDS_START = 3
 CONCURRENT = 8  # requests run at once; more wait in the socket's backlog
 REQUEST_SECONDS = 540  # a request's process is killed after this (Fossil's own bound is 600 s)
 READ_SECONDS = 10.0  # to receive a request, and the door's go, once connected
@@ -41,37 +40,18 @@ CWD_MAX = 4096
 BODY_MAX = 8 << 20  # the door's own bound (page_door.BODY_MAX)
 
 
-class BadRequest(OcxError):
-    """What came on the socket is not a whole request of the door's."""
-
-
-def _exactly(connection: socket.socket, count: int) -> bytes:
-    parts, left = [], count
-    while left > 0:
-        part = connection.recv(min(left, 1 << 16))
-        if not part:
-            raise BadRequest(f"the request ended {left} bytes short")
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
-def _block(connection: socket.socket, most: int) -> bytes:
-    size = int.from_bytes(_exactly(connection, 4), "big")
-    if size > most:
-        raise BadRequest(f"a block of {size} bytes, more than {most}")
-    return _exactly(connection, size)
+BadRequest = RequestUnreadable  # what the door sent is not a whole request
 
 
 def read_request(connection: socket.socket) -> tuple[dict[str, str], bytes, bytes]:
     """(environment, working directory, body), each bounded."""
     environ = {}
-    for entry in _block(connection, ENV_MAX).split(b"\0"):
+    for entry in block(connection, ENV_MAX).split(b"\0"):
         key, equals, value = entry.partition(b"=")
         if key and equals:
             environ[os.fsdecode(key)] = os.fsdecode(value)
-    cwd = _block(connection, CWD_MAX)
-    body = _block(connection, BODY_MAX)
+    cwd = block(connection, CWD_MAX)
+    body = block(connection, BODY_MAX)
     return environ, cwd, body
 
 
@@ -131,21 +111,7 @@ def prepare() -> None:
 
 def listener_of(argv: list[str]) -> socket.socket:
     """systemd's socket (LISTEN_FDS), or one bound here (--listen PATH: tests, by hand)."""
-    if "--listen" in argv:
-        path = argv[argv.index("--listen") + 1]
-        bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if os.path.exists(path):
-            os.unlink(path)
-        old = os.umask(0o177)
-        try:
-            bound.bind(path)
-        finally:
-            os.umask(old)
-        bound.listen(64)
-        return bound
-    if os.environ.get("LISTEN_PID") != str(os.getpid()) or int(os.environ.get("LISTEN_FDS", "0")) < 1:
-        raise SystemExit("ocx-page: no socket: systemd starts this for ocx-page@NAME.socket (or give --listen PATH)")
-    return socket.socket(fileno=SD_LISTEN_FDS_START)
+    return listener(argv, "ocx-page")
 
 
 class Tally:

@@ -33,9 +33,9 @@ import traceback
 
 from ..protocol.errors import OcxError
 from ..systemd import cgroup, notify
+from ..systemd.activation import RequestUnreadable, block, exactly, listener
 from .step_door import ALLOWED, GO, READY
 
-SD_LISTEN_FDS_START = 3
 CONCURRENT = 64  # steps' processes at once; more wait in the socket's backlog (a burst prepares 2 a core)
 READ_SECONDS = 10.0  # to receive a request, and the door's go, once connected
 ARGV_MAX = 256 << 10
@@ -45,24 +45,6 @@ NOT_TAKEN = 3  # a fork's exit status when the door runs the step itself
 
 class NotTaken(OcxError):
     """The step is not run here: the door runs it itself."""
-
-
-def _exactly(connection: socket.socket, count: int) -> bytes:
-    parts, left = [], count
-    while left > 0:
-        part = connection.recv(min(left, 1 << 16))
-        if not part:
-            raise NotTaken(f"the request ended {left} bytes short")
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
-def _block(connection: socket.socket, most: int) -> bytes:
-    size = int.from_bytes(_exactly(connection, 4), "big")
-    if size > most:
-        raise NotTaken(f"a block of {size} bytes, more than {most}")
-    return _exactly(connection, size)
 
 
 def read_request(connection: socket.socket) -> tuple[list[str], dict[str, str], float, list[int]]:
@@ -77,17 +59,14 @@ def read_request(connection: socket.socket) -> tuple[list[str], dict[str, str], 
                 fds += [int.from_bytes(data[i:i + 4], sys.byteorder, signed=True) for i in range(0, len(data) - 3, 4)]
         if len(fds) != 3:
             raise NotTaken(f"{len(fds)} descriptors, not the door's three streams")
-        head += _exactly(connection, 4 - len(head)) if len(head) < 4 else b""
-        size = int.from_bytes(head, "big")
-        if size > ARGV_MAX:
-            raise NotTaken(f"an argv of {size} bytes, more than {ARGV_MAX}")
-        argv = [os.fsdecode(a) for a in _exactly(connection, size).split(b"\0")]
+        head += exactly(connection, 4 - len(head)) if len(head) < 4 else b""
+        argv = [os.fsdecode(a) for a in block(connection, ARGV_MAX, int.from_bytes(head, "big")).split(b"\0")]
         environ = {}
-        for entry in _block(connection, ENV_MAX).split(b"\0"):
+        for entry in block(connection, ENV_MAX).split(b"\0"):
             key, equals, value = entry.partition(b"=")
             if key and equals:
                 environ[os.fsdecode(key)] = os.fsdecode(value)
-        cpu_ms = _milliseconds(_block(connection, 32))
+        cpu_ms = _milliseconds(block(connection, 32))
         whole = True
         return argv, environ, cpu_ms, fds
     finally:
@@ -131,7 +110,7 @@ def run_step(connection: socket.socket) -> int:
         connection.sendall(READY)
         if connection.recv(1) != GO:
             raise NotTaken("the door gave up before its go, and runs the step itself")
-    except (OSError, NotTaken) as why:  # nothing of the step ran: the door runs it
+    except (OSError, NotTaken, RequestUnreadable) as why:  # nothing of the step ran: the door runs it
         for fd in fds:
             os.close(fd)
         print(f"ocx-steps: a step not taken: {why}", file=sys.stderr, flush=True)
@@ -177,34 +156,20 @@ def preload() -> None:
 
 def listener_of(argv: list[str]) -> socket.socket:
     """systemd's socket (LISTEN_FDS), or one bound here (--listen PATH: tests)."""
-    if "--listen" in argv:
-        path = argv[argv.index("--listen") + 1]
-        bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if os.path.exists(path):
-            os.unlink(path)
-        old = os.umask(0o177)
-        try:
-            bound.bind(path)
-        finally:
-            os.umask(old)
-        bound.listen(64)
-        return bound
-    if os.environ.get("LISTEN_PID") != str(os.getpid()) or int(os.environ.get("LISTEN_FDS", "0")) < 1:
-        raise SystemExit("ocx-steps: no socket: systemd starts this for ocx-steps@NAME.socket (or give --listen PATH)")
-    return socket.socket(fileno=SD_LISTEN_FDS_START)
+    return listener(argv, "ocx-steps")
 
 
-def serve(listener: socket.socket) -> None:
+def serve(listening: socket.socket) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     preload()
     children: set[int] = set()
     taken = 0
-    listener.settimeout(1.0)  # wake now and then to collect finished steps
+    listening.settimeout(1.0)  # wake now and then to collect finished steps
     notify.ready("no step yet")
     while True:
         _reap(children, block=len(children) >= CONCURRENT)
         try:
-            connection, _ = listener.accept()
+            connection, _ = listening.accept()
         except (TimeoutError, InterruptedError):
             continue
         except OSError as error:  # out of descriptors, say: wait, never stop
@@ -221,7 +186,7 @@ def serve(listener: socket.socket) -> None:
             code = 1
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                listener.close()
+                listening.close()
                 code = run_step(connection)
             except BaseException:
                 traceback.print_exc()

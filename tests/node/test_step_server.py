@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ocx.run_steps import step_door, step_server
 from ocx.systemd import cgroup
+from ocx.systemd.activation import RequestUnreadable
 
 STREAMS = (0, 1, 2)
 
@@ -60,7 +61,7 @@ def test_a_request_not_whole_is_not_taken_and_keeps_no_descriptor(shape):
     with door, fork:
         _send(door, payload, fds)
         door.shutdown(socket.SHUT_WR)
-        with pytest.raises(step_server.NotTaken):
+        with pytest.raises((step_server.NotTaken, RequestUnreadable)):  # either: the door runs the step
             step_server.read_request(fork)
     assert _open_fds() <= before
 
