@@ -25,11 +25,15 @@ from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
 from ..protocol.numerals import is_digits
 from .config import NodeConfig
-from .record_store import RecordStore
+from .record_store import RecordStore, saved_in_look
 from .states import Mark, RecordState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
-_LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
+Stamp = tuple[int, int, int]  # a file's inode, mtime and size: a file written again (aside, renamed) differs
+# Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a pass reads
+# every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). At most LOADED_AT_MOST.
+_LOADED: dict[str, tuple[Stamp, tuple[OpenRecord, str]]] = {}
+LOADED_AT_MOST = 4096
 
 
 @contextmanager
@@ -68,13 +72,25 @@ class RecordDir(RecordStore):
         self.mark(Mark.RECORD, json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
-        """The saved record; parsed once per version of its file, since every
-        arrival reads every open record (intake.facts)."""
+        """The saved record; parsed once per version of its file (its stamp), since every
+        arrival reads every open record (intake.facts), and looked at once within a pass's look
+        (record_store.one_look)."""
+        key = str(self.path)
+        look = saved_in_look()
+        if look is not None and key in look:
+            loaded: tuple[OpenRecord, str] = look[key]
+            return loaded
         path = self.saved_file()
-        stamp = (str(path), path.stat().st_mtime_ns)
-        if stamp not in _LOADED:
-            _LOADED[stamp] = self._parse(path)
-        return _LOADED[stamp]
+        found = os.stat(path)
+        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
+        cached = _LOADED.get(key)
+        if cached is None or cached[0] != stamp:
+            if len(_LOADED) >= LOADED_AT_MOST:  # records come and go: the node forgets all, and reads again
+                _LOADED.clear()
+            cached = _LOADED[key] = (stamp, self._parse(path))
+        if look is not None:
+            look[key] = cached[1]
+        return cached[1]
 
     @staticmethod
     def _parse(path: Path) -> tuple[OpenRecord, str]:
