@@ -14,7 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,32 @@ from .states import Mark, RecordState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
 Stamp = tuple[int, int, int]  # a file's inode, mtime and size: a file written again (aside, renamed) differs
-# Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a pass reads
-# every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). At most LOADED_AT_MOST.
-_LOADED: dict[str, tuple[Stamp, tuple[OpenRecord, str]]] = {}
-LOADED_AT_MOST = 4096
+
+
+class ParsedRecords:
+    """Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a
+    pass reads every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). Records
+    come and go: past AT_MOST, it forgets them all and reads again."""
+
+    def __init__(self, at_most: int = 4096) -> None:
+        self.at_most = at_most
+        self._by_path: dict[str, tuple[Stamp, tuple[OpenRecord, str]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_path)
+
+    def read(self, key: str, path: Path, parse: Callable[[Path], tuple[OpenRecord, str]]) -> tuple[OpenRecord, str]:
+        found = os.stat(path)
+        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
+        cached = self._by_path.get(key)
+        if cached is None or cached[0] != stamp:
+            if len(self._by_path) >= self.at_most:
+                self._by_path.clear()
+            cached = self._by_path[key] = (stamp, parse(path))
+        return cached[1]
+
+
+_PARSED = ParsedRecords()
 
 
 @contextmanager
@@ -80,17 +102,10 @@ class RecordDir(RecordStore):
         if look is not None and key in look:
             loaded: tuple[OpenRecord, str] = look[key]
             return loaded
-        path = self.saved_file()
-        found = os.stat(path)
-        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
-        cached = _LOADED.get(key)
-        if cached is None or cached[0] != stamp:
-            if len(_LOADED) >= LOADED_AT_MOST:  # records come and go: the node forgets all, and reads again
-                _LOADED.clear()
-            cached = _LOADED[key] = (stamp, self._parse(path))
+        loaded = _PARSED.read(key, self.saved_file(), self._parse)
         if look is not None:
-            look[key] = cached[1]
-        return cached[1]
+            look[key] = loaded
+        return loaded
 
     @staticmethod
     def _parse(path: Path) -> tuple[OpenRecord, str]:
@@ -131,13 +146,14 @@ class RecordDir(RecordStore):
 
 def record_dirs(config: NodeConfig) -> list[RecordDir]:
     """Every record directory of the node, in any state (a name with a dot is one being removed)."""
+    root = config.state_dir / "records"  # made once: a path made for each record was a tenth of a burst's pass
     try:
-        with os.scandir(config.state_dir / "records") as entries:  # the kind from the listing: no stat each
+        with os.scandir(root) as entries:  # the kind from the listing: no stat each
             names = [entry.name for entry in entries if entry.is_dir(follow_symlinks=False)
                      and not entry.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [RecordDir(config.state_dir / "records" / name) for name in sorted(names)]
+    return [RecordDir(root / name) for name in sorted(names)]
 
 
 def open_state(record: RecordDir) -> RecordState | None:

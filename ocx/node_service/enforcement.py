@@ -83,10 +83,10 @@ async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, o
             return by_letters  # its next check-in would run as that user, whether one runs now or not
         return await tools_lost(context.config.name, systemd, record_dir) if await _checkin_runs(
             context, systemd, record_dir, opened) else None
-    state = await systemd.state(unit_name(context.server_code, opened.hash))
+    active = await systemd.active_state(unit_name(context.server_code, opened.hash))
     # Ended: its own end is its answer. A socket is judged only once the program runs.
     live = ("active", "activating", "reloading") if by_letters else ("active", "reloading")
-    if state is None or state.active_state not in live:
+    if active is None or active not in live:
         return None
     return by_letters or await tools_lost(context.config.name, systemd, record_dir)
 
@@ -96,6 +96,5 @@ async def _checkin_runs(context: NodeContext, systemd: Systemd, record_dir: Reco
     for checkin in queued(record_dir):
         stem = unit_stem(context.server_code, opened.hash, checkin)
         if record_dir.run_state(stem) in _RUNNING:
-            state = await systemd.state(f"{stem}.service")
-            return state is not None and state.active_state in ("active", "reloading")
+            return await systemd.active_state(f"{stem}.service") in ("active", "reloading")
     return False

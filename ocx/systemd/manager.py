@@ -255,6 +255,15 @@ class Systemd:
             exec_main_status=s.get("ExecMainStatus"),
             cpu_usage_nsec=None if cpu in (None, UINT64_MAX) else cpu)
 
+    async def active_state(self, name: str) -> str | None:
+        """The unit's ActiveState, as state() says it, or None when systemd has no such unit: one
+        property, not state()'s two GetAll replies of a hundred and more (a burst's pass asked it of
+        each run waiting to start, D24)."""
+        path = await self.bus.get_unit(name)
+        if path is None:
+            return None
+        return str(await self.bus.get(path, UNIT_IFACE, "ActiveState"))
+
     async def units(self, patterns: list[str]) -> list[ListedUnit]:
         """The units systemd holds now whose names match PATTERNS (globs),
         by name; a transient unit that ended and was collected is not among them."""

@@ -51,8 +51,8 @@ class PreparedWhileRead:
 class Running:
     """systemd's word on the run's unit: activating (its preparation), as it was."""
 
-    async def state(self, name):
-        return type("State", (), {"active_state": "activating"})()
+    async def active_state(self, name):
+        return "activating"
 
 
 def opened_with_user(context: NodeContext) -> tuple[RecordDir, str]:

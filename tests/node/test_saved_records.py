@@ -7,8 +7,7 @@ import secrets
 
 import pytest
 
-from ocx.node import record_dirs
-from ocx.node.record_dirs import RecordDir
+from ocx.node.record_dirs import ParsedRecords, RecordDir
 from ocx.node.record_store import one_look
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
@@ -73,9 +72,9 @@ def test_a_removed_record_is_not_read_from_memory_by_the_next_look(tmp_path):
         directory.load()
 
 
-def test_the_parsed_records_kept_are_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(record_dirs, "_LOADED", {})
-    monkeypatch.setattr(record_dirs, "LOADED_AT_MOST", 3)
+def test_the_parsed_records_kept_are_bounded(tmp_path):
+    kept = ParsedRecords(at_most=3)
     for rcvid in range(10):
-        saved(tmp_path, rcvid).load()
-        assert len(record_dirs._LOADED) <= 3
+        directory = saved(tmp_path, rcvid)
+        opened, place_kind = kept.read(str(directory.path), directory.saved_file(), RecordDir._parse)
+        assert (opened.rcvid, place_kind, len(kept) <= 3) == (rcvid, "forum", True)
