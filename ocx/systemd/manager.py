@@ -172,10 +172,10 @@ class Systemd:
             except BusError as error:
                 if error.name != "org.freedesktop.systemd1.UnitExists":
                     raise
-            state = await self.state(service.name)
-            if state is not None and state.active_state != "failed":
+            active = await self.active_state(service.name)  # the git mirror's, asked on each pass of a burst
+            if active is not None and active != "failed":
                 return False  # running, or about to (a start job queued)
-            if state is not None:
+            if active is not None:
                 try:
                     await self.reset_failed(service.name)
                 except BusError:
