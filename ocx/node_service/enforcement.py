@@ -73,6 +73,10 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
 async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
                 letters: dict[str, str | None], admins: frozenset[str], given: bool) -> str | None:
     user = opened.record.user
+    if not opened.record.is_command and not record_dir.run_marks(unit_stem(context.server_code, opened.hash)):
+        # A session whose start the node never asked (its STARTING mark is written first, start_stop.py): no unit
+        # of it lives, so nothing is judged, as systemd would have said (a burst's pass asked it of each waiting).
+        return None
     by_letters = enforcement_lost(user, letters.get(user), user in admins, given)
     # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
     no_socket = served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))
