@@ -281,7 +281,8 @@ class PassReading:
     def open_now(self, context: NodeContext) -> list[OpenRecord]:
         """The records open on the node (saved, not answered), as admission asks (admit.py)."""
         self.facts(context)
-        return [RecordDir.of(context.config, name).load()[0] for name, own in self.seen.items()
+        root = context.config.state_dir / "records"  # once, not for each record of each admission
+        return [RecordDir(root / name).load()[0] for name, own in self.seen.items()
                 if Mark.RECORD in own and record_state(own) is not RecordState.ANSWERED]
 
 
