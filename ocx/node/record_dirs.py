@@ -144,16 +144,26 @@ class RecordDir(RecordStore):
         return True
 
 
+# The records listed last, by the records' root, then by name: a RecordDir is its path alone, and making a path
+# for each record of each listing was a tenth of a burst's pass. Only those listed last are kept.
+_LISTED: dict[str, dict[str, RecordDir]] = {}
+
+
 def record_dirs(config: NodeConfig) -> list[RecordDir]:
     """Every record directory of the node, in any state (a name with a dot is one being removed)."""
-    root = config.state_dir / "records"  # made once: a path made for each record was a tenth of a burst's pass
+    root = config.state_dir / "records"
     try:
         with os.scandir(root) as entries:  # the kind from the listing: no stat each
             names = [entry.name for entry in entries if entry.is_dir(follow_symlinks=False)
                      and not entry.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [RecordDir(root / name) for name in sorted(names)]
+    if len(_LISTED) > 16 and str(root) not in _LISTED:  # one root a node; tests make many
+        _LISTED.clear()
+    before = _LISTED.get(str(root), {})
+    now = {name: before.get(name) or RecordDir(root / name) for name in sorted(names)}
+    _LISTED[str(root)] = now
+    return list(now.values())
 
 
 def open_state(record: RecordDir) -> RecordState | None:

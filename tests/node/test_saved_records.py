@@ -4,10 +4,12 @@ file on disk stays the truth: written again (whatever its size or time), the nex
 import json
 import os
 import secrets
+import shutil
 
 import pytest
 
-from ocx.node.record_dirs import ParsedRecords, RecordDir
+from ocx.node.config import NodeConfig
+from ocx.node.record_dirs import ParsedRecords, RecordDir, record_dirs
 from ocx.node.record_store import one_look
 from ocx.protocol import parse_message
 from ocx.protocol.decide import OpenRecord
@@ -78,3 +80,20 @@ def test_the_parsed_records_kept_are_bounded(tmp_path):
         directory = saved(tmp_path, rcvid)
         opened, place_kind = kept.read(str(directory.path), directory.saved_file(), RecordDir._parse)
         assert (opened.rcvid, place_kind, len(kept) <= 3) == (rcvid, "forum", True)
+
+
+def test_the_records_listed_are_those_on_disk_now(tmp_path):
+    config = NodeConfig(name=f"listed-{secrets.token_hex(4)}", repository="/nonexistent/r.fossil",
+                        url="http://127.0.0.1:9")
+    root = config.state_dir / "records"
+    try:
+        first, second = saved(root, 1), saved(root, 2)
+        listed = record_dirs(config)
+        assert sorted(d.path for d in listed) == sorted([first.path, second.path])
+        os.rename(first.path, first.path.with_name(".removing-" + first.path.name))  # cleanup.py's aside
+        third = saved(root, 3)
+        again = record_dirs(config)
+        assert sorted(d.path for d in again) == sorted([second.path, third.path])
+        assert next(d for d in again if d.path == second.path) is next(d for d in listed if d.path == second.path)
+    finally:
+        shutil.rmtree(config.state_dir, ignore_errors=True)
