@@ -14,7 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,37 @@ from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
 from ..protocol.numerals import is_digits
 from .config import NodeConfig
-from .record_store import RecordStore
+from .record_store import RecordStore, saved_in_look
 from .states import Mark, RecordState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
-_LOADED: dict[tuple[str, int], tuple[OpenRecord, str]] = {}
+Stamp = tuple[int, int, int]  # a file's inode, mtime and size: a file written again (aside, renamed) differs
+
+
+class ParsedRecords:
+    """Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a
+    pass reads every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). Records
+    come and go: past AT_MOST, it forgets them all and reads again."""
+
+    def __init__(self, at_most: int = 4096) -> None:
+        self.at_most = at_most
+        self._by_path: dict[str, tuple[Stamp, tuple[OpenRecord, str]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_path)
+
+    def read(self, key: str, path: Path, parse: Callable[[Path], tuple[OpenRecord, str]]) -> tuple[OpenRecord, str]:
+        found = os.stat(path)
+        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
+        cached = self._by_path.get(key)
+        if cached is None or cached[0] != stamp:
+            if len(self._by_path) >= self.at_most:
+                self._by_path.clear()
+            cached = self._by_path[key] = (stamp, parse(path))
+        return cached[1]
+
+
+_PARSED = ParsedRecords()
 
 
 @contextmanager
@@ -68,13 +94,18 @@ class RecordDir(RecordStore):
         self.mark(Mark.RECORD, json.dumps(body, indent=1) + "\n")
 
     def load(self) -> tuple[OpenRecord, str]:
-        """The saved record; parsed once per version of its file, since every
-        arrival reads every open record (intake.facts)."""
-        path = self.saved_file()
-        stamp = (str(path), path.stat().st_mtime_ns)
-        if stamp not in _LOADED:
-            _LOADED[stamp] = self._parse(path)
-        return _LOADED[stamp]
+        """The saved record; parsed once per version of its file (its stamp), since every
+        arrival reads every open record (intake.facts), and looked at once within a pass's look
+        (record_store.one_look)."""
+        key = str(self.path)
+        look = saved_in_look()
+        if look is not None and key in look:
+            loaded: tuple[OpenRecord, str] = look[key]
+            return loaded
+        loaded = _PARSED.read(key, self.saved_file(), self._parse)
+        if look is not None:
+            look[key] = loaded
+        return loaded
 
     @staticmethod
     def _parse(path: Path) -> tuple[OpenRecord, str]:
@@ -113,15 +144,26 @@ class RecordDir(RecordStore):
         return True
 
 
+# The records listed last, by the records' root, then by name: a RecordDir is its path alone, and making a path
+# for each record of each listing was a tenth of a burst's pass. Only those listed last are kept.
+_LISTED: dict[str, dict[str, RecordDir]] = {}
+
+
 def record_dirs(config: NodeConfig) -> list[RecordDir]:
     """Every record directory of the node, in any state (a name with a dot is one being removed)."""
+    root = config.state_dir / "records"
     try:
-        with os.scandir(config.state_dir / "records") as entries:  # the kind from the listing: no stat each
+        with os.scandir(root) as entries:  # the kind from the listing: no stat each
             names = [entry.name for entry in entries if entry.is_dir(follow_symlinks=False)
                      and not entry.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [RecordDir(config.state_dir / "records" / name) for name in sorted(names)]
+    if len(_LISTED) > 16 and str(root) not in _LISTED:  # one root a node; tests make many
+        _LISTED.clear()
+    before = _LISTED.get(str(root), {})
+    now = {name: before.get(name) or RecordDir(root / name) for name in sorted(names)}
+    _LISTED[str(root)] = now
+    return list(now.values())
 
 
 def open_state(record: RecordDir) -> RecordState | None:

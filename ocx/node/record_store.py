@@ -43,6 +43,9 @@ FAILURES = "failures.json"  # the record's failed steps and how often (states.Fa
 _BY_NAME = {mark.value: mark for mark in Mark}
 Present = tuple[frozenset[Mark], dict[str, frozenset[Mark]]]
 _LOOK: ContextVar[dict[str, Present] | None] = ContextVar("ocx_marks_look", default=None)
+# Each record's saved body as read within the look (record_dirs.RecordDir.load), by its directory: the RECORD mark
+# is written once, by the node under its lock (a pass holds it), so only this process's own mark changes it.
+_SAVED: ContextVar[dict[str, Any] | None] = ContextVar("ocx_saved_look", default=None)
 
 
 def _file_name(mark: Mark, stem: str | None = None) -> str:
@@ -59,11 +62,18 @@ def one_look() -> Iterator[None]:
     record's directory five times, a quarter of its CPU in a burst). What this process writes is seen
     at once; what another writes meanwhile (a preparation, a stop step) is seen by the next look,
     as it would be had it come a moment later: each of them pokes the node when it is written."""
-    token = _LOOK.set({})
+    token, saved = _LOOK.set({}), _SAVED.set({})
     try:
         yield
     finally:
         _LOOK.reset(token)
+        _SAVED.reset(saved)
+
+
+def saved_in_look() -> dict[str, Any] | None:
+    """Within a look, each record's saved body read so far, by its directory (record_dirs.RecordDir.load);
+    a mark written through the store forgets its record's. None outside a look."""
+    return _SAVED.get()
 
 
 def look_again() -> None:
@@ -168,9 +178,11 @@ class RecordStore(NamedTuple):
         self._forget()
 
     def _forget(self) -> None:
-        look = _LOOK.get()
+        look, saved = _LOOK.get(), _SAVED.get()
         if look is not None:
             look.pop(str(self.path), None)
+        if saved is not None:
+            saved.pop(str(self.path), None)
 
     # -- failures (states.Failure): the node's own bookkeeping, under its lock -----
     def failures(self) -> dict[str, Failure]:

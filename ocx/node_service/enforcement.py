@@ -73,6 +73,10 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
 async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, opened: OpenRecord,
                 letters: dict[str, str | None], admins: frozenset[str], given: bool) -> str | None:
     user = opened.record.user
+    if not opened.record.is_command and not record_dir.run_marks(unit_stem(context.server_code, opened.hash)):
+        # A session whose start the node never asked (its STARTING mark is written first, start_stop.py): no unit
+        # of it lives, so nothing is judged, as systemd would have said (a burst's pass asked it of each waiting).
+        return None
     by_letters = enforcement_lost(user, letters.get(user), user in admins, given)
     # The repository first (one query a pass) and the socket (one connect); systemd only when one fails.
     no_socket = served_by_socket(opened) and not socket_accepts(tool_socket_path(record_dir))
@@ -83,10 +87,10 @@ async def _lost(context: NodeContext, systemd: Systemd, record_dir: RecordDir, o
             return by_letters  # its next check-in would run as that user, whether one runs now or not
         return await tools_lost(context.config.name, systemd, record_dir) if await _checkin_runs(
             context, systemd, record_dir, opened) else None
-    state = await systemd.state(unit_name(context.server_code, opened.hash))
+    active = await systemd.active_state(unit_name(context.server_code, opened.hash))
     # Ended: its own end is its answer. A socket is judged only once the program runs.
     live = ("active", "activating", "reloading") if by_letters else ("active", "reloading")
-    if state is None or state.active_state not in live:
+    if active is None or active not in live:
         return None
     return by_letters or await tools_lost(context.config.name, systemd, record_dir)
 
@@ -96,6 +100,5 @@ async def _checkin_runs(context: NodeContext, systemd: Systemd, record_dir: Reco
     for checkin in queued(record_dir):
         stem = unit_stem(context.server_code, opened.hash, checkin)
         if record_dir.run_state(stem) in _RUNNING:
-            state = await systemd.state(f"{stem}.service")
-            return state is not None and state.active_state in ("active", "reloading")
+            return await systemd.active_state(f"{stem}.service") in ("active", "reloading")
     return False

@@ -123,8 +123,10 @@ async def read_receipts(context: NodeContext, systemd: Systemd, repository: Repo
     while True:  # read again before stopping (D26)
         # Only what can be a message or a delivery (arrivals.py); a receipt of nothing else is passed by.
         newest = repository.max_rcvid()
-        # What run users sent past the cap, shunned before any pull can carry it (oversized.py).
-        refuse_oversized(context.config, repository, mark, newest, context.log)
+        # What run users sent past the cap, shunned before any pull can carry it (oversized.py): a scan of
+        # every blob, so only when there are receipts past the mark (a burst's passes mostly have none).
+        if newest > mark:
+            refuse_oversized(context.config, repository, mark, newest, context.log)
         receipts = [r for r in repository.receipts_since(mark, kinds=KINDS, untyped_after=time.time()
                                                          - RECROSSLINK_SECONDS) if r.rcvid <= newest]
         # Fossil may still be crosslinking the newest: stop before it; its commit is the next event.
@@ -279,7 +281,8 @@ class PassReading:
     def open_now(self, context: NodeContext) -> list[OpenRecord]:
         """The records open on the node (saved, not answered), as admission asks (admit.py)."""
         self.facts(context)
-        return [RecordDir.of(context.config, name).load()[0] for name, own in self.seen.items()
+        root = context.config.state_dir / "records"  # once, not for each record of each admission
+        return [RecordDir(root / name).load()[0] for name, own in self.seen.items()
                 if Mark.RECORD in own and record_state(own) is not RecordState.ANSWERED]
 
 

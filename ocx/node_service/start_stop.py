@@ -52,8 +52,7 @@ async def watch_cpu(context: NodeContext, systemd: Systemd, opened: OpenRecord, 
     cpu = opened.record.budget.cpu
     if not cpu:
         return
-    state = await systemd.state(f"{stem}.service")
-    if state is not None and state.active_state in ("active", "activating", "reloading"):
+    if await systemd.active_state(f"{stem}.service") in ("active", "activating", "reloading"):
         return
     config = context.config
     await cpu_watch.arm(systemd, config.python, config.name, opened.hash, stem, cpu, config.cpu_quota)

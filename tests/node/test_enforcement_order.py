@@ -51,8 +51,8 @@ class PreparedWhileRead:
 class Running:
     """systemd's word on the run's unit: activating (its preparation), as it was."""
 
-    async def state(self, name):
-        return type("State", (), {"active_state": "activating"})()
+    async def active_state(self, name):
+        return "activating"
 
 
 def opened_with_user(context: NodeContext) -> tuple[RecordDir, str]:
@@ -80,3 +80,29 @@ def test_letters_set_before_the_pass_read_them_are_judged(context):
     context._served = PreparedWhileRead(directory, user, "u")  # given a letter beyond its run's since
     asyncio.run(hold_enforcement(context, Running(), None, PassReport()))
     assert "beyond its run's" in directory.marked(Mark.UNENFORCED)["why"]
+
+
+class Asked:
+    """systemd's word on a unit that never ran (None), and the names it was asked about."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    async def active_state(self, name):
+        self.names.append(name)
+        return None
+
+
+def test_a_session_never_started_is_not_judged_and_systemd_not_asked(context):
+    """Its STARTING mark is written before systemd is asked (start_stop.py): without it no unit of it lives."""
+    opened = OpenRecord(secrets.token_hex(32), parse_message(record(restrict={})), "t" * 40, rcvid=1)
+    directory = RecordDir.of(context.config, opened.hash)
+    directory.save(opened, "forum")
+    note_given(directory.path, opened.record.user, done=True)  # as if letters were set: judged if it ran
+    context._served = PreparedWhileRead(directory, opened.record.user, "s")  # given setup since
+    asked = Asked()
+    asyncio.run(hold_enforcement(context, asked, None, PassReport()))
+    assert directory.marked(Mark.UNENFORCED) is None and asked.names == []
+    directory.mark(Mark.STARTING, {"at": time.time()}, f"ocx-{SERVER[:12]}-{opened.hash[:12]}")
+    asyncio.run(hold_enforcement(context, Running(), None, PassReport()))  # asked now: its unit is activating
+    assert "'s' beyond its run's" in directory.marked(Mark.UNENFORCED)["why"]

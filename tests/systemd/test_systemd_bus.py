@@ -60,15 +60,16 @@ def test_add_ref_keeps_an_ended_unit_until_release():
             run = await sd.run(svc)
             await run.ended(timeout=20)
             kept = await sd.state(svc.name)
+            kept_active = await sd.active_state(svc.name)  # the one property, as state() says it
             await sd.release(svc.name)
             async def gone() -> bool:
                 return await sd.state(svc.name) is None
 
             await until(gone)
-            return kept, await sd.state(svc.name)
-    kept, after = arun(go())
-    assert kept is not None and kept.active_state == "inactive"
-    assert after is None
+            return kept, kept_active, await sd.state(svc.name), await sd.active_state(svc.name)
+    kept, kept_active, after, after_active = arun(go())
+    assert kept is not None and kept.active_state == "inactive" == kept_active
+    assert after is None and after_active is None
 
 
 def test_watching_a_unit_that_runs_already_sees_its_end():
