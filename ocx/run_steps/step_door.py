@@ -5,7 +5,7 @@
 A run's preparation and stop step are root's Python, started by its unit
 (ExecStartPre, ExecStopPost, `+`). Their interpreter's start and imports
 were half of the preparation's CPU and most of the stop step's, paid again
-for every run of a burst (#35's figures, docs/node.md 'Steps forked
+for every run of a burst (docs/node.md 'Steps forked
 already loaded'). So this door, which imports nothing but the standard
 library's built-in socket, connects to the node's step service
 (step_server.py, ocx-steps@NAME.socket: root's alone, 0600), sends it the
