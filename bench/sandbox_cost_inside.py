@@ -13,15 +13,18 @@ import sys
 
 NODE = "bench"
 STEM = "x" * 12
-OWN = [f"/var/lib/ocx/{NODE}", "/etc/ocx", "/run/ocx", f"/var/lib/ocx-git/{NODE}"]
+# config.own_paths(): the repository's directory, the node's state, its configuration, its sockets, its git
+OWN = ["/var/lib/ocx-repositories", f"/var/lib/ocx/{NODE}", "/etc/ocx", "/run/ocx", f"/var/lib/ocx-git/{NODE}"]
+HOME_COPY = "/var/lib/private/ocx-runs/{u}/.runner-homes/0"  # a runner's home, the run's copy (D14)
 
 FULL = {
-    "DynamicUser": "yes", "StateDirectory": "ocx-runs/{u}", "MemoryMax": "1G", "TasksMax": "64",
+    "DynamicUser": "yes", "StateDirectory": "ocx-runs/{u}", "MemoryMax": "1G", "MemorySwapMax": "0",
+    "TasksMax": "64",
     "RuntimeMaxSec": "600", "CPUQuota": "100%", "ProtectSystem": "strict", "ProtectHome": "tmpfs",
     "PrivateTmp": "yes", "PrivateNetwork": "yes",
     "InaccessiblePaths": " ".join(f"-{p}" for p in OWN),
     "BindReadOnlyPaths": f"/var/lib/ocx/{NODE}/records/r/inbox:/run/ocx-inbox",
-    "BindPaths": f"/var/lib/ocx/{NODE}/records/r/tools:/run/ocx-tools",
+    "BindPaths": f"-{HOME_COPY}:/root/.claude /var/lib/ocx/{NODE}/records/r/tools:/run/ocx-tools",
     "RuntimeDirectory": "ocx-runs/{u}", "RuntimeDirectoryMode": "0700",
     "CapabilityBoundingSet": "", "AmbientCapabilities": "", "NoNewPrivileges": "yes",
     "SystemCallFilter": "@system-service ~@privileged ~@resources", "SystemCallErrorNumber": "EPERM",
@@ -47,7 +50,7 @@ SWAPS = {  # a name: what replaces FULL's entries (None drops one)
     "-ProtectProc -ProcSubset": {"ProtectProc": None, "ProcSubset": None},
     # a probe of what a path's depth costs, not a setting to use: the node's releases are in /var/lib/ocx
     "parents hidden (/var/lib/ocx, /var/lib/ocx-git)": {
-        "InaccessiblePaths": "-/var/lib/ocx -/etc/ocx -/run/ocx -/var/lib/ocx-git"},
+        "InaccessiblePaths": "-/var/lib/ocx-repositories -/var/lib/ocx -/etc/ocx -/run/ocx -/var/lib/ocx-git"},
     "own paths as one TemporaryFileSystem": {"InaccessiblePaths": None,
                                             "TemporaryFileSystem": " ".join(f"{p}:ro" for p in OWN)},
 }
@@ -55,6 +58,7 @@ SWAPS = {  # a name: what replaces FULL's entries (None drops one)
 
 def run(props: dict[str, str | None], tag: str, i: int) -> tuple[int, int]:
     unit = f"sbx-{tag}-{i}"
+    os.makedirs(HOME_COPY.replace("{u}", unit), exist_ok=True)  # the preparation's, before the program
     argv = ["systemd-run", "--quiet", "--unit", unit, "-p", "Type=oneshot", "-p", "RemainAfterExit=yes",
             "-p", "CPUAccounting=yes"]
     for key, value in props.items():
