@@ -51,16 +51,10 @@ def environment(home: str, user: str, page_env: dict[str, str]) -> dict[str, str
     return {**wanted, KEEP_ENVIRONMENT: ",".join(wanted)}
 
 
-def hidden_paths(config: NodeConfig) -> tuple[list[str], list[str]]:
-    """D16: the node's repository, its state and its secrets are not the run's to see: as
-    (InaccessiblePaths, hidden directories). A directory there now is hidden under an empty tmpfs of
-    mode 000, what InaccessiblePaths= gives it at half the set-up's CPU (units.HIDDEN_TMPFS); any
-    other own path as inaccessible, "-": one that does not exist on this host is simply not there to hide.
-    One inside another hidden directory is hidden with it."""
-    own = sorted(os.path.normpath(p) for p in config.own_paths())
-    outermost = [p for p in own if not any(p.startswith(q.rstrip("/") + "/") for q in own if q != p)]
-    directories = [p for p in dict.fromkeys(outermost) if os.path.isdir(p)]
-    return [f"-{p}" for p in dict.fromkeys(outermost) if p not in directories], directories
+def hidden_paths(config: NodeConfig) -> list[str]:
+    """D16: the node's repository, its state and its secrets are not the run's to see."""
+    # "-": a path that does not exist on this host is simply not there to hide.
+    return [f"-{p}" for p in config.own_paths()]
 
 
 @functools.cache
@@ -146,7 +140,6 @@ class Confinement(TypedDict):
     read_only_paths: list[str]
     read_write_paths: list[str]
     inaccessible_paths: list[str]
-    hidden_directories: list[str]
     hardening: Hardening
     timeout_start_sec: float
     exec_stop_post: list[ExecCommand]
@@ -163,7 +156,6 @@ def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_di
     'The unit's sandbox'), the same for both kinds of run. No WorkingDirectory: systemd runs the `+`
     steps in it too, as root (D41); the feeder enters the home."""
     budget, sandbox = opened.record.budget, opened.record.sandbox
-    hidden = hidden_paths(config)
     return Confinement(
         slice=SLICE,
         dynamic_user=True,
@@ -178,8 +170,7 @@ def confinement(config: NodeConfig, opened: OpenRecord, home: RunHome, record_di
         private_network=not sandbox.network,  # D34
         read_only_paths=list(sandbox.read_only),
         read_write_paths=list(sandbox.read_write),  # a session's homes' copies are bound read-write
-        inaccessible_paths=hidden[0],
-        hidden_directories=hidden[1],
+        inaccessible_paths=hidden_paths(config),
         hardening=run_hardening(sandbox.network, egress_filter),
         timeout_start_sec=PREPARE_TIMEOUT_SECONDS,
         exec_stop_post=[stop_step(config, record_dir, home.stem)],

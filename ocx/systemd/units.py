@@ -80,7 +80,6 @@ class TransientService:
     read_only_paths: Sequence[str] = ()
     read_write_paths: Sequence[str] = ()
     inaccessible_paths: Sequence[str] = ()
-    hidden_directories: Sequence[str] = ()       # each under an empty tmpfs, mode 000: see HIDDEN_TMPFS
     bind_paths: Sequence[BindPath] = ()
     state_directory: Sequence[str] = ()
     runtime_directory: Sequence[str] = ()        # below /run, removed when the unit ends
@@ -104,13 +103,6 @@ class TransientService:
 
 def _usec(seconds: float) -> int:
     return int(round(seconds * USEC))
-
-
-# What InaccessiblePaths= gives a directory (an empty directory of mode 000, root's, read-only, noexec),
-# as TemporaryFileSystem= options: systemd mounts it read-only at once, where each inaccessible path
-# costs a read-only remount pass over the namespace's mount table (bench/sandbox_cost.py: half the CPU).
-# systemd makes a missing mount point (as root, on the host's file system): only directories there.
-HIDDEN_TMPFS = "ro,mode=000,noexec"
 
 
 def _paths(name: str, paths: Sequence[str]) -> list[str]:
@@ -222,11 +214,6 @@ def properties(s: TransientService) -> list[Property]:
                                 s.inaccessible_paths)):
         if paths:
             props.append((prop, "as", _paths(label, paths)))
-    if s.hidden_directories:
-        if any(p.startswith(("-", "+")) for p in s.hidden_directories):
-            raise UnitError("hidden_directories: a directory hidden so must be there (no '-')")
-        props.append(("TemporaryFileSystem", "a(ss)",
-                      [[p, HIDDEN_TMPFS] for p in _paths("hidden_directories", s.hidden_directories)]))
     for prop, ro in (("BindPaths", False), ("BindReadOnlyPaths", True)):
         binds = [b for b in s.bind_paths if b.read_only == ro]
         if binds:

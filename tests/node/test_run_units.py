@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 
@@ -107,20 +106,3 @@ def test_a_run_step_runs_isolated_without_site_and_ignores_what_its_directory_pl
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)})
     assert (done.returncode, done.stdout) == (2, "") and "usage:" in done.stderr and "stop_step" in done.stderr
     assert not marker.exists()
-
-
-def test_the_nodes_own_directories_are_hidden_each_once_those_there_under_a_tmpfs(tmp_path):
-    """D16: every own path hidden; one there as a directory under an empty tmpfs (the cheaper set-up,
-    units.HIDDEN_TMPFS), one missing as "-" inaccessible (systemd would make a tmpfs's mount point),
-    one inside another hidden one not again."""
-    there, missing, inside = tmp_path / "state", tmp_path / "git", tmp_path / "state" / "repo"
-    inside.mkdir(parents=True)
-
-    class Node(NodeConfig):  # a node whose own paths are these
-        def own_paths(self) -> list[Path]:
-            return [inside, there, missing, there]
-
-    assert run_units.hidden_paths(Node(**config(tmp_path).model_dump())) == ([f"-{missing}"], [str(there)])
-    unit, _ = units(tmp_path, network=False)
-    assert unit.hidden_directories == [p for p in unit.hidden_directories if os.path.isdir(p)]
-    assert set(unit.hidden_directories).isdisjoint(p.lstrip("-") for p in unit.inaccessible_paths)

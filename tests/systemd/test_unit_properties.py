@@ -78,14 +78,6 @@ def test_the_sandbox_d16():
     assert p["WorkingDirectory"] == ("s", "/var/lib/runs/abc")
 
 
-def test_a_hidden_directory_is_an_empty_read_only_tmpfs_no_one_may_enter_d16():
-    """What InaccessiblePaths= gives a directory (mode 000, read-only, noexec), as TemporaryFileSystem=."""
-    p = props(hidden_directories=["/etc/ocx", "/run/ocx"])
-    assert p["TemporaryFileSystem"] == ("a(ss)", [["/etc/ocx", "ro,mode=000,noexec"],
-                                                  ["/run/ocx", "ro,mode=000,noexec"]])
-    assert "TemporaryFileSystem" not in props()
-
-
 def test_a_runtime_directory_of_the_units_own_d32():
     p = props(runtime_directory=["ocx-runs/abc"], runtime_directory_mode=0o700)
     assert p["RuntimeDirectory"] == ("as", ["ocx-runs/abc"])
@@ -204,8 +196,6 @@ def test_values_are_lists_never_tuples():
     ({"read_only_paths": ["relative"]}, "read_only_paths"),
     ({"read_write_paths": ["-rel"]}, "read_write_paths"),
     ({"inaccessible_paths": ["x/y"]}, "inaccessible_paths"),
-    ({"hidden_directories": ["x/y"]}, "hidden_directories"),
-    ({"hidden_directories": ["-/etc/ocx"]}, "hidden_directories"),  # systemd would make a missing one
     ({"bind_paths": [BindPath("rel")]}, "bind_paths"),
     ({"bind_paths": [BindPath("/a", "rel")]}, "bind_paths"),
     ({"state_directory": ["/abs"]}, "state_directory"),
