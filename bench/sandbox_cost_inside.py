@@ -51,6 +51,8 @@ SWAPS = {  # a name: what replaces FULL's entries (None drops one)
     # a probe of what a path's depth costs, not a setting to use: the node's releases are in /var/lib/ocx
     "parents hidden (/var/lib/ocx, /var/lib/ocx-git)": {
         "InaccessiblePaths": "-/var/lib/ocx-repositories -/var/lib/ocx -/etc/ocx -/run/ocx -/var/lib/ocx-git"},
+    # cheaper by half, but not a setting to use either: systemd 252 applies TemporaryFileSystem= to the
+    # unit's privileged (+) steps too, which then find the node's own directories empty
     "own paths as one TemporaryFileSystem": {"InaccessiblePaths": None,
                                             "TemporaryFileSystem": " ".join(f"{p}:ro" for p in OWN)},
 }
