@@ -85,14 +85,27 @@ def _milliseconds(text: bytes) -> float:
 
 
 def _join_door(pid: int) -> str:
-    """Into the door's cgroup, with its OOM score: the unit's, as the step it replaces was. Returns
-    the cgroup this process is in now, as the kernel says."""
+    """Into the door's cgroup, with its OOM score and file mode mask (the unit's UMask=): the unit's, as
+    the step it replaces was. Returns the cgroup this process is in now, as the kernel says."""
     cgroup.join(pid)
     with open(f"/proc/{pid}/oom_score_adj") as theirs:
         score = theirs.read().strip()
     with open("/proc/self/oom_score_adj", "w") as own:
         own.write(score)
+    os.umask(_umask_of(pid))
     return cgroup.unit_control_group() or "?"
+
+
+def _umask_of(pid: int) -> int:
+    """PID's file mode mask, as its /proc status says (Linux 4.7 on); OSError when it does not."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name == "Umask":
+                mask = int(value.strip(), 8)
+                if 0 <= mask <= 0o777:
+                    return mask
+    raise OSError(f"no umask of process {pid} in its status")
 
 
 def run_step(connection: socket.socket) -> int:

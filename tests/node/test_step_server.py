@@ -108,3 +108,26 @@ def test_the_listener_given_a_path_is_roots_alone(tmp_path):
         assert os.stat(tmp_path / "steps.sock").st_mode & 0o777 == 0o600
     with pytest.raises(SystemExit):
         step_server.listener_of([])  # not started by systemd, and no path given
+
+
+def test_the_fork_takes_the_doors_file_mode_mask():
+    """A unit's UMask= is its privileged steps' too; the fork takes the door's from its /proc status."""
+    ready, told = os.pipe()
+    done, ending = os.pipe()
+    child = os.fork()
+    if child == 0:  # a door whose unit says UMask=0027, waiting to be read
+        os.umask(0o027)
+        os.write(told, b"x")
+        os.read(done, 1)  # until the test ends it
+        os._exit(0)
+    try:
+        assert os.read(ready, 1) == b"x"
+        assert step_server._umask_of(child) == 0o027
+        own = os.umask(0)
+        os.umask(own)
+        assert step_server._umask_of(os.getpid()) == own
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        for fd in (ready, told, done, ending):
+            os.close(fd)
