@@ -145,12 +145,14 @@ def process_cpu(pid: int) -> float:
 
 def run_parts(units: list[str]) -> str:
     """The runs' CPU part by part, a run's median: its preparation (its Python's start and imports,
-    the rest of its Python, its Fossil runs: the `prepare: done` line's CPU), its feeder (the unit's
-    main process) and its program (the feeder's children), both still running, and what is left of
-    the unit's cgroup: systemd's making of its processes and sandbox (exec, mounts, namespaces)."""
+    the rest of its Python, its Fossil runs: the `prepare: done` line's CPU), its wait for the session
+    before it (in_order.py's line), its feeder (the unit's main process) and its program (the
+    feeder's children), both still running, and what is left of the unit's cgroup: systemd's making of
+    its processes and sandbox (exec, mounts, namespaces)."""
     out = subprocess.run(["journalctl", "-o", "json", "--no-pager", *(a for u in units for a in ("-u", u))],
                          capture_output=True, text=True).stdout
     prepared: dict[str, tuple[float, float, float]] = {}
+    in_order: dict[str, float] = {}  # none for a check-in run, or before in_order.py said its CPU
     for line in out.splitlines():
         entry = json.loads(line)
         found = re.search(r"^prepare: done in .*; CPU \d+ ms \(Python (\d+), its start (\d+), Fossil (\d+)\)$",
@@ -158,8 +160,13 @@ def run_parts(units: list[str]) -> str:
         if found:
             python, start, fossil = (int(v) / 1000 for v in found.groups())
             prepared[entry.get("_SYSTEMD_UNIT", "")] = (start, python - start, fossil)
+        waited = re.search(r"^prepare: in the order the records came: .*; CPU ([\d.]+) ms$",
+                           str(entry.get("MESSAGE", "")))
+        if waited:
+            in_order[entry.get("_SYSTEMD_UNIT", "")] = float(waited.group(1)) / 1000
     parts: dict[str, list[float]] = {k: [] for k in ("its preparation's Python start", "its preparation's Python work",
-                                                     "its preparation's Fossil", "its feeder", "its program",
+                                                     "its preparation's Fossil", "its wait for the one before",
+                                                     "its feeder", "its program",
                                                      "the rest of its unit (systemd's set-up of its processes)",
                                                      "its unit in all")}
     shown = properties(units, "MainPID", "ControlGroup")
@@ -170,7 +177,7 @@ def run_parts(units: list[str]) -> str:
         children = Path(f"/proc/{main_pid}/task/{main_pid}/children")
         program = sum(process_cpu(int(p)) for p in (children.read_text().split() if children.exists() else []))
         total = group_cpu(group)
-        values = (*prepared[unit], process_cpu(main_pid), program)
+        values = (*prepared[unit], in_order.get(unit, 0.0), process_cpu(main_pid), program)
         for key, value in zip(parts, (*values, total - sum(values), total), strict=True):
             parts[key].append(value)
     told = "; ".join(f"{what} {statistics.median(v) * 1000:.0f} ms" for what, v in parts.items() if v)

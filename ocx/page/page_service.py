@@ -104,7 +104,7 @@ def prepare() -> None:
 
     catalog.tools()
     try:
-        sd_bus._library()
+        sd_bus.library()
     except sd_bus.BusUnreadable:
         pass
 

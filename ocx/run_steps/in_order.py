@@ -15,22 +15,31 @@ systemd starts its own program after. A preparation that died leaves a file
 whose lock is free: the next one in the queue takes it as ended and removes
 it. A waiter holds no turn, and a turn's holder never waits for one, so no
 wait is ever circular; the bound keeps a stuck start from holding the rest.
+The wait for a lock sleeps in the kernel until the holder's last descriptor
+closes (inotify's IN_CLOSE_WRITE: it opened the file to write), not in a
+poll: a burst's waiters polling every 5 ms spent their units' CPU on it.
 Standard library only, and libsystemd's sd-bus when there is one to wait for.
 """
 from __future__ import annotations
 
 import fcntl
 import os
+import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from ..node import inotify
 
 STARTS = "starts"  # beside turns/ in the node's state (turns.py)
 ORDER_SECONDS = 5.0  # the longest a preparation waits for the one before it
 # The one before ended its preparation this long ago: systemd started its program (or failed to) then,
 # and nobody asks the bus (a quiet node's next session; its file's time is when it left).
 LONG_AGO_SECONDS = 2.0
-POLL_SECONDS = 0.005
+POLL_SECONDS = 0.005  # the bus's answer, while the one before is between its preparation and its program
+# A lock's release is an event; this is only how often it is looked at anyway, should one be missed.
+RECHECK_SECONDS = 0.25
 
 
 def starts_of(fossil_home: Path) -> Path:
@@ -121,23 +130,47 @@ def wait_for_the_one_before(directory: Path, order: int, stem: str, started: Cal
     name = before(directory, order, stem)
     if name is None:
         return "none before it"
-    unit = name.split("-", 1)[1] + ".service"
-    while (left := _held(directory / name)) is True:
-        if time.monotonic() >= deadline:
-            return f"{unit} still preparing after {seconds:.0f} s: not waited for longer"
-        time.sleep(POLL_SECONDS)
+    unit, looks, asks = name.split("-", 1)[1] + ".service", 1, 1
+    with _closes(directory / name) as closed:  # watched before it is looked at: no release is missed
+        while (left := _held(directory / name)) is True:
+            if (remaining := deadline - time.monotonic()) <= 0:
+                return f"{unit} still preparing after {seconds:.0f} s: not waited for longer"
+            closed(min(remaining, RECHECK_SECONDS))
+            looks += 1
     if left and time.time() - left > LONG_AGO_SECONDS:
         return f"{unit} prepared {time.time() - left:.0f} s ago"
     while not started(unit):
         if time.monotonic() >= deadline:
             return f"{unit}'s program not started after {seconds:.0f} s: not waited for longer"
         time.sleep(POLL_SECONDS)
-    return f"{unit}'s program started, waited {(time.monotonic() - began) * 1000:.0f} ms"
+        asks += 1
+    return (f"{unit}'s program started, waited {(time.monotonic() - began) * 1000:.0f} ms "
+            f"(its lock looked at {looks}, systemd asked {asks} times)")
+
+
+@contextmanager
+def _closes(path: Path) -> Iterator[Callable[[float], None]]:
+    """A wait, of at most its seconds, for a descriptor of PATH opened to write to be closed (its
+    holder's, by its exit or leave()); a short sleep instead if PATH cannot be watched (gone)."""
+    try:
+        fd = inotify.watch(str(path), inotify.IN_CLOSE_WRITE)
+    except OSError:
+        yield lambda seconds: time.sleep(min(seconds, POLL_SECONDS))
+        return
+    try:
+        def wait(seconds: float) -> None:
+            if select.select([fd], [], [], seconds)[0]:
+                inotify.drain(fd)
+        yield wait
+    finally:
+        os.close(fd)
 
 
 def wait_then_leave(queued: tuple[Path, int, str, int]) -> None:
     """A prepared session's wait for the one before it (QUEUED: from queued()), said in its unit's
-    journal, then its place given up. Its run is prepared already: nothing here may fail it."""
+    journal with its CPU (bench/inside.py reads it), then its place given up. Its run is prepared
+    already: nothing here may fail it."""
+    cpu = time.process_time()
     try:
         with ProgramStarted() as started:
             said = wait_for_the_one_before(*queued[:3], started)
@@ -145,7 +178,8 @@ def wait_then_leave(queued: tuple[Path, int, str, int]) -> None:
         said = f"not waited for ({trouble})"
     finally:
         leave(*queued)
-    print(f"prepare: in the order the records came: {said}", flush=True)
+    print(f"prepare: in the order the records came: {said}; CPU {(time.process_time() - cpu) * 1000:.1f} ms",
+          flush=True)
 
 
 class ProgramStarted:

@@ -163,8 +163,13 @@ def preload() -> None:
     """What a step imports, now and once: the cost that forking saves (ALLOWED, and what they import late)."""
     from ..fossil import repository  # noqa: F401  (a preparation that pulls)
     from ..node import runner_homes  # noqa: F401  (a runner page with homes)
-    from ..systemd import sd_bus  # noqa: F401  (a session waiting for the one before it, in_order.py)
+    from ..systemd import sd_bus  # (a session waiting for the one before it, in_order.py)
     from . import prepare, stop_step  # noqa: F401
+
+    try:
+        sd_bus.library()  # libsystemd opened once, not in every session's preparation
+    except sd_bus.BusUnreadable:  # none here: a waiter finds that out itself, and does not wait
+        pass
 
 
 def listener_of(argv: list[str]) -> socket.socket:

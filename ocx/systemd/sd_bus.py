@@ -15,6 +15,7 @@ rest of what it knows.
 from __future__ import annotations
 
 import ctypes
+import functools
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -53,7 +54,8 @@ _HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctyp
 _P = ctypes.c_void_p
 
 
-def _library() -> ctypes.CDLL:
+@functools.cache  # opened once a process: a forked step (run_steps/step_server.py) has it already
+def library() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL("libsystemd.so.0")
     except OSError as error:
@@ -140,7 +142,7 @@ class SystemBus:
     """One connection to the system bus, read-only. Use as a context manager."""
 
     def __init__(self) -> None:
-        self.lib = _library()
+        self.lib = library()
         self.bus = _P()
         self._handlers: list[CFuncPtr] = []  # what _HANDLER makes
         code = self.lib.sd_bus_open_system(ctypes.byref(self.bus))

@@ -67,6 +67,23 @@ def test_a_live_one_before_is_waited_for_until_it_ends(tmp_path):
     assert "ocx-b-one.service's program started" in said and returned > released  # not before its end
 
 
+def test_a_wait_for_a_live_one_sleeps_until_its_lock_goes_not_looking_again_and_again(tmp_path):
+    """The holder's release wakes the waiter (inotify): over the holder's 1.5 s the lock is looked at a
+    few times (once a RECHECK_SECONDS at most), where a 5 ms poll looked 300 times and spent the unit's CPU."""
+    earlier = tmp_path / "00000000000000000001-ocx-h-one"
+    earlier.touch()
+    holder = holding(earlier, 1.5)
+    in_order.enter(tmp_path, 2, "ocx-h-two")
+    said = in_order.wait_for_the_one_before(tmp_path, 2, "ocx-h-two", lambda unit: True, seconds=60)
+    returned = time.monotonic()
+    assert holder.wait(timeout=30) == 0
+    released = float(holder.stdout.readline().split()[1])
+    assert "ocx-h-one.service's program started" in said and returned > released
+    looks = int(said.split("its lock looked at ")[1].split(",")[0])
+    assert 2 <= looks <= 1.5 / in_order.RECHECK_SECONDS + 3, said
+    assert said.endswith("systemd asked 1 times)")  # STARTED said yes at once
+
+
 def test_a_free_file_before_it_is_a_dead_preparation_removed_not_waited_for(tmp_path):
     dead = tmp_path / "00000000000000000001-ocx-c-dead"
     dead.touch()
