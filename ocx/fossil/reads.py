@@ -72,6 +72,8 @@ class WorkReads:
 
         def _rid(self, hash_: str) -> int: ...
 
+        def _span(self, alias: str, after: int, upto: int) -> tuple[str, tuple[object, ...]]: ...
+
         def artifact(self, hash_: str, limit: int = MAX_ARTIFACT_BYTES) -> bytes: ...
 
         def parsed(self, hash_: str) -> Artifact: ...
@@ -113,26 +115,28 @@ class WorkReads:
         reads a post's text only where it can matter)."""
         if not self._has_table("forumpost"):
             return {}
+        span, params = self._span("b", after, upto)
         return {hash_: PostHead(hash_, root or hash_, edit_of) for hash_, root, edit_of in self._rows(
-            "SELECT b.uuid, rb.uuid, pb.uuid FROM forumpost fp JOIN blob b ON b.rid=fp.fpid"
+            "SELECT b.uuid, rb.uuid, pb.uuid FROM blob b JOIN forumpost fp ON fp.fpid=b.rid"
             " LEFT JOIN blob rb ON rb.rid=fp.froot LEFT JOIN blob pb ON pb.rid=fp.fprev"
-            " WHERE b.rcvid>? AND b.rcvid<=?", (after, upto))}
+            f" WHERE {span}", params)}
 
     def posts_received(self, after: int, upto: int, senders: Iterable[str]) -> dict[str, Post]:
         """The forum posts of receipts AFTER < rcvid <= UPTO that SENDERS sent, by hash, from one query."""
         if not self._has_table("forumpost"):
             return {}
         where, params = _among("u.login", senders)
-        return {post.hash: post for post in self._posts(f"b.rcvid>? AND b.rcvid<=? AND {where}",
-                                                        (after, upto, *params))}
+        span, spanned = self._span("b", after, upto)
+        return {post.hash: post for post in self._posts(f"{span} AND {where}", (*spanned, *params))}
 
     def change_tickets_received(self, after: int, upto: int) -> dict[str, str]:
         """The ticket (its K card's id) of each ticket change of receipts AFTER < rcvid <= UPTO."""
         if not self._has_table("ticketchng"):
             return {}
+        span, params = self._span("b", after, upto)
         return dict(self._rows(
             "SELECT b.uuid, t.tkt_uuid FROM ticketchng c JOIN blob b ON b.rid=c.tkt_rid"
-            " JOIN ticket t ON t.tkt_id=c.tkt_id WHERE b.rcvid>? AND b.rcvid<=?", (after, upto)))
+            f" JOIN ticket t ON t.tkt_id=c.tkt_id WHERE {span}", params))
 
     def _posts(self, where: str, params: tuple[object, ...], order: str = "fp.fpid",
                mentioning: tuple[bytes, ...] | None = None) -> list[Post]:
@@ -239,10 +243,11 @@ class WorkReads:
 
     def branches_received(self, after: int, upto: int) -> dict[str, str | None]:
         """The branch of each check-in of receipts AFTER < rcvid <= UPTO (one query)."""
+        span, params = self._span("b", after, upto)
         return dict(self._rows(
             "SELECT b.uuid, (SELECT x.value FROM tagxref x JOIN tag t ON t.tagid=x.tagid"
             "  WHERE t.tagname='branch' AND x.rid=b.rid AND x.tagtype>0)"
-            " FROM blob b JOIN event e ON e.objid=b.rid WHERE e.type='ci' AND b.rcvid>? AND b.rcvid<=?", (after, upto)))
+            f" FROM blob b JOIN event e ON e.objid=b.rid WHERE e.type='ci' AND {span}", params))
 
     def symbols_passed_on(self, hash_: str) -> frozenset[str]:
         """The `sym-` tags CHECKIN passes on to its children (propagating,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ocx.fossil import capabilities
+from ocx.fossil import capabilities, receipt_floor
 from ocx.fossil.artifacts import Receipt, ReceivedArtifact, Sender, User
 from ocx.fossil.errors import (
     AmbiguousPrefix,
@@ -245,13 +245,22 @@ class Repository(WorkReads, TagReads):
     # -- receipts (D26) --------------------------------------------------------
 
     def max_rcvid(self) -> int:
-        row = self._one("SELECT max(rcvid) FROM rcvfrom")
-        return int(row[0]) if row and row[0] is not None else 0
+        """The newest receipt; its moment remembered, so the next reads after it scan no old blob."""
+        return receipt_floor.newest_receipt(self._db, str(self.path))
+
+    def _span(self, alias: str, after: int, upto: int) -> tuple[str, tuple[object, ...]]:
+        """ALIAS's artifacts of receipts AFTER < rcvid <= UPTO, as SQL and its parameters: above a rid
+        floor when one is known (receipt_floor.py), so SQLite reads the newest rows, not every blob."""
+        found = receipt_floor.floor(self._db, str(self.path), after)
+        if found is None:
+            return f"{alias}.rcvid>? AND {alias}.rcvid<=?", (after, upto)
+        return f"{alias}.rid>? AND {alias}.rcvid>? AND {alias}.rcvid<=?", (found, after, upto)
 
     def newest_receipt_besides(self, after: int, upto: int, hash_: str) -> int | None:
         """The newest receipt after AFTER, up to UPTO, that stored anything but
         HASH; None if none did (one scan: `blob.rcvid` has no index)."""
-        row = self._one("SELECT max(rcvid) FROM blob WHERE rcvid>? AND rcvid<=? AND uuid<>?", (after, upto, hash_))
+        span, params = self._span("blob", after, upto)
+        row = self._one(f"SELECT max(rcvid) FROM blob WHERE {span} AND uuid<>?", (*params, hash_))
         return int(row[0]) if row and row[0] is not None else None
 
     def newest_tip_change(self, upto: int) -> int:
@@ -266,17 +275,19 @@ class Repository(WorkReads, TagReads):
     def public_stored(self, after: int, upto: int) -> list[str]:
         """The artifacts received after AFTER up to UPTO that a clone gets:
         with content, not private, not shunned (one scan)."""
+        span, params = self._span("blob", after, upto)
         return [row[0] for row in self._rows(
-            "SELECT uuid FROM blob WHERE rcvid>? AND rcvid<=? AND size>=0 AND rid NOT IN (SELECT rid FROM private)"
-            " AND uuid NOT IN (SELECT uuid FROM shun)", (after, upto))]
+            f"SELECT uuid FROM blob WHERE {span} AND size>=0 AND rid NOT IN (SELECT rid FROM private)"
+            " AND uuid NOT IN (SELECT uuid FROM shun)", params)]
 
     def larger_than(self, limit: int, after: int, upto: int) -> list[tuple[str, int, str | None, str]]:
         """(hash, size, sender, the sender's contact) of each artifact received after AFTER up to
         UPTO larger than LIMIT bytes whole and not shunned: `blob.size` only, no content (one scan)."""
+        span, params = self._span("b", after, upto)
         return [(hash_, size, login, info or "") for hash_, size, login, info in self._rows(
             "SELECT b.uuid, b.size, u.login, u.info FROM blob b LEFT JOIN rcvfrom r ON r.rcvid=b.rcvid"
-            " LEFT JOIN user u ON u.uid=r.uid WHERE b.rcvid>? AND b.rcvid<=? AND b.size>?"
-            " AND b.uuid NOT IN (SELECT uuid FROM shun)", (after, upto, limit))]
+            f" LEFT JOIN user u ON u.uid=r.uid WHERE {span} AND b.size>?"
+            " AND b.uuid NOT IN (SELECT uuid FROM shun)", (*params, limit))]
 
     def shunned(self, hash_: str) -> bool:
         return self._one("SELECT 1 FROM shun WHERE uuid=?", (hash_,)) is not None
@@ -314,10 +325,11 @@ class Repository(WorkReads, TagReads):
                      " (SELECT rcvid FROM rcvfrom WHERE rcvid>? AND mtime>=?)))")
             params = (*kinds, after, cutoff)
         stored: dict[int, list[ReceivedArtifact]] = {}
+        span, spanned = self._span("b", after, receipts[-1][0])
         for number, hash_, kind, private in self._rows(
                 "SELECT b.rcvid, b.uuid, e.type, b.rid IN (SELECT rid FROM private) FROM blob b"
-                " LEFT JOIN event e ON e.objid=b.rid WHERE b.rcvid>? AND b.rcvid<=?" + where +
-                " ORDER BY b.rcvid, b.rid", (after, receipts[-1][0], *params)):
+                f" LEFT JOIN event e ON e.objid=b.rid WHERE {span}" + where +
+                " ORDER BY b.rcvid, b.rid", (*spanned, *params)):
             stored.setdefault(number, []).append(ReceivedArtifact(hash_, kind, bool(private)))
         return [Receipt(number, login, ipaddr, julian_to_datetime(mtime), tuple(stored.get(number, ())))
                 for number, login, ipaddr, mtime in receipts if kinds is None or number in stored]
