@@ -14,7 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,9 @@ Stamp = tuple[int, int, int]  # a file's inode, mtime and size: a file written a
 class ParsedRecords:
     """Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a
     pass reads every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). Records
-    come and go: past AT_MOST, it forgets them all and reads again."""
+    come and go: each listing of the records forgets those gone since the last (record_dirs), and past
+    AT_MOST it forgets them all and reads again. (Kept until AT_MOST, a long day's 2,000 records grew
+    the node's memory by some MiB: docs/node.md, 'Cores, a long day'.)"""
 
     def __init__(self, at_most: int = 4096) -> None:
         self.at_most = at_most
@@ -53,6 +55,10 @@ class ParsedRecords:
                 self._by_path.clear()
             cached = self._by_path[key] = (stamp, parse(path))
         return cached[1]
+
+    def forget(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._by_path.pop(key, None)
 
 
 _PARSED = ParsedRecords()
@@ -163,6 +169,7 @@ def record_dirs(config: NodeConfig) -> list[RecordDir]:
     before = _LISTED.get(str(root), {})
     now = {name: before.get(name) or RecordDir(root / name) for name in sorted(names)}
     _LISTED[str(root)] = now
+    _PARSED.forget(str(gone.path) for name, gone in before.items() if name not in now)  # answered, removed
     return list(now.values())
 
 

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from ocx.node import record_dirs as record_dirs_module
 from ocx.node.config import NodeConfig
 from ocx.node.record_dirs import ParsedRecords, RecordDir, record_dirs
 from ocx.node.record_store import one_look
@@ -95,5 +96,24 @@ def test_the_records_listed_are_those_on_disk_now(tmp_path):
         again = record_dirs(config)
         assert sorted(d.path for d in again) == sorted([second.path, third.path])
         assert next(d for d in again if d.path == second.path) is next(d for d in listed if d.path == second.path)
+    finally:
+        shutil.rmtree(config.state_dir, ignore_errors=True)
+
+
+def test_a_record_no_longer_listed_is_forgotten_by_the_parsed_records_kept(tmp_path):
+    """An answered record's directory removed (cleanup.py), the next listing forgets its parsed body: over
+    a long day the node keeps those of the records on disk, not of every record it ever read."""
+    config = NodeConfig(name=f"forgets-{secrets.token_hex(4)}", repository="/nonexistent/r.fossil",
+                        url="http://127.0.0.1:9")
+    root = config.state_dir / "records"
+    try:
+        first, second = saved(root, 1), saved(root, 2)
+        for directory in record_dirs(config):
+            directory.load()
+        kept = record_dirs_module._PARSED._by_path
+        assert {str(first.path), str(second.path)} <= set(kept)
+        shutil.rmtree(first.path)
+        record_dirs(config)
+        assert str(first.path) not in kept and str(second.path) in kept
     finally:
         shutil.rmtree(config.state_dir, ignore_errors=True)
