@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import NamedTuple
 
 KEPT_A_FILE = 16  # the newest moments remembered a repository: the node's pass and the runs' clone's
@@ -34,18 +35,21 @@ class Top(NamedTuple):
 
 
 _moments: OrderedDict[str, OrderedDict[int, Top]] = OrderedDict()
+# Repository._execute: a query that first rolls back a cut-off write's hot journal, should one wait.
+Execute = Callable[[str, tuple[object, ...]], sqlite3.Cursor]
 
 
-def newest_receipt(db: sqlite3.Connection, path: str) -> int:
-    """The newest receipt of the repository open on DB, its moment remembered when no phantom waits."""
+def newest_receipt(db: sqlite3.Connection, execute: Execute, path: str) -> int:
+    """The newest receipt of the repository open on DB (read through EXECUTE), its moment remembered
+    when no phantom waits."""
     began = not db.in_transaction
     if began:
         db.execute("BEGIN")
     try:
-        row = db.execute("SELECT max(rcvid) FROM rcvfrom").fetchone()
+        row = execute("SELECT max(rcvid) FROM rcvfrom", ()).fetchone()
         newest = int(row[0]) if row and row[0] is not None else 0
-        top = db.execute("SELECT rid, uuid, rcvid FROM blob ORDER BY rid DESC LIMIT 1").fetchone()
-        phantom = db.execute("SELECT 1 FROM phantom LIMIT 1").fetchone()
+        top = execute("SELECT rid, uuid, rcvid FROM blob ORDER BY rid DESC LIMIT 1", ()).fetchone()
+        phantom = execute("SELECT 1 FROM phantom LIMIT 1", ()).fetchone()
     finally:
         if began and db.in_transaction:
             db.execute("COMMIT")
@@ -61,13 +65,13 @@ def newest_receipt(db: sqlite3.Connection, path: str) -> int:
     return newest
 
 
-def floor(db: sqlite3.Connection, path: str, after: int) -> int | None:
+def floor(execute: Execute, path: str, after: int) -> int | None:
     """A rid every artifact of a receipt after AFTER is above, or None when none is known."""
     known = [(n, top) for n, top in _moments.get(path, {}).items() if n <= after]
     if not known:
         return None
     _, top = max(known)
-    row = db.execute("SELECT uuid, rcvid FROM blob WHERE rid=?", (top.rid,)).fetchone()
+    row = execute("SELECT uuid, rcvid FROM blob WHERE rid=?", (top.rid,)).fetchone()
     if row is None or (str(row[0]), int(row[1] or 0)) != (top.hash, top.rcvid):
         return None  # its largest rows deleted since: a rid may have been given again
     return top.rid

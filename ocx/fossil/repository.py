@@ -246,12 +246,12 @@ class Repository(WorkReads, TagReads):
 
     def max_rcvid(self) -> int:
         """The newest receipt; its moment remembered, so the next reads after it scan no old blob."""
-        return receipt_floor.newest_receipt(self._db, str(self.path))
+        return receipt_floor.newest_receipt(self._db, self._execute, str(self.path))
 
     def _span(self, alias: str, after: int, upto: int) -> tuple[str, tuple[object, ...]]:
         """ALIAS's artifacts of receipts AFTER < rcvid <= UPTO, as SQL and its parameters: above a rid
         floor when one is known (receipt_floor.py), so SQLite reads the newest rows, not every blob."""
-        found = receipt_floor.floor(self._db, str(self.path), after)
+        found = receipt_floor.floor(self._execute, str(self.path), after)
         if found is None:
             return f"{alias}.rcvid>? AND {alias}.rcvid<=?", (after, upto)
         return f"{alias}.rid>? AND {alias}.rcvid>? AND {alias}.rcvid<=?", (found, after, upto)

@@ -62,6 +62,18 @@ def test_a_reader_opened_after_the_cut_off_write_reads_the_last_commit(repositor
 
 
 @pytest.mark.fossil
+def test_a_pass_whose_first_read_is_the_newest_receipt_rolls_the_cut_off_write_back_too(repository_file):
+    """The pass's first read (intake.py: max_rcvid, which also reads the receipt floor's moment in one
+    transaction, receipt_floor.py) goes through the same roll-back as every other read."""
+    with Repository(repository_file) as repository:
+        newest = repository.max_rcvid()
+    cut_off_write(repository_file)
+    with Repository(repository_file) as repository:
+        assert repository.max_rcvid() == newest
+    assert not Path(f"{repository_file}-journal").exists()
+
+
+@pytest.mark.fossil
 def test_a_reader_open_across_the_cut_off_write_reads_on(repository_file):
     with Repository(repository_file) as repository:  # the node's service keeps one (D38)
         before = repository.server_code

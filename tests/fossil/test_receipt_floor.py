@@ -32,7 +32,7 @@ def scanned_whole(repo: Repository, after: int, upto: int) -> tuple:
 def test_reads_above_the_floor_find_what_the_whole_scan_finds_as_artifacts_of_every_kind_arrive(served):
     with served.repository() as repo:
         mark = repo.max_rcvid()  # the node's pass reads the newest receipt first: its moment remembered
-        assert receipt_floor.floor(repo._db, str(repo.path), mark) is not None
+        assert receipt_floor.floor(repo._execute, str(repo.path), mark) is not None
     root = served.web("alice").new_thread("floor", "a post after the mark")
     served.web("bob").reply(root, "and a reply")
     checkin = served.commit("alice", "floor.txt", "a check-in after the mark\n")
@@ -41,7 +41,7 @@ def test_reads_above_the_floor_find_what_the_whole_scan_finds_as_artifacts_of_ev
     served.web("bob").ticket_change(ticket, "a change", {"status": "Review"})
     with served.repository() as repo:
         newest = repo.max_rcvid()
-        floor = receipt_floor.floor(repo._db, str(repo.path), mark)
+        floor = receipt_floor.floor(repo._execute, str(repo.path), mark)
         assert floor is not None and newest > mark
         above = everything_of(repo, mark, newest)
         assert above == scanned_whole(repo, mark, newest)
@@ -88,7 +88,7 @@ def test_no_moment_is_remembered_while_a_phantom_waits_whose_filling_would_be_be
     db.close()
     with Repository(copy) as repo:
         mark = repo.max_rcvid()
-        assert receipt_floor.floor(repo._db, str(repo.path), mark) is None
+        assert receipt_floor.floor(repo._execute, str(repo.path), mark) is None
     filled = receive(copy, "a" * 64, rid=phantom, fill=True)
     with Repository(copy) as repo:
         found = [a.hash for r in repo.receipts_since(mark) if r.rcvid == filled for a in r.artifacts]
@@ -99,7 +99,7 @@ def test_a_floor_whose_top_row_was_deleted_is_not_used_for_its_rid_may_be_given_
     copy = a_copy(served, tmp_path)
     with Repository(copy) as repo:
         mark = repo.max_rcvid()
-        assert receipt_floor.floor(repo._db, str(repo.path), mark) is not None
+        assert receipt_floor.floor(repo._execute, str(repo.path), mark) is not None
     db = sqlite3.connect(copy)
     (top,) = db.execute("SELECT max(rid) FROM blob").fetchone()
     db.execute("DELETE FROM blob WHERE rid=?", (top,))  # as a purge does
@@ -108,6 +108,6 @@ def test_a_floor_whose_top_row_was_deleted_is_not_used_for_its_rid_may_be_given_
     again = receive(copy, "b" * 64)
     with Repository(copy) as repo:
         assert repo._one("SELECT rid FROM blob WHERE uuid=?", ("b" * 64,)) == (top,)  # the same rid, given again
-        assert receipt_floor.floor(repo._db, str(repo.path), mark) is None
+        assert receipt_floor.floor(repo._execute, str(repo.path), mark) is None
         found = [a.hash for r in repo.receipts_since(mark) if r.rcvid == again for a in r.artifacts]
         assert found == ["b" * 64]
