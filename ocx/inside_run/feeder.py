@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import errno
 import os
-import selectors
 import sys
 
 from ..node.host_paths import KEEP_ENVIRONMENT as KEEP
+from .poller import EVENT_READ, EVENT_WRITE, Poller
 from .spawn import SIG_DFL, SIGKILL, SIGSTOP, SIGTERM, set_handler, spawn
 
 # The inbox's watch (inotify: ctypes) and the terminal (terminal.py: socket, pty) are imported where
@@ -108,7 +108,7 @@ class Feeder:
         self.seen: set[str] = set()
         self.pending = b""  # delivery lines and keystrokes, each appended whole, written in order
         self.reader_gone = inbox == NO_INBOX
-        self.selector = selectors.DefaultSelector()
+        self.selector = Poller()
         # The watch before the first listing: nothing slips between.
         self.watch = None if inbox == NO_INBOX else _watch(inbox)
         self.terminal: TerminalServer | None = None
@@ -216,9 +216,9 @@ class Feeder:
         Under a terminal both are the master, one registration."""
         wanted: dict[int, int] = {}
         if self.relay_open:
-            wanted[self.source] = selectors.EVENT_READ
+            wanted[self.source] = EVENT_READ
         if self.pending and not self.reader_gone:
-            wanted[self.pipe] = wanted.get(self.pipe, 0) | selectors.EVENT_WRITE
+            wanted[self.pipe] = wanted.get(self.pipe, 0) | EVENT_WRITE
         for fd in {self.source, self.pipe} - {-1}:
             events, held = wanted.get(fd, 0), self.io_events.get(fd, 0)
             if events == held:
@@ -235,8 +235,8 @@ class Feeder:
         selector = self.selector
         self.io_events: dict[int, int] = {}
         if self.watch is not None:
-            selector.register(self.watch, selectors.EVENT_READ, "inbox")
-        selector.register(self.pidfd, selectors.EVENT_READ, "ended")
+            selector.register(self.watch, EVENT_READ, "inbox")
+        selector.register(self.pidfd, EVENT_READ, "ended")
         self.collect()
         self.write()
         while True:
@@ -244,7 +244,7 @@ class Feeder:
             for key, events in selector.select():
                 if key.data == "ended":
                     return self.finish(self.child.wait())
-                if key.data == "io" and events & selectors.EVENT_READ and not self.relay():
+                if key.data == "io" and events & EVENT_READ and not self.relay():
                     self.relay_open = False
                 if key.data == "inbox":
                     self.inbox_changed()

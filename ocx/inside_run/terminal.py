@@ -11,19 +11,26 @@ Standard library only: it runs inside every session's unit.
 """
 from __future__ import annotations
 
+import _socket  # the C module alone: `socket` imports enum and selectors (poller.py)
 import errno
 import fcntl
 import os
-import selectors
-import socket
 import struct
 import termios
+
+from .poller import EVENT_READ, EVENT_WRITE, Poller
+
+TYPE_CHECKING = False  # typing's own costs an import too; mypy takes any TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROWS, COLS = 24, 80  # a size to report until someone sets another; 0x0 confuses programs
 TAIL_BYTES = 16384  # what a new attacher is shown first: the screen's recent past
 CLIENT_BACKLOG_BYTES = 1 << 20  # an attacher this far behind is let go, never waited for
 ROOT = 0
 IUTF8 = getattr(termios, "IUTF8", 0o40000)  # Linux's value; Python 3.11 does not name it
+# What socket.accept wraps: a new connection's descriptor and its address (typeshed does not list it).
+_ACCEPT: Callable[[_socket.socket], tuple[int, object]] = vars(_socket.socket)["_accept"]
 
 
 def open_terminal() -> tuple[int, int]:
@@ -73,15 +80,16 @@ class JournalLines:
 class Attached:
     """One client of the terminal socket, and what is still to be sent to it."""
 
-    def __init__(self, sock: socket.socket, backlog: bytes):
+    def __init__(self, sock: _socket.socket, backlog: bytes):
         self.sock = sock
         self.out = bytearray(backlog)
-        self.events = selectors.EVENT_READ
+        self.events = EVENT_READ
 
 
-def peer_uid(sock: socket.socket) -> int:
+def peer_uid(sock: _socket.socket) -> int:
     uid: int
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    credentials = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", credentials)
     return uid
 
 
@@ -93,7 +101,7 @@ class TerminalServer:
     not root, such as the program itself, is closed at once.
     """
 
-    def __init__(self, path: str, selector: selectors.BaseSelector, journal_fd: int = 1):
+    def __init__(self, path: str, selector: Poller, journal_fd: int = 1):
         self.path = path
         self.selector = selector
         self.journal_fd = journal_fd
@@ -112,12 +120,12 @@ class TerminalServer:
             os.unlink(unready)
         except FileNotFoundError:
             pass
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         self.listener.bind(unready)
         self.listener.listen(8)
         os.rename(unready, path)
         self.listener.setblocking(False)
-        selector.register(self.listener, selectors.EVENT_READ, ("terminal", None))
+        selector.register(self.listener, EVENT_READ, ("terminal", None))
 
     # -- what the program printed -----------------------------------------------
 
@@ -159,9 +167,10 @@ class TerminalServer:
 
     def _accept(self) -> None:
         try:
-            sock, _ = self.listener.accept()
+            fd, _ = _ACCEPT(self.listener)
         except (BlockingIOError, ConnectionAbortedError):
             return
+        sock = _socket.socket(fileno=fd)
         if peer_uid(sock) != ROOT:
             sock.close()
             return
@@ -184,7 +193,7 @@ class TerminalServer:
         self._watch(client)
 
     def _watch(self, client: Attached) -> None:
-        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if client.out else 0)
+        wanted = EVENT_READ | (EVENT_WRITE if client.out else 0)
         if wanted != client.events:
             client.events = wanted
             self.selector.modify(client.sock, wanted, ("terminal", client))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import struct
 
@@ -19,9 +18,13 @@ IN_CLOEXEC = 0o2000000
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
 
 
-@functools.cache
+_LIBC: list[ctypes.CDLL] = []  # loaded once; not functools.cache, whose import (collections) a feeder pays
+
+
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
 
 
 def watch(path: str, mask: int) -> int:
