@@ -21,6 +21,10 @@ OCX. It reads its first delivery (D13) and acts on its objective, calling
 - `stall-digits URL PROJECT_CODE`: the same, but the blob is a new thread
   shaped exactly as Fossil's forum form writes one, dated in Arabic-Indic
   digits (which Python's `strptime` reads and Fossil never crosslinks).
+- `phantom BRANCH MIB URL PROJECT_CODE`: commit MIB MiB of zeros on BRANCH, autosync off, and send
+  the server by sync only the check-in's manifest, so Fossil keeps the file as a phantom; print
+  `phantom CHECKIN FILE`. On a delivery that says `fill`, push with Fossil, which sends the file
+  into the phantom's old row under a new receipt; print `filled FILE`.
 """
 import hashlib
 import json
@@ -122,6 +126,29 @@ def bulk(branch: str, mib: str) -> None:
     print(f"bulk {out.split('New_Version: ')[1].split()[0]}", flush=True)
 
 
+def phantom(branch: str, mib: str, url: str, project_code: str) -> None:
+    from ocx.fossil.web import WebSession
+
+    fossil("settings", "autosync", "off")
+    with open(os.path.join(CHECKOUT, "zeros.bin"), "wb") as out:
+        out.truncate(int(mib) * 1024 * 1024)
+    fossil("add", "zeros.bin")
+    checkin = fossil("commit", "-m", "a file sent later", "--no-warnings", "--branch", branch).split(
+        "New_Version: ")[1].split()[0]
+    manifest = subprocess.run(["fossil", "artifact", checkin], cwd=CHECKOUT, capture_output=True, check=True).stdout
+    (file,) = [line.split()[2] for line in manifest.decode().splitlines() if line.startswith("F zeros.bin ")]
+    with open(os.path.join(HOME, ".ocx-password")) as kept:
+        password = kept.read().strip()
+    WebSession(url, os.environ["USER"], password).push_artifacts([(checkin, manifest)], project_code)
+    print(f"phantom {checkin} {file}", flush=True)
+    for line in sys.stdin:
+        print("delivery " + line.strip(), flush=True)
+        if "fill" in line:
+            break
+    fossil("push")  # the clone's own URL and kept password: the file, and the manifest again
+    print(f"filled {file}", flush=True)
+
+
 def main() -> None:
     first = json.loads(sys.stdin.readline())
     print("delivery " + json.dumps(first), flush=True)
@@ -138,6 +165,8 @@ def main() -> None:
         stall(*words[1:3])
     elif words[:1] == ["stall-digits"]:
         stall(*words[1:3], digits=True)
+    elif words[:1] == ["phantom"]:
+        phantom(*words[1:5])
     for line in sys.stdin:  # until stopped
         print("delivery " + line.strip(), flush=True)
 

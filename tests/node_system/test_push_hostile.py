@@ -188,3 +188,39 @@ def test_a_file_under_the_cap_is_pulled_by_a_fossil_outside_the_nodes_cgroup(nod
         assert not served.shunned(blob)
     with Repository(node.config.state_dir / "runs.fossil") as runs_clone:
         assert runs_clone.holding([checkin, blob]) == {checkin, blob}
+
+
+def test_a_phantom_filled_after_later_receipts_is_still_past_the_cap(node):
+    """docs/security.md, 'Class 9', and docs/fossil.md (receipt_floor.py): a pass reads receipts above the
+    largest rid it saw while no phantom waited, since Fossil gives an old row a new receipt only when it
+    fills a phantom. So a run makes one: it sends only its check-in's manifest, and Fossil keeps the
+    65 MiB file it names as a phantom. A later record is received and started meanwhile (the node reads
+    past the phantom's rid), then the run pushes the file into the phantom's old row. The node still
+    finds it past the cap and shuns it; the runs' clone never holds it."""
+    page = {"command": [PYTHON, PROGRAM], "homes": [], "env": {}}
+    node.clone_of(node.admin).write_wiki(f"sandbox/{RUNNER}", f"```json\n{json.dumps(page)}\n```\n")
+    with node.repository() as served:
+        project_code = served.project_code
+    branch = f"phantom-{secrets.token_hex(3)}"
+    maker = node.post(node.record(runner=RUNNER, objective=f"phantom {branch} 65 {node.config.url} {project_code}",
+                                  budget={"wall": "10m"}))
+    ((checkin, file),) = [line.split() for line in waited(node, maker, "phantom ", timeout=300)]
+    with node.repository() as served:
+        assert served.holding([checkin, file]) == {checkin}  # the file a phantom: named, not held
+    later = node.post(node.record(runner=RUNNER, objective=f"hold later-{secrets.token_hex(3)}",
+                                  budget={"wall": "10m"}))
+    waited(node, later, "held ")  # received after the manifest, so every receipt before it was read
+    node.reply(maker, "fill")
+    waited(node, maker, "filled ", timeout=300)
+
+    def shunned() -> bool:
+        with node.repository() as served:
+            return served.shunned(file)
+    wait_for(shunned, 120, 0.5, "the filled phantom shunned")
+    logged = journal(f"ocx-node@{node.name}.service")
+    assert f"shunned {file}" in logged, logged[-3000:]
+    for record in (maker, later):
+        node.stop(record)
+        assert node.response(record, timeout=90).outcome is Outcome.stopped
+    with Repository(node.config.state_dir / "runs.fossil") as runs_clone:
+        assert file not in runs_clone.holding([checkin, file])
