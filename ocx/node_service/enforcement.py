@@ -65,6 +65,7 @@ async def hold_enforcement(context: NodeContext, systemd: Systemd, repository: R
                 continue
             record_dir.mark(Mark.UNENFORCED, {"why": why})  # tend.py ends the run, then answers
             report.actions.append("unenforced")
+            report.acted_on(record_dir.hash)
             context.log(f"unenforced: {why}", record=opened.hash, priority=4)
         except Exception as error:  # one record's trouble stops no other; the next pass looks again
             context.log(f"enforcement check failed: {describe(error)}", record=record_dir.hash, priority=4)

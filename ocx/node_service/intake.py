@@ -99,7 +99,7 @@ async def run_pass(context: NodeContext, systemd: Systemd) -> PassReport:
             await hold_enforcement(context, systemd, repository, report)
         if len(report.actions) > acted:  # records just admitted, stopped or given check-ins
             tending.units = await Units.read(systemd, context.server_code)
-            await tending.all()
+            await tending.all(only=report.touched)
     return report
 
 
@@ -340,6 +340,7 @@ async def act(context: NodeContext, repository: Repository, came: Arrival, actio
                         priority=7)
         return
     report.actions.append(type(action).__name__)
+    report.acted_on(getattr(action, "record_hash", None))
     if isinstance(action, Refuse):  # C4 `refused`, naming the first field at fault (D8), once
         target = _target(came, action)
         decide_answer(context, RecordDir.of(context.config, action.record_hash), Outcome.refused, str(action.error),

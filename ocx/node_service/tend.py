@@ -35,7 +35,7 @@ from ..node.cut import cut_here
 from ..node.faults import describe, is_node_fault
 from ..node.record_dirs import RecordDir, record_dirs
 from ..node.run_end import before_this_boot, decide_outcome, end_facts, end_from_systemd, letters_found
-from ..node.run_layout import unit_stem
+from ..node.run_layout import parse_unit_name, unit_stem
 from ..node.states import Failure, Mark, RecordState, RunState, ending
 from ..protocol.admission import Inadmissible
 from ..protocol.messages import Outcome
@@ -65,9 +65,18 @@ class PassReport:
     actions: list[str] = field(default_factory=list)
     retry_in: float | None = None  # seconds until a step that failed may be tried again
     more: bool = False  # receipts were left unread for the next pass, which begins at once (intake.py)
+    # The records the pass's receipts and checks acted on, for its second look (intake.run_pass); None: any.
+    touched: set[str] | None = field(default_factory=set)
 
     def retry(self, seconds: float) -> None:
         self.retry_in = seconds if self.retry_in is None else min(self.retry_in, seconds)
+
+    def acted_on(self, record_hash: str | None) -> None:
+        """An action on RECORD_HASH (None: on no record of its own, so every record is looked at again)."""
+        if record_hash is None:
+            self.touched = None
+        elif self.touched is not None:
+            self.touched.add(record_hash)
 
 
 @dataclass
@@ -94,6 +103,15 @@ class Units:
         """Whether systemd is starting NAME: its ExecStartPre, the preparation, runs (or will)."""
         unit = self.by_name.get(name)
         return unit is not None and (unit.active_state == "activating" or unit.job == "start")
+
+    def starting_by_record(self) -> dict[str, list[str]]:
+        """The stems of the run units systemd is starting, by their record's stem (`ocx-NODE12-RECORD12`)."""
+        found: dict[str, list[str]] = {}
+        for name in self.by_name:
+            parsed = parse_unit_name(name)
+            if parsed is not None and self.starting(name):
+                found.setdefault(f"ocx-{parsed[0]}-{parsed[1]}", []).append(name.removesuffix(".service"))
+        return found
 
     def of_record(self, server_code: str, record_hash: str) -> list[ListedUnit]:
         stem = unit_stem(server_code, record_hash)
@@ -152,12 +170,23 @@ class Tending:
         record_dir.clear_failure(step)
 
     # -- every record ------------------------------------------------------
-    async def all(self) -> None:
+    async def all(self, only: set[str] | None = None) -> None:
+        """Every record, or ONLY these: a pass's second look, at the records its receipts acted on
+        (intake.run_pass). The rest were tended moments before in the same pass, and what changes them
+        meanwhile (a preparation done, a run's end) pokes the node for another: a burst's second looks
+        tended every open record again, a seventh of the node's CPU (docs/node.md). A second look starts
+        no session while the first left older ones waiting: first come, first started."""
         record_store.look_again()  # the marks as they are after self.units was read: a unit gone has its end seen
         every = record_dirs(self.context.config)
-        self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, self.units) for d in every)
+        starting = self.units.starting_by_record()
+        server_code = self.context.server_code
+        self.starts_left = STARTS_AT_ONCE - sum(_preparing(d, starting.get(unit_stem(server_code, d.hash), []))
+                                                for d in every)
+        if only is not None and self.waiting_to_start:
+            self.starts_left = 0
         self.waiting_to_start = 0
-        for record_dir in sorted(every, key=_received_order):  # first come, first started
+        chosen = every if only is None else [d for d in every if d.hash in only]
+        for record_dir in sorted(chosen, key=_received_order):  # first come, first started
             try:
                 await self.record(record_dir)
             except Exception as error:  # one record's trouble stops no other
@@ -349,9 +378,12 @@ def _received_order(record_dir: RecordDir) -> int:
         return 0
 
 
-def _preparing(record_dir: RecordDir, units: Units) -> int:
-    """Its runs whose units systemd is starting and whose preparation has not ended: its mark, written
-    before it pokes the node, says so before systemd does."""
+def _preparing(record_dir: RecordDir, starting: list[str]) -> int:
+    """Its runs whose units systemd is starting (STARTING: their stems) and whose preparation has not
+    ended: its mark, written before it pokes the node, says so before systemd does. Its directory is
+    listed only when systemd starts one of its units."""
+    if not starting:
+        return 0
+    runs = record_dir.present()[1]
     done = (Mark.PREPARED, Mark.UNPREPARED, Mark.ENDED)
-    return sum(1 for stem, present in record_dir.present()[1].items()
-               if not any(mark in present for mark in done) and units.starting(f"{stem}.service"))
+    return sum(1 for stem in starting if stem in runs and not any(mark in runs[stem] for mark in done))

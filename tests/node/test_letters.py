@@ -76,3 +76,19 @@ def test_the_pass_judges_letters_only_once_they_are_set(tmp_path):
     assert letters_set(tmp_path)
     note_given(tmp_path, "u1")  # a later preparation's note before it sets them again: still set
     assert letters_set(tmp_path)
+
+
+def test_what_the_pass_remembers_of_the_note_follows_the_file(tmp_path):
+    """letters_set keeps its answer by the file's stamp: a note written again, removed or made unreadable
+    is read as it is now, never as it was."""
+    assert not letters_set(tmp_path)
+    note_given(tmp_path, "u1")
+    assert not letters_set(tmp_path) and not letters_set(tmp_path)  # asked again: the same, from the stamp
+    note_given(tmp_path, "u1", done=True)
+    assert letters_set(tmp_path) and letters_set(tmp_path)
+    (tmp_path / "given.json").unlink()
+    assert not letters_set(tmp_path)
+    (tmp_path / "given.json").write_text('{"user": "u1", "set": true}\n')
+    assert letters_set(tmp_path)
+    (tmp_path / "given.json").write_text("[]\n")
+    assert not letters_set(tmp_path)
