@@ -100,6 +100,7 @@ async def run_pass(context: NodeContext, systemd: Systemd) -> PassReport:
         if len(report.actions) > acted:  # records just admitted, stopped or given check-ins
             tending.units = await Units.read(systemd, context.server_code)
             await tending.all(only=report.touched)
+    report.running = tending.units.active()
     return report
 
 

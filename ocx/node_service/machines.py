@@ -12,7 +12,8 @@ is the unit's without `.service`.
 When a program started the node learns from PID 1's JobRemoved of the unit's
 start job (a hint only: the unit's state and main process are then asked of
 PID 1), and, for what it missed (its own restart, a bus reconnected), from a
-sweep of its running units after each pass.
+sweep of its running units after each pass: asked of PID 1 once a connection
+watches, and after that taken from the units the pass itself listed.
 """
 from __future__ import annotations
 
@@ -74,10 +75,14 @@ class RunMachines:
         self._pending[name] = task
         task.add_done_callback(lambda _: self._pending.pop(name, None))
 
-    async def sweep(self) -> None:
-        """Each running unit of this node's registered, the names of those that ended forgotten."""
-        units = await self.systemd.units([f"{self.prefix}*.service"])
-        running = {u.name for u in units if u.active_state == "active" and self.ours(u.name)}
+    async def sweep(self, listed: frozenset[str] | None = None) -> None:
+        """Each running unit of this node's registered, the names of those that ended forgotten. LISTED:
+        the run units active when the pass read systemd's units, so none is asked again here (a
+        burst's every pass listed a hundred units twice); None: asked of systemd."""
+        if listed is None:
+            units = await self.systemd.units([f"{self.prefix}*.service"])
+            listed = frozenset(u.name for u in units if u.active_state == "active")
+        running = {name for name in listed if self.ours(name)}
         self.registered &= {machine_name(u) for u in running}
         self._told &= running | {"machined"}
         for unit in sorted(running):
@@ -133,13 +138,16 @@ class MachinesThread:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._main, name="ocx-machines", daemon=True)
+        self._running: frozenset[str] | None = None  # the last pass's, or None: asked of systemd
 
     def start(self) -> None:
         self._thread.start()
 
-    def sweep_soon(self, context: NodeContext) -> None:
-        """After a pass: the runs registered that a signal did not bring (the context read again, too)."""
+    def sweep_soon(self, context: NodeContext, running: frozenset[str] | None = None) -> None:
+        """After a pass: the runs registered that a signal did not bring (the context read again, too),
+        from RUNNING, the run units the pass saw active (PassReport.running), if it read them."""
         self.context = context
+        self._running = running
         loop, wake = self._loop, self._wake
         if loop is not None and wake is not None:
             loop.call_soon_threadsafe(wake.set)
@@ -162,10 +170,12 @@ class MachinesThread:
             runs = RunMachines(self.context, systemd)
             try:
                 await runs.watch()
+                listed = None  # watched from now on: what came before is asked of systemd once
                 while systemd.bus.connected:
                     runs.context = self.context
-                    await runs.sweep()
+                    await runs.sweep(listed)
                     await self._wait()
+                    listed = self._running
             except Exception as error:  # no record waits on a listing: logged, and asked again at the next pass
                 self.context.log(f"runs not listed as machines: {describe(error)}", priority=4)
                 await self._wait()

@@ -202,7 +202,7 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             began = time.monotonic()
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
-            machines.sweep_soon(context)
+            machines.sweep_soon(context, report.running)
             # Imported after the first pass's record work, not before it: a node just started (an accept's
             # restart) starts the first runs without them.
             from . import git_update, release_requests

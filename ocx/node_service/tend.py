@@ -67,6 +67,7 @@ class PassReport:
     more: bool = False  # receipts were left unread for the next pass, which begins at once (intake.py)
     # The records the pass's receipts and checks acted on, for its second look (intake.run_pass); None: any.
     touched: set[str] | None = field(default_factory=set)
+    running: frozenset[str] | None = None  # the run units active as the pass last read them (machines.py)
 
     def retry(self, seconds: float) -> None:
         self.retry_in = seconds if self.retry_in is None else min(self.retry_in, seconds)
@@ -112,6 +113,9 @@ class Units:
             if parsed is not None and self.starting(name):
                 found.setdefault(f"ocx-{parsed[0]}-{parsed[1]}", []).append(name.removesuffix(".service"))
         return found
+
+    def active(self) -> frozenset[str]:
+        return frozenset(name for name, unit in self.by_name.items() if unit.active_state == "active")
 
     def of_record(self, server_code: str, record_hash: str) -> list[ListedUnit]:
         stem = unit_stem(server_code, record_hash)

@@ -103,3 +103,30 @@ def test_a_name_machined_holds_on_another_unit_is_unregistered_without_stopping_
     finally:
         for unit in (ours, wrong):
             subprocess.run(["systemctl", "stop", f"{unit}.service"], capture_output=True, timeout=60)
+
+
+def test_a_sweep_given_the_passs_listing_registers_from_it_and_forgets_what_it_lacks():
+    """After the first, a sweep takes the run units the node's pass listed (PassReport.running), not a
+    listing of its own: a unit missing from it is not registered, one in it is, and a name the
+    listing no longer holds is forgotten (machined drops its machine with the unit)."""
+    code, record = (secrets.token_hex(6) for _ in range(2))
+    ours = f"ocx-{code}-{record}"
+    start(f"{ours}.service", f"OCX record {record} runner testrun as run-abc123")
+    node = Node(code + "0" * 52)
+
+    async def sweeps() -> tuple[str | None, str | None, set[str], set[str]]:
+        async with await Systemd.connect() as systemd:
+            runs = RunMachines(node, systemd)
+            await runs.sweep(frozenset())  # the pass saw none of them active
+            before = await machines.unit_of(systemd.bus, ours)
+            await runs.sweep(frozenset({f"{ours}.service"}))
+            after, registered = await machines.unit_of(systemd.bus, ours), set(runs.registered)
+            await runs.sweep(frozenset())
+            return before, after, registered, set(runs.registered)
+    try:
+        before, after, registered, forgotten = asyncio.run(asyncio.wait_for(sweeps(), 60))
+        assert before is None and after == f"{ours}.service", node.lines
+        assert registered == {ours} and forgotten == set()
+    finally:
+        subprocess.run(["systemctl", "stop", f"{ours}.service"], capture_output=True, timeout=60)
+    wait_until(lambda: ours not in listed(), 30, f"machine {ours} gone with its unit")
