@@ -24,11 +24,10 @@ would let the run go on as if nothing had been given):
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
-from ..files import write_atomically
+from ..files import StampedReads, write_atomically
 from ..protocol.errors import OcxError
 
 # D19: clone (g), check in and push (i, which brings o), read tickets (r),
@@ -44,33 +43,23 @@ def gave_letters(record_dir: Path) -> bool:
     return (record_dir / GIVEN).exists()
 
 
-# GIVEN's answer by its path, with the stamp of the file it was read from: the node's every pass asks it of
-# every open record (enforcement.py), and a file's stat is a fraction of its open, read and parse.
-_SET: dict[str, tuple[tuple[int, int, int], bool]] = {}
-_SET_AT_MOST = 4096  # past it, all forgotten and read again (records come and go)
+# GIVEN's answer, by its path: the node's every pass asks it of every open record (enforcement.py), and a
+# file's stat is a fraction of its open, read and parse.
+_SET = StampedReads()
 
 
 def letters_set(record_dir: Path) -> bool:
     """Whether the record's run user holds the letters it was given, set: before, a new login holds
     Fossil's default-perms (`u`) for the instant between its making and its letters (fossil/admin.py)."""
-    path = str(record_dir / GIVEN)
+    path = record_dir / GIVEN
     try:
-        found = os.stat(path)
-    except OSError:
-        return False
-    stamp = (found.st_ino, found.st_mtime_ns, found.st_size)  # written again: renamed over, a new inode
-    cached = _SET.get(path)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    try:
-        with open(path, "rb") as given:
-            answer = bool(json.loads(given.read()).get("set"))
+        return bool(_SET.read(str(path), path, _set_in))
     except (OSError, ValueError, AttributeError):
         return False
-    if len(_SET) >= _SET_AT_MOST:
-        _SET.clear()
-    _SET[path] = (stamp, answer)
-    return answer
+
+
+def _set_in(given: Path) -> bool:
+    return bool(json.loads(given.read_bytes()).get("set"))
 
 
 def note_given(record_dir: Path, login: str, *, done: bool = False) -> None:

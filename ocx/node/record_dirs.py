@@ -14,12 +14,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomically
+from ..files import StampedReads, write_atomically
 from ..protocol.decide import OpenRecord
 from ..protocol.deliveries import Delivery
 from ..protocol.messages import Record, parse_message
@@ -29,36 +29,13 @@ from .record_store import RecordStore, saved_in_look
 from .states import Mark, RecordState, acting, record_state
 
 THREAD, TICKET = "thread", "ticket"  # D12: a record's place
-Stamp = tuple[int, int, int]  # a file's inode, mtime and size: a file written again (aside, renamed) differs
 
 
-class ParsedRecords:
-    """Each record's saved body, parsed, by its directory, with the stamp of the file it was parsed from: a
-    pass reads every record several times, and a burst's pass hundreds (docs/node.md, 'Measured'). Records
-    come and go: each listing of the records forgets those gone since the last (record_dirs), and past
-    AT_MOST it forgets them all and reads again. (Kept until AT_MOST, a long day's 2,000 records grew
-    the node's memory by some MiB: docs/node.md, 'Cores, a long day'.)"""
-
-    def __init__(self, at_most: int = 4096) -> None:
-        self.at_most = at_most
-        self._by_path: dict[str, tuple[Stamp, tuple[OpenRecord, str]]] = {}
-
-    def __len__(self) -> int:
-        return len(self._by_path)
-
-    def read(self, key: str, path: Path, parse: Callable[[Path], tuple[OpenRecord, str]]) -> tuple[OpenRecord, str]:
-        found = os.stat(path)
-        stamp = (found.st_ino, found.st_mtime_ns, found.st_size)
-        cached = self._by_path.get(key)
-        if cached is None or cached[0] != stamp:
-            if len(self._by_path) >= self.at_most:
-                self._by_path.clear()
-            cached = self._by_path[key] = (stamp, parse(path))
-        return cached[1]
-
-    def forget(self, keys: Iterable[str]) -> None:
-        for key in keys:
-            self._by_path.pop(key, None)
+# Each record's saved body, parsed, by its directory: a pass reads every record several times, and a burst's
+# pass hundreds (docs/node.md, 'Measured'). Records come and go: each listing of the records forgets those gone
+# since the last (record_dirs). (Kept until AT_MOST, a long day's 2,000 records grew the node's memory by some
+# MiB: docs/node.md, 'Cores, a long day'.)
+ParsedRecords = StampedReads
 
 
 _PARSED = ParsedRecords()
