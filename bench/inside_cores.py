@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cgroup_cpu  # noqa: E402
 import inside  # noqa: E402
 import inside_real  # noqa: E402
 from inside import quantiles, receipt_time  # noqa: E402
@@ -56,14 +57,16 @@ def main(name: str, port: str, history: str, count: str, cpuset: str) -> None:
     n, records = set_up(name, port, history), int(count)
     inside_real.homes_ahead(n, name, records)
     inside.node_idle(name, 900)
-    load_before, before = load(), inside.cpu_seconds(name)
+    load_before, before, by_group = load(), inside.cpu_seconds(name), cgroup_cpu.snapshot()
     posted = inside_real.post_all(n, records)
     since_receipt = inside.starts(n, posted)
     receipts = [receipt_time(n, r) for r in posted]
     started = [at + delay for at, delay in zip(receipts, since_receipt, strict=True)]
     spent = inside.cpu_spent(before, inside.cpu_seconds(name, tuple(n.unit(r) for r in posted)), records)
+    by_group = cgroup_cpu.spent(by_group, cgroup_cpu.snapshot(), records)
     print(f"cpuset {cpuset}: burst of {records}: receipt to program start {quantiles(since_receipt)}", flush=True)
     print(f"cpuset {cpuset}: burst of {records}: CPU used: {spent}", flush=True)
+    print(f"cpuset {cpuset}: burst of {records}: the same CPU by cgroup, a run: {by_group}", flush=True)
     print(f"cpuset {cpuset}: burst of {records}: {ALL_STARTED} {max(started) - min(receipts):.2f} s "
           f"(the first receipt to the last ExecMainStart); load average {load_before} before, {load()} after; "
           f"CPUs allowed {sorted(os.sched_getaffinity(0))}, os.cpu_count() {os.cpu_count()}",

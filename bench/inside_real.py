@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cgroup_cpu  # noqa: E402
 import figures  # noqa: E402
 import inside  # noqa: E402
 import inside_ci  # noqa: E402
@@ -252,13 +253,15 @@ def homes_ahead(n, name: str, count: int) -> None:
 
 def burst(n, count: int, name: str) -> list[str]:
     homes_ahead(n, name, count)
-    before, began = inside.cpu_seconds(name), time.monotonic()
+    before, by_group, began = inside.cpu_seconds(name), cgroup_cpu.snapshot(), time.monotonic()
     first = post_all(n, count)
     unit_starts, main_starts = inside.starts(n, first, "InactiveExitTimestamp"), inside.starts(n, first)
     spent = inside.cpu_spent(before, inside.cpu_seconds(name, tuple(n.unit(r) for r in first)), count)
+    by_group = cgroup_cpu.spent(by_group, cgroup_cpu.snapshot(), count)
     figures.note("burst_cpu", spent)
     print(f"burst of {count}: CPU used from the first post to the last program's start "
           f"({time.monotonic() - began:.1f} s): {spent}", flush=True)
+    print(f"burst of {count}: the same CPU by cgroup, a run: {by_group}", flush=True)
     parts = inside.run_parts([n.unit(r) for r in first])
     figures.note("burst_parts", parts)
     print(f"burst of {count}: a run's own CPU, part by part: {parts}", flush=True)
