@@ -18,7 +18,7 @@ wait is ever circular; the bound keeps a stuck start from holding the rest.
 The wait for a lock sleeps in the kernel until the holder's last descriptor
 closes (inotify's IN_CLOSE_WRITE: it opened the file to write), not in a
 poll: a burst's waiters polling every 5 ms spent their units' CPU on it.
-Standard library only, and libsystemd's sd-bus when there is one to wait for.
+Standard library only, and libsystemd's sd-bus (PID 1's private socket) when there is one to wait for.
 """
 from __future__ import annotations
 
@@ -184,7 +184,8 @@ def wait_then_leave(queued: tuple[Path, int, str, int]) -> None:
 
 class ProgramStarted:
     """Whether systemd started a unit's program, or no longer starts it (failed, stopped, gone, or the
-    bus unreadable: never waited on for nothing), over one connection to the system bus held while used."""
+    bus unreadable: never waited on for nothing), over one connection to PID 1's private socket held
+    while used (a preparation is root's: no dbus-daemon between, nor its name signals to every listener)."""
 
     def __init__(self) -> None:
         self.bus: object | None = None
@@ -194,7 +195,7 @@ class ProgramStarted:
 
         try:
             if self.bus is None:
-                self.bus = SystemBus()
+                self.bus = SystemBus(private=True)
             assert isinstance(self.bus, SystemBus)
             start, state = self.bus.properties([(unit, SERVICE, "ExecMainStartTimestampMonotonic", b"t"),
                                                 (unit, UNIT, "ActiveState", b"s")])

@@ -11,7 +11,7 @@ run's ENDED mark (node/run_end.py, the one place an end is kept and told;
 through the record's store) and pokes the node's socket, a unix socket,
 since the run may have no network (D4, D34). It must return fast: a slow
 stop step turns the unit's Result into `timeout`. So: standard library,
-ocx.systemd's cgroup reader, no pydantic, no HTTP.
+ocx.systemd's cgroup reader and sd-bus, no pydantic, no HTTP.
 """
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ from ..node.host_paths import STATE_ROOT
 from ..node.record_store import RecordStore
 from ..node.wake import poke
 from ..systemd import stoppost
-from ..systemd.system_state import job_on, stopping
+from ..systemd.system_state import end_facts
 
 
 def record_end(node: str, record: str, stem: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     store = RecordStore(Path(STATE_ROOT) / node / "records" / record)
     report = stoppost.collect(env)
-    ended = run_end.by_stop_step(stem, report, at=time.time(), system_stopping=stopping(),
-                                 job=job_on(f"{stem}.service"),
+    system_stopping, job = end_facts(f"{stem}.service")
+    ended = run_end.by_stop_step(stem, report, at=time.time(), system_stopping=system_stopping, job=job,
                                  invocation=(os.environ if env is None else env).get("INVOCATION_ID"))
     if store.path.is_dir():  # none: its record was answered and removed (cleanup.py)
         run_end.keep(store, stem, ended)

@@ -32,6 +32,11 @@ MANAGER = b"org.freedesktop.systemd1.Manager"
 PROPERTIES = b"org.freedesktop.DBus.Properties"
 UNIT = "org.freedesktop.systemd1.Unit"
 SERVICE = "org.freedesktop.systemd1.Service"
+JOB = "org.freedesktop.systemd1.Job"
+# PID 1's own socket, root's: what `systemctl` uses as root. No dbus-daemon between (its connection's
+# authentication, Hello and name signals to every listener), and it still answers while the system
+# bus goes down with the system.
+PRIVATE_ADDRESS = b"unix:path=/run/systemd/private"
 TIMEOUT_USEC = 2_000_000  # a reply not here by then is not waited for
 IN_FLIGHT = 64  # calls waiting for their reply at once
 
@@ -62,6 +67,9 @@ def library() -> ctypes.CDLL:
         raise BusUnreadable(f"libsystemd is not here: {error}") from None
     signatures = {
         "sd_bus_open_system": ([ctypes.POINTER(_P)], ctypes.c_int),
+        "sd_bus_new": ([ctypes.POINTER(_P)], ctypes.c_int),
+        "sd_bus_set_address": ([_P, ctypes.c_char_p], ctypes.c_int),
+        "sd_bus_start": ([_P], ctypes.c_int),
         "sd_bus_flush_close_unref": ([_P], _P),
         "sd_bus_message_new_method_call": ([_P, ctypes.POINTER(_P), ctypes.c_char_p, ctypes.c_char_p,
                                             ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
@@ -116,6 +124,11 @@ class _Message:
             small = ctypes.c_uint32()
             self._check(self.lib.sd_bus_message_read_basic(self.pointer, b"u", ctypes.byref(small)))
             return small.value
+        if kind[:1] == b"(" and kind[-1:] == b")":  # a struct of basic types: a tuple
+            self.enter(b"r", kind[1:-1])
+            fields = tuple(self.read(bytes([field])) for field in kind[1:-1])
+            self.leave()
+            return fields
         raise ValueError(f"cannot read {kind!r}")
 
     def enter(self, kind: bytes, contents: bytes) -> bool:
@@ -139,15 +152,23 @@ def _errno_text(number: int) -> str:
 
 
 class SystemBus:
-    """One connection to the system bus, read-only. Use as a context manager."""
+    """One connection to the system bus, read-only; PRIVATE: to PID 1's own socket instead (root's
+    alone). Use as a context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, private: bool = False) -> None:
         self.lib = library()
         self.bus = _P()
         self._handlers: list[CFuncPtr] = []  # what _HANDLER makes
-        code = self.lib.sd_bus_open_system(ctypes.byref(self.bus))
+        if not private:
+            code = self.lib.sd_bus_open_system(ctypes.byref(self.bus))
+        elif (code := self.lib.sd_bus_new(ctypes.byref(self.bus))) >= 0:
+            if (code := self.lib.sd_bus_set_address(self.bus, PRIVATE_ADDRESS)) >= 0:
+                code = self.lib.sd_bus_start(self.bus)
+            if code < 0:
+                self.close()
         if code < 0:
-            raise BusUnreadable(f"the system bus: {_errno_text(-code)}")
+            where = "systemd's private socket" if private else "the system bus"
+            raise BusUnreadable(f"{where}: {_errno_text(-code)}")
 
     def __enter__(self) -> SystemBus:
         return self
@@ -199,9 +220,9 @@ class SystemBus:
                 self.lib.sd_bus_message_unref(reply)
 
     def properties(self, asked: Sequence[tuple[str, str, str, bytes]]) -> list[object | None]:
-        """Each (unit, interface, property, its D-Bus type: s or t) asked at
-        once; the values in the same order, None where systemd answered an
-        error or nothing came within TIMEOUT_USEC."""
+        """Each (unit or object path, interface, property, its D-Bus type: s, t,
+        u or a struct of them) asked at once; the values in the same order,
+        None where systemd answered an error or nothing came within TIMEOUT_USEC."""
         from .units import unit_path  # here: `ocx activity` lists units only, and units.py costs its start-up
 
         values: list[object | None] = [None] * len(asked)
@@ -230,7 +251,8 @@ class SystemBus:
             # keep at most IN_FLIGHT waiting.
             while sent < len(asked) and waiting["count"] < IN_FLIGHT:
                 unit, interface, name, _kind = asked[sent]
-                call = self._call(unit_path(unit).encode(), PROPERTIES, b"Get", [(b"s", interface), (b"s", name)])
+                path = unit if unit.startswith("/") else unit_path(unit)
+                call = self._call(path.encode(), PROPERTIES, b"Get", [(b"s", interface), (b"s", name)])
                 try:
                     _Message._check(self.lib.sd_bus_call_async(self.bus, None, call, handler, _P(sent),
                                                                TIMEOUT_USEC))

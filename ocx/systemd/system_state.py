@@ -1,14 +1,53 @@
 """The manager's state, for telling a shutdown, or root's stop, from any other end of a run (D4).
 
-A run's stop step and the node's answering both ask `stopping()`. The
-boot-time check also asks `started_at()`: a run that ended before this
+A run's stop step asks `end_facts()`, the node's answering `stopping()`.
+The boot-time check also asks `started_at()`: a run that ended before this
 manager started ended with the last boot, whatever its stop step saw.
+
+Both ask PID 1 over its private socket (sd_bus.py), as `systemctl` does as
+root, in the asking process: two `systemctl` runs were a process each at
+every run's end. `systemctl` itself is asked only when that socket cannot
+be (not root, or no libsystemd).
 """
 from __future__ import annotations
 
 import os
 
 SYSTEMCTL = "/usr/bin/systemctl"
+MANAGER_PATH = "/org/freedesktop/systemd1"
+MANAGER = "org.freedesktop.systemd1.Manager"
+
+
+def _over_private_socket(unit: str | None) -> tuple[str | None, str | None] | None:
+    """The manager's state and, for UNIT, the type of the job on it now ("" for none): each None
+    where PID 1 answered nothing; the whole None when its private socket cannot be asked."""
+    from .sd_bus import JOB, UNIT, BusUnreadable, SystemBus
+
+    asked = [(MANAGER_PATH, MANAGER, "SystemState", b"s")] + ([(unit, UNIT, "Job", b"(uo)")] if unit else [])
+    try:
+        with SystemBus(private=True) as bus:
+            state, *job = bus.properties(asked)
+            if not job or not isinstance(job[0], tuple):
+                return (state if isinstance(state, str) else None), None
+            number, path = job[0]
+            if not number:  # (0, "/"): no job on it
+                return (state if isinstance(state, str) else None), ""
+            kind = bus.properties([(str(path), JOB, "JobType", b"s")])[0]
+            # gone between the two asks: no job now, as a later `systemctl list-jobs` would say
+            return (state if isinstance(state, str) else None), (kind if isinstance(kind, str) else "")
+    except BusUnreadable:
+        return None
+
+
+def end_facts(unit: str) -> tuple[bool, str | None]:
+    """For a run's stop step (D4): whether the system is stopping, and the type of the job systemd runs
+    on UNIT now (job_on's), over one connection."""
+    state, job = _over_private_socket(unit) or (None, None)
+    if state is None:
+        state = system_state()
+    if job is None:  # not read: systemctl's list of jobs
+        job = job_on(unit)
+    return state == "stopping", job or None
 
 
 def system_state() -> str | None:
@@ -46,7 +85,8 @@ def job_on(unit: str) -> str | None:
 
 
 def stopping() -> bool:
-    return system_state() == "stopping"
+    state, _ = _over_private_socket(None) or (None, None)
+    return (state if state is not None else system_state()) == "stopping"
 
 
 def started_at() -> float | None:
