@@ -68,11 +68,11 @@ class FossilResult(NamedTuple):
 
 # What a confined child runs first: stop until continued, then become `fossil` (same pid).
 _HOLD = 'kill -STOP $$ && exec "$0" "$@"'
-_confine: Callable[[int], None] | None = None
+_confine: Callable[[int, str], None] | None = None
 
 
-def confine_children(confine: Callable[[int], None] | None) -> None:
-    """Every `fossil` this process starts from now on is given to CONFINE (its pid) before it runs
+def confine_children(confine: Callable[[int, str], None] | None) -> None:
+    """Every `fossil` this process starts from now on is given to CONFINE (its pid, its subcommand) before it runs
     (module doc); CONFINE raises to refuse, and the child is killed unrun. None: started as is."""
     global _confine
     _confine = confine
@@ -89,7 +89,7 @@ def _start(command: list[str], **options: Any) -> subprocess.Popen[Any]:
         held = os.waitid(os.P_PID, process.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
         if held is None or held.si_code != os.CLD_STOPPED:
             raise FossilError(command[1:], -1, "", "the shell that holds `fossil` ended before it stopped")
-        confine(process.pid)
+        confine(process.pid, command[1] if len(command) > 1 else "")
         os.kill(process.pid, signal.SIGCONT)
     except (OcxError, OSError) as error:  # the bus's or systemd's refusal (its layer's error): `fossil` never ran
         process.kill()

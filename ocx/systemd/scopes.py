@@ -69,7 +69,7 @@ def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max
     """Move PID into a new scope NAME (`….scope`) with MEMORY_MAX bytes and TASKS_MAX processes, stopped
     with the unit BOUND_TO; return once it is there. BusUnreadable if systemd refused or it did not get
     there in time."""
-    with SystemBus() as bus:
+    with _manager() as bus:
         call = bus._call(MANAGER_PATH, MANAGER, b"StartTransientUnit", [(b"s", name), (b"s", "fail")])
         error, reply = _Error(), _P()
         try:
@@ -96,17 +96,30 @@ def confine(pid: int, name: str, *, description: str, memory_max: int, tasks_max
         time.sleep(0.005)  # the job's end is not signalled to a plain call; the child waits meanwhile
 
 
+def _manager() -> SystemBus:
+    """PID 1's private socket, as root's `systemctl` asks it (no dbus-daemon between: a connection to it
+    was authenticated, named and announced to every listener for each `fossil` the node ran); the
+    system bus where that socket cannot be had."""
+    try:
+        return SystemBus(private=True)
+    except BusUnreadable:
+        return SystemBus()
+
+
 def confiner(prefix: str, *, memory_max: int, tasks_max: int,
-             bound_to: str | None = None) -> Callable[[int], None]:
-    """A `confine(pid)` for fossil/program.py's `confine_children`: each child in a scope of its own,
-    named PREFIX, its pid and a token (a pid is reused; a scope of a child ended is collected), bound
-    to BOUND_TO, by default the service this process runs in (none outside one)."""
+             bound_to: str | None = None) -> Callable[[int, str], None]:
+    """A `confine(pid, subcommand)` for fossil/program.py's `confine_children`: each child in a scope of
+    its own, named PREFIX, its pid and a token (a pid is reused; a scope of a child ended is
+    collected), described by its subcommand (what `systemctl list-units '*.scope'` and the journal
+    show of it: never its arguments), bound to BOUND_TO, by default the service this process runs in
+    (none outside one)."""
     safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in prefix)
     if bound_to is None:
         own = unit_of(os.getpid())
         bound_to = own if own and own.endswith(".service") else None
 
-    def confine_one(pid: int) -> None:
-        confine(pid, f"{safe}-{pid}-{os.urandom(3).hex()}.scope", description=f"{prefix}: fossil {pid}",
+    def confine_one(pid: int, subcommand: str = "") -> None:
+        word = "".join(c for c in subcommand if c.isascii() and (c.isalnum() or c in "-_"))[:32]
+        confine(pid, f"{safe}-{pid}-{os.urandom(3).hex()}.scope", description=f"{prefix}: fossil {word} ({pid})",
                 memory_max=memory_max, tasks_max=tasks_max, bound_to=bound_to)
     return confine_one

@@ -30,11 +30,11 @@ def test_a_fossil_child_runs_in_its_own_bounded_scope_and_nothing_of_it_before(t
     seen: list[tuple[int, str, str, dict[str, str]]] = []
     confine_one = confiner("ocx-test-fossil", memory_max=64 * MIB, tasks_max=8)
 
-    def watched(pid: int) -> None:
+    def watched(pid: int, subcommand: str) -> None:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        confine_one(pid)
+        confine_one(pid, subcommand)
         unit = cgroup.unit_of(pid) or ""
-        seen.append((pid, state, unit, show(unit, "MemoryMax", "TasksMax", "ActiveState")))
+        seen.append((pid, state, unit, show(unit, "MemoryMax", "TasksMax", "ActiveState", "Description")))
 
     program.confine_children(watched)
     try:
@@ -45,7 +45,8 @@ def test_a_fossil_child_runs_in_its_own_bounded_scope_and_nothing_of_it_before(t
     ((pid, state, unit, props),) = seen
     assert state == "T"  # stopped by its hold until confined: nothing of it ran in our cgroup
     assert unit.startswith(f"ocx-test-fossil-{pid}-") and unit.endswith(".scope")
-    assert props == {"MemoryMax": str(64 * MIB), "TasksMax": "8", "ActiveState": "active"}, props
+    assert props == {"MemoryMax": str(64 * MIB), "TasksMax": "8", "ActiveState": "active",
+                     "Description": f"ocx-test-fossil: fossil version ({pid})"}, props
 
 
 def test_a_fossil_child_past_its_scopes_memory_is_killed_there_and_the_caller_goes_on(tmp_path: Path):
@@ -65,7 +66,7 @@ def test_a_fossil_child_past_its_scopes_memory_is_killed_there_and_the_caller_go
 
 
 def test_a_child_that_cannot_be_confined_never_runs(tmp_path: Path):
-    def refuse(pid: int) -> None:
+    def refuse(pid: int, subcommand: str) -> None:
         confine(pid, "not a scope name", description="bad", memory_max=MIB, tasks_max=1)
 
     marker = tmp_path / "ran"
