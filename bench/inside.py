@@ -284,3 +284,19 @@ def main(name: str, count: int = 100) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], *(int(a) for a in sys.argv[2:]))
+
+
+def node_fossil_runs(since: float) -> str:
+    """The `fossil` runs the node's service made since SINCE, each in a scope of its own (systemd/scopes.py),
+    by subcommand (the scope's description names it; older trees named only the pid), from PID 1's lines."""
+    out = subprocess.run(["journalctl", "_PID=1", "-o", "cat", "--no-pager", f"--since=@{since:.6f}"],
+                         capture_output=True, text=True).stdout
+    found: dict[str, int] = {}
+    for line in out.splitlines():
+        if not (line.startswith("Started ") and ".scope - " in line and "-fossil: fossil " in line):
+            continue
+        said = line.split("-fossil: fossil ", 1)[1].rstrip(".")
+        what = said.rsplit(" (", 1)[0] if said.endswith(")") else "(not named)"
+        found[what] = found.get(what, 0) + 1
+    named = ", ".join(f"{what} {n}" for what, n in sorted(found.items(), key=lambda item: -item[1]))
+    return f"{sum(found.values())} ({named})"

@@ -283,6 +283,8 @@ def burst(n, count: int, name: str) -> list[str]:
     pulls = [m for m in passes if m.startswith("runs' clone pulled")]
     print(f"burst of {count}: the runs' clone pulled {len(pulls)} times: " + "; ".join(m.rsplit(" in ", 1)[1] for m in pulls[:40]),
           flush=True)
+    print(f"burst of {count}: the node's fossil runs: {inside.node_fossil_runs(receipt_time(n, first[0]) - 0.5)}",
+          flush=True)
     middle = sorted(zip(main_starts, first))[len(first) // 2][1]
     steps = [e["MESSAGE"].removeprefix("prepare: ") for e in journal(n.unit(middle))
              if str(e.get("MESSAGE", "")).startswith("prepare:")]
