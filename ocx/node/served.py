@@ -68,6 +68,8 @@ class Here:
                                 node_user=self.config.node_user, received=received, wall_seconds=wall_seconds)
         return None if found is None else Answer(found.outcome.value, found.note)
 
+    questions: dict[str, int] = field(default_factory=dict)  # none: the served repository is this host's file
+
     def runner_page(self, repository: Repository, name: str) -> tuple[str, str] | None:
         version = repository.wiki_latest_by_admin(name)
         return None if version is None else (version.hash, version.content)
@@ -133,6 +135,11 @@ class Elsewhere:
     # The same, carried by the answer of receipts that woke this pass (D38): taken once, by the
     # record's admission; every later question, a response's above all (C4), asks afresh.
     _carried: dict[str, JsonObject] = field(default_factory=dict, repr=False)
+
+    @property
+    def questions(self) -> dict[str, int]:
+        """The questions asked of the server's node so far, by name (a pass's log says which it asked)."""
+        return {} if self._link is None else dict(self._link.asked)
 
     def link(self) -> ServerLink:
         if self._link is None:

@@ -51,6 +51,7 @@ class ServerLink:
     kept: Path | None = None  # where the session's cookie and token are kept (0600), if anywhere
     _session: WebSession | None = field(default=None, repr=False)
     requests: int = 0  # HTTP requests this link made, its login included (each is a round trip on the way)
+    asked: dict[str, int] = field(default_factory=dict, repr=False)  # its questions by name (`receipts`, `page`...)
     _token: str | None = field(default=None, repr=False)
 
     @classmethod
@@ -115,6 +116,7 @@ class ServerLink:
                 self._keep()
             body = None if payload is None else {**payload, "token": self._token}
             self.requests += 1
+            self.asked[op] = self.asked.get(op, 0) + 1
             answer = session.page_json(f"{PAGE}?{query}", body, timeout=timeout)
             refused = answer.get("refused")
             if isinstance(refused, dict) and refused.get("field") == "caller" and attempt == 1:

@@ -184,7 +184,7 @@ async def read_served_receipts(context: NodeContext, systemd: Systemd, repositor
     while True:  # read again before stopping (D26)
         # Not yet in its clone (the follower's pull is the next event), or crosslinking on the server: wait.
         ready, letters, waiting = context.served.receipts(repository, mark)
-        reading = reader(ready, letters)
+        reading, acted_before = reader(ready, letters), len(report.actions)
         for receipt in ready:
             failed, _acted = await handle(context, systemd, repository, receipt, report, reading)
             for stored in receipt.artifacts:
@@ -197,6 +197,13 @@ async def read_served_receipts(context: NodeContext, systemd: Systemd, repositor
         if waiting:
             context.log(f"receipts after {mark} are not ready yet: waiting", priority=7)
         if not ready or waiting:
+            break
+        if any(a in TO_START for a in report.actions[acted_before:]):
+            # Read again by the next pass, which begins at once (serve.py), as a local pass leaves the
+            # rest of a burst: asked here, the server's node cost a round trip before this pass's
+            # second look started what it admitted, and the facts it gave of them this pass were
+            # dropped, so the start asked for the runner's page once more.
+            report.more = True
             break
 
 

@@ -164,6 +164,16 @@ async def one_pass(context: NodeContext, systemd: Systemd, failures: int) -> tup
         return PassReport(retry_in=2.0 ** failures), failures + 1
 
 
+def asked_since(context: NodeContext, before: dict[str, int]) -> str:
+    """A node elsewhere's questions to the server's node since BEFORE, by name, for a pass's log line
+    (each a round trip on a record's way to its start: D37, D38); nothing on the server's node."""
+    if not context.config.elsewhere:
+        return ""
+    now = context.served.questions
+    asked = {name: count - before.get(name, 0) for name, count in now.items() if count > before.get(name, 0)}
+    return "; asked the server's node: " + (", ".join(f"{name} {n}" for name, n in sorted(asked.items())) or "nothing")
+
+
 async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
     """Passes, each when something asks for one; how many before a clean exit, or None when it could not start."""
     from ..fossil.program import confine_children
@@ -199,7 +209,7 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             if not systemd.bus.connected:  # the bus restarted while it waited: a new connection
                 systemd = await Systemd.connect()
             status(f"pass {passes + 1}")
-            began = time.monotonic()
+            began, asked = time.monotonic(), context.served.questions
             report, failures = await one_pass(context, systemd, failures)
             passes += 1
             machines.sweep_soon(context, report.running)
@@ -212,7 +222,8 @@ async def serve(name: str, idle: float = IDLE_SECONDS) -> int | None:
             # Release requests (D46): each acted on once, in a unit of its own, never awaited.
             await release_requests.after_pass(context, systemd)
             context.log(f"pass {passes}: {report.receipts} receipts, {len(report.actions)} actions "
-                        f"in {time.monotonic() - began:.3f} s", priority=6 if report.actions else 7)
+                        f"in {time.monotonic() - began:.3f} s" + asked_since(context, asked),
+                        priority=6 if report.actions else 7)
             if report.more and failures == 0:  # receipts left for the next pass (intake.py, RECEIPTS_SECONDS): no wait
                 settle = True
                 continue

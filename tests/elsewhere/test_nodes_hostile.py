@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from .hosts import SERVER_URL, Hosts, needs_engine, on, put_file, wait_until
-from .test_two_hosts import answer, answers, record_for, running, unit_of
+from .records_on_hosts import answer, answers, record_for, running, unit_of
 
 pytestmark = needs_engine
 

@@ -5,11 +5,12 @@ served repository with their senders (rcvfrom)."""
 from __future__ import annotations
 
 import json
-import time
+import re
 
 import pytest
 
 from .hosts import SERVER_URL, Hosts, needs_engine, on, put_file, wait_until
+from .records_on_hosts import answer, answers, journal_of, record_for, running, unit_of
 
 pytestmark = needs_engine
 
@@ -43,46 +44,6 @@ def test_a_build_host_joins_with_one_command_and_the_server_lists_it(hosts):
     assert again.exit_code == 0 and "nothing changed" in again.output, again.output
 
 
-def answers(hosts, record: str, timeout: float = 120.0) -> list:
-    """Every response to RECORD in the served repository, once there is one: [outcome, note, node, sender]."""
-    try:
-        return wait_until(lambda: on(hosts.server, "answers", record)["responses"], timeout,
-                          f"an answer to {record[:12]}")
-    except AssertionError as error:
-        said = on(hosts.build, "journal", "ocx-node@build1.service")["journal"][-3000:]
-        raise AssertionError(f"{error}\n--- the build host's node ---\n{said}") from None
-
-
-def answer(hosts, record: str, node: str = "build", timeout: float = 120.0) -> tuple[str, str]:
-    """RECORD's one answer, written as NODE's node user: (outcome, note)."""
-    found = answers(hosts, record, timeout)
-    assert len(found) == 1, found  # C4: once
-    outcome, note, named, sender = found[0]
-    code = hosts.codes["build_code" if node == "build" else "server_code"]
-    assert named == code and sender == ("ocx-node-build1" if node == "build" else "ocx-node"), found
-    return outcome, note
-
-
-def record_for(hosts, by: str | None = None, **fields) -> dict:
-    fields.setdefault("node", hosts.codes["build_code"])
-    return on(hosts.server, "post", json.dumps(fields), *([by] if by else []))
-
-
-def running(hosts, record: str, timeout: float = 120.0) -> None:
-    unit = unit_of(hosts.codes["build_code"], record)
-    wait_until(lambda: on(hosts.build, "active", unit).get("SubState") == "running", timeout, f"{unit} running")
-
-
-def journal_of(host, lines: int = 120, *matches: str) -> str:
-    """HOST's last journal lines (those MATCHES names, e.g. OCX_RECORD=HASH), for a failure's message."""
-    done = host.exec(["journalctl", "-n", str(lines), "--no-pager", "-o", "short-precise", *matches])
-    return done.output.decode(errors="replace") if isinstance(done.output, bytes) else str(done.output)
-
-
-def unit_of(code: str, record: str) -> str:
-    return f"ocx-{code[:12]}-{record[:12]}.service"
-
-
 def test_a_session_for_the_build_host_runs_there_and_is_answered_once_as_its_node_user(hosts):
     build = hosts.codes["build_code"]
     posted = on(hosts.server, "post", json.dumps({"node": build, "objective": "exit 0"}))
@@ -94,6 +55,24 @@ def test_a_session_for_the_build_host_runs_there_and_is_answered_once_as_its_nod
     assert on(hosts.server, "journal", unit_of(build, record))["journal"].strip() == ""  # never on the server
     letters = on(hosts.server, "letters", user)
     assert letters["letters"] == "" and build in letters["contact"]  # C4 withdrawn; D37 it works for build1
+
+
+def test_the_pass_that_starts_a_record_on_the_build_host_asks_no_question_twice(hosts):
+    """D37, D38: the follower hands the pass the server's answer with the record's facts, its runner's
+    page among them, kept for the start; the next pass, at once, reads receipts again (D26). The pass
+    that started a record asked the server for the receipts again before its start, which dropped
+    those facts, and then for the runner's page: two round trips before the unit's start."""
+    record = record_for(hosts, objective="sleep")["record"]
+    unit = unit_of(hosts.codes["build_code"], record)
+    running(hosts, record)
+    said = on(hosts.build, "journal", "ocx-node@build1.service")["journal"].splitlines()
+    at = next(i for i, line in enumerate(said) if line.startswith(f"started {unit} "))
+    summary = next(line for line in said[at:] if re.match(r"pass \d+: ", line))
+    questions = summary.split("; asked the server's node: ")[1]
+    asked = {name: int(n) for name, n in re.findall(r"(\w[\w-]*) (\d+)", questions)}
+    assert "page" not in asked and asked.get("receipts", 0) <= 1 and all(n == 1 for n in asked.values()), summary
+    on(hosts.server, "stop", hosts.codes["build_code"], record)
+    assert answer(hosts, record)[0] == "stopped"
 
 
 def test_every_outcome_on_the_build_host(hosts):
