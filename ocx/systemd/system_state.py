@@ -14,27 +14,26 @@ from __future__ import annotations
 import os
 
 SYSTEMCTL = "/usr/bin/systemctl"
-MANAGER_PATH = "/org/freedesktop/systemd1"
-MANAGER = "org.freedesktop.systemd1.Manager"
 
 
 def _over_private_socket(unit: str | None) -> tuple[str | None, str | None] | None:
     """The manager's state and, for UNIT, the type of the job on it now ("" for none): each None
     where PID 1 answered nothing; the whole None when its private socket cannot be asked."""
-    from .sd_bus import JOB, UNIT, BusUnreadable, SystemBus
+    from .sd_bus import JOB, MANAGER, MANAGER_PATH, UNIT, BusUnreadable, SystemBus
 
-    asked = [(MANAGER_PATH, MANAGER, "SystemState", b"s")] + ([(unit, UNIT, "Job", b"(uo)")] if unit else [])
+    asked = [(MANAGER_PATH.decode(), MANAGER.decode(), "SystemState", b"s")]
     try:
         with SystemBus(private=True) as bus:
-            state, *job = bus.properties(asked)
+            said, *job = bus.properties(asked + ([(unit, UNIT, "Job", b"(uo)")] if unit else []))
+            state = said if isinstance(said, str) else None
             if not job or not isinstance(job[0], tuple):
-                return (state if isinstance(state, str) else None), None
+                return state, None
             number, path = job[0]
             if not number:  # (0, "/"): no job on it
-                return (state if isinstance(state, str) else None), ""
+                return state, ""
             kind = bus.properties([(str(path), JOB, "JobType", b"s")])[0]
             # gone between the two asks: no job now, as a later `systemctl list-jobs` would say
-            return (state if isinstance(state, str) else None), (kind if isinstance(kind, str) else "")
+            return state, (kind if isinstance(kind, str) else "")
     except BusUnreadable:
         return None
 
