@@ -32,6 +32,7 @@ from ocx.node.runner_pages import RunnerPage, parse_page
 from ocx.node_service.run_units import environment
 from ocx.protocol.deliveries import post_delivery, record_delivery
 from ocx.tools.registry import TOOLS
+from tests.process_tree import descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE = Path(__file__).with_name("offline.py")
@@ -186,25 +187,6 @@ def test_claude_behind_the_feeder_as_its_unit_runs_it_takes_deliveries_as_they_c
         if unit.poll() is None:
             os.killpg(unit.pid, signal.SIGKILL)
             unit.wait()
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below PID, as a unit's cgroup would hold them."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def test_control_claude_refuses_an_unknown_flag_before_it_reads_anything(tmp_path, agents):

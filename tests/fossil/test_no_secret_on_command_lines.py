@@ -2,7 +2,8 @@
 (D41; docs/security.md, 'Class 3'): every process on a host can read /proc/PID/cmdline.
 
 Each sync here goes through a relay that, when the `fossil` client connects,
-reads every process's cmdline and environ before passing anything on: the
+reads the cmdline and environ of every process this test started (the client,
+the server, and theirs) before passing anything on: the
 client is then alive and waiting for its answer, so the scan is sure to
 see it (the test asserts it did), and not one byte of the password, its
 URL-quoted form or its sync secret may be there.
@@ -20,6 +21,7 @@ from pathlib import Path
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
+from tests.process_tree import descendants, holding
 
 
 @dataclass
@@ -36,16 +38,16 @@ def parent_of(pid: str) -> int | None:
 
 
 def scan_processes(secrets: list[bytes]) -> Scan:
+    """This test's processes (the fossil client, the server, theirs): the scan reads no other's (process_tree)."""
     found = Scan()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        for part in ("cmdline", "environ"):
-            try:
-                data = Path(f"/proc/{pid}/{part}").read_bytes()
-            except OSError:  # gone meanwhile, or not ours to read
-                continue
-            if part == "cmdline" and data.startswith(b"fossil\0") and parent_of(pid) == os.getpid():
-                found.fossil_clients.append(data.replace(b"\0", b" ").decode(errors="replace"))
-            found.leaks += [f"/proc/{pid}/{part}" for secret in secrets if secret in data]
+    for pid in map(str, descendants(os.getpid())):
+        try:
+            data = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if data.startswith(b"fossil\0") and parent_of(pid) == os.getpid():
+            found.fossil_clients.append(data.replace(b"\0", b" ").decode(errors="replace"))
+        found.leaks += [f"/proc/{part}" for part in holding(secrets, [int(pid)])]
     return found
 
 
