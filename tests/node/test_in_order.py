@@ -15,6 +15,7 @@ HOLD = ("import fcntl, os, sys, time\n"
         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
         "print('held', flush=True)\n"
         "time.sleep(float(sys.argv[2]))\n"
+        "os.utime(fd)\n"  # when it left, as leave() marks it: not when the test made the file
         "print('releasing', time.monotonic(), flush=True)\n")  # the lock still held: it goes with the exit
 
 
@@ -41,6 +42,7 @@ def test_a_session_waits_for_the_one_just_before_it_and_no_other(tmp_path):
         asked.append(unit)
         return True
 
+    os.utime(earlier)  # it ends now, however long a busy machine took to get here (LONG_AGO_SECONDS)
     os.kill(holder.pid, signal.SIGKILL)  # however it ends, its lock goes with it
     holder.wait(timeout=30)
     said = in_order.wait_for_the_one_before(tmp_path, 300, "ocx-a-third", started, seconds=30)
