@@ -13,22 +13,28 @@ import os
 from pathlib import Path
 
 
+def children(pid: int) -> list[int]:
+    """PID's own children (none when it is gone)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for thread in threads:
+        try:
+            found += [int(child) for child in Path(f"/proc/{pid}/task/{thread}/children").read_text().split()]
+        except OSError:
+            continue  # the thread ended meanwhile
+    return found
+
+
 def descendants(pid: int) -> list[int]:
-    """PID's children, theirs, and so on (a process gone meanwhile is skipped)."""
+    """PID's children, theirs, and so on."""
     found, waiting = [], [pid]
     while waiting:
-        parent = waiting.pop()
-        try:
-            threads = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for thread in threads:
-            try:
-                children = [int(child) for child in Path(f"/proc/{parent}/task/{thread}/children").read_text().split()]
-            except OSError:
-                continue
-            found += children
-            waiting += children
+        below = children(waiting.pop())
+        found += below
+        waiting += below
     return found
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
 from ocx.fossil.sync import CallerClone
-from tests.process_tree import descendants, holding
+from tests.process_tree import children, descendants, holding
 
 
 @dataclass
@@ -30,24 +30,16 @@ class Scan:
     leaks: list[str] = field(default_factory=list)
 
 
-def parent_of(pid: str) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def scan_processes(secrets: list[bytes]) -> Scan:
     """This test's processes (the fossil client, the server, theirs): the scan reads no other's (process_tree)."""
-    found = Scan()
-    for pid in map(str, descendants(os.getpid())):
+    found = Scan(leaks=[f"/proc/{where}" for where in holding(secrets, descendants(os.getpid()))])
+    for pid in children(os.getpid()):
         try:
             data = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:  # gone meanwhile
             continue
-        if data.startswith(b"fossil\0") and parent_of(pid) == os.getpid():
+        if data.startswith(b"fossil\0"):
             found.fossil_clients.append(data.replace(b"\0", b" ").decode(errors="replace"))
-        found.leaks += [f"/proc/{part}" for part in holding(secrets, [int(pid)])]
     return found
 
 
