@@ -142,12 +142,34 @@ def run_fossil(
         try:
             stdout, stderr = process.communicate(input if input is not None else "", timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            process.kill()
-            process.communicate()
+            end_session(process)
             raise FossilError(command[1:], -1, "", str(exc), cause=not_started(exc)) from exc
     if check and process.returncode != 0:
         raise FossilError(command[1:], process.returncode, stdout, stderr)
     return FossilResult(process.returncode, stdout, stderr)
+
+
+# After a timed-out program's session was killed, how long its pipes are read to their end.
+AFTER_KILL_SECONDS = 5.0
+
+
+def end_session(process: subprocess.Popen[Any], seconds: float = AFTER_KILL_SECONDS) -> None:
+    """Kill PROCESS's whole session (started with start_new_session: the program and what it started, as
+    `fossil git export`'s git or git's own helpers) and collect its end. Its pipes are read to their end
+    for at most SECONDS: a process that left the session (setsid) and still holds them would otherwise
+    keep the caller, a service of root's, waiting on it for as long as it liked (D41). Shared with
+    ocx/git/program.py."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already ended and collected
+        pass
+    try:
+        process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        process.wait()  # the program itself was killed with its session: its end comes at once
 
 
 # Fossil 2.21's prompts (url.c): the password on standard error, the question

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fossil.program import end_session
 from ..protocol.errors import OcxError
 
 GIT = "git"
@@ -77,8 +77,7 @@ def run_git(
             out, err = process.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             # The whole session: git's helpers (git-remote-http) hold its pipes and would outlive it.
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+            end_session(process)
             raise GitError(command[1:], -1, "", f"timed out after {timeout:g} s") from exc
     stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
