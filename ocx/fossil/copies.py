@@ -8,9 +8,14 @@ pulls it as that user when receipts arrive. It holds what a run user would
 clone: both read everything public and nothing private (neither holds `x`,
 D19, D20), and it keeps no password (Fossil is told not to remember it).
 
-A pull never writes the file runs copy: it pulls into a copy and renames it
-into place, so every version of the template is a finished file that never
-changes, and a copy taken at any moment is whole.
+The node pulls into the template itself, and a copy of it is taken holding
+SQLite's shared lock (shared_lock.py), so Fossil commits a pull only between
+copies and every copy is one committed version, whole. (It pulled into a
+copy of the template and renamed that into place before 2026-12-07: every
+pull then wrote the whole history out again, 30 MB for click.fossil with
+20,000 posts, and Fossil's commit waited for the disk to take it, about
+130 ms of the 250 a command record's check-in waited for its pull;
+bench/checkin_pull.py.)
 
 Each run's copy is made its own by Fossil itself, before the run can read
 it: a new server-code (C1: a copy would share one), the clone's own login
@@ -24,11 +29,11 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from pathlib import Path
 
 from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.program import run_fossil, run_fossil_with_password
+from ocx.fossil.shared_lock import shared
 from ocx.fossil.sync import CallerClone, login_url
 
 
@@ -53,18 +58,13 @@ def make_template(path: Path, base_url: str, login: str, password: str, *, home:
 
 
 def refresh_template(path: Path, base_url: str, login: str, password: str, *, home: Path) -> None:
-    """Pull everything new into a copy of PATH as LOGIN, then put it in PATH's place."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.new")
-    shutil.copyfile(path, partial)
-    os.chmod(partial, 0o600)
+    """Pull everything new into PATH as LOGIN, in place: copies are taken between its commits (module doc)."""
     try:
-        run_fossil_with_password(["pull", login_url(base_url, login), "-R", str(partial)], password, home=home,
+        run_fossil_with_password(["pull", login_url(base_url, login), "-R", str(path)], password, home=home,
                                  remember=False, user=login)
     except FossilError as exc:
-        partial.unlink(missing_ok=True)
         raise FossilError(["pull", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),
                           cause=exc.cause) from None
-    os.replace(partial, path)
 
 
 def copy_for_run(template: Path, path: Path, base_url: str, login: str, password: str | None = None, *,
@@ -84,7 +84,7 @@ def copy_bytes(template: Path, path: Path) -> None:
     kernel, no byte through Python: copy_file_range, which a filesystem with shared extents (XFS,
     btrfs) makes a copy-on-write clone of no cost whatever the history's size; sendfile where the
     kernel will not (another filesystem, an old kernel)."""
-    with open(template, "rb") as source:  # this version of the template, whatever is renamed meanwhile
+    with open(template, "rb") as source, shared(source.fileno(), template):  # no commit meanwhile (module doc)
         with open(path, "wb") as target:
             os.fchmod(target.fileno(), 0o600)
             size, done = os.fstat(source.fileno()).st_size, 0

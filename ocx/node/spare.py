@@ -17,8 +17,8 @@ rename, so each is placed once.
 
 A spare made from the version of the runs' clone the run would copy is
 what the preparation would have made, file for file. One made from an
-earlier version of the same runs' clone (the same server-code: made by
-pulls into copies of it, which only add rows and keep every record id its
+earlier version of the same runs' clone (the same server-code: changed only
+by pulls into it, which only add rows and keep every record id its
 checkout names) serves too: the preparation copies the newer clone over
 it. For a session, only while its checkout is still the tip a fresh one
 would check out: made at or after the newest check-in received (`since`),

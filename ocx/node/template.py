@@ -84,7 +84,7 @@ def held_within(template: Path, needed: int, timeout: float) -> bool:
 
 
 def lineage(template: Path) -> str:
-    """The runs' clone's server-code: kept by every pull (a copy pulled into), new when it is made
+    """The runs' clone's server-code: kept by every pull (into it, in place), new when it is made
     again (a clone of its own), so it says whether two versions share their record ids (spare.py)."""
     from ..fossil.repository import Repository
 
