@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 from ocx.fossil.fossil_failure import FossilError
@@ -100,6 +101,40 @@ def copy_bytes(template: Path, path: Path) -> None:
                 if sent == 0:
                     raise FossilError(["copy", str(template)], 0, "", "the node's clone ended early")
                 done += sent
+
+
+# What copy_changed compares at a time: four of SQLite's pages as Fossil makes them (4,096 bytes).
+CHANGED_CHUNK = 16 << 10
+
+
+def copy_changed(template: Path, path: Path) -> int:
+    """PATH, a regular file holding an older copy of TEMPLATE (a home made ahead, node/spare.py), made
+    a byte copy of this version of it by writing only the chunks that differ; the number written. Two
+    versions of the runs' clone share most of their pages (pulls only add rows), and the next commit
+    to PATH (the preparation's make_own) waits for the disk to take what was written: the whole
+    history after copy_bytes (60 to 80 ms for click.fossil with 20,000 posts on our machines), a
+    hundred chunks here, for less CPU than the whole copy (docs/node.md, 'A check-in's pull in place').
+    PATH is opened without following a link; what it holds is read only to compare, never past
+    TEMPLATE's size (D41)."""
+    with open(template, "rb") as source, shared(source.fileno(), template):  # no commit meanwhile (module doc)
+        target = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        try:
+            if not stat.S_ISREG(os.fstat(target).st_mode):
+                raise FossilError(["copy", str(path)], 0, "", "not a regular file")
+            os.fchmod(target, 0o600)
+            size, done, written = os.fstat(source.fileno()).st_size, 0, 0
+            while done < size:
+                want = os.pread(source.fileno(), min(CHANGED_CHUNK, size - done), done)
+                if not want:
+                    raise FossilError(["copy", str(template)], 0, "", "the node's clone ended early")
+                if os.pread(target, len(want), done) != want:
+                    os.pwrite(target, want, done)
+                    written += 1
+                done += len(want)
+            os.ftruncate(target, size)
+        finally:
+            os.close(target)
+    return written
 
 
 _NO_COPY_RANGE = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM)

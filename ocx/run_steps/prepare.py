@@ -35,7 +35,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import NamedTuple  # not dataclasses (fossil/program.py)
 
-from ..fossil.copies import copy_bytes, lacking, make_own, pull_as
+from ..fossil.copies import copy_bytes, copy_changed, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.sync import CallerClone
 from ..node import bounded, spare
@@ -134,9 +134,9 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             if step.ahead == held(step.template):
                 steps.done("its clone and checkout, made ahead by the node, in place")
             else:  # made before a pull (spare.take: its checkout is still the tip): the newer clone over it
-                copy_bytes(step.template, root / CLONE)
-                steps.done(f"its checkout made ahead by the node in place; its clone copied from the node's "
-                           f"({(root / CLONE).stat().st_size >> 20} MB)")
+                changed = copy_changed(step.template, root / CLONE)
+                steps.done(f"its checkout made ahead by the node in place; its clone made the node's "
+                           f"({(root / CLONE).stat().st_size >> 20} MB, {changed} chunks changed)")
             return _made_own(step, root, root / CHECKOUT, password, steps)
         try:
             return _moved_to_checkin(step, root, password, steps)
@@ -181,9 +181,9 @@ def _moved_to_checkin(step: Preparation, root: Path, password: Callable[[], str]
     """A check-in run's home from one made ahead: its clone replaced by a copy of the node's, which
     holds the check-in (the node pulled it first) and names the same record ids as the older one
     the checkout was made from (spare.older); the checkout then moved to the check-in by Fossil."""
-    copy_bytes(step.template, root / CLONE)
-    steps.done(f"a checkout made ahead by the node in place; its clone copied from the node's "
-               f"({(root / CLONE).stat().st_size >> 20} MB)")
+    changed = copy_changed(step.template, root / CLONE)
+    steps.done(f"a checkout made ahead by the node in place; its clone made the node's "
+               f"({(root / CLONE).stat().st_size >> 20} MB, {changed} chunks changed)")
     # Fossil's update begins at once, beside the copy's making its own and keeping the password, as a
     # fresh checkout does (make_home): it records nothing they change, and each waits for the other's lock.
     with _fossil_meanwhile(step, "update",

@@ -3,13 +3,24 @@ copy is the run's own clone, as a clone over HTTP as the run user would be
 (D16, C5, C6), and holds no secret of the node's."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ocx.fossil.copies import copy_bytes, copy_for_run, make_own, make_template, refresh_template
+from ocx.fossil.copies import (
+    CHANGED_CHUNK,
+    copy_bytes,
+    copy_changed,
+    copy_for_run,
+    make_own,
+    make_template,
+    refresh_template,
+)
 from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.program import run_fossil
 from ocx.fossil.repository import Repository
@@ -136,3 +147,46 @@ def test_a_byte_copy_is_the_template_exactly_and_nobody_elses(tmp_path, source_o
             import shutil
 
             shutil.rmtree(where)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=st.binary(max_size=5 * CHANGED_CHUNK), target=st.binary(max_size=5 * CHANGED_CHUNK),
+       keep=st.booleans())
+def test_copy_changed_makes_the_target_the_source_writing_only_the_chunks_that_differ(tmp_path, source, target,
+                                                                                       keep) -> None:
+    """copy_changed (a home made ahead given the newer runs' clone): whatever the target held, longer or
+    shorter, it ends a byte copy of the source, 0600, and says how many chunks it wrote."""
+    if keep:  # a target sharing most of the source, as two versions of the runs' clone do
+        target = source[: len(source) // 2] + target
+    origin, copy = tmp_path / "origin.fossil", tmp_path / "copy.fossil"
+    origin.write_bytes(source)
+    copy.write_bytes(target)
+    differing = sum(1 for at in range(0, len(source), CHANGED_CHUNK)
+                    if target[at:at + CHANGED_CHUNK][:len(source[at:at + CHANGED_CHUNK])]
+                    != source[at:at + CHANGED_CHUNK])
+    assert copy_changed(origin, copy) == differing
+    assert copy.read_bytes() == source and (copy.stat().st_mode & 0o777) == 0o600
+
+
+def test_copy_changed_never_follows_a_link_nor_writes_what_is_not_a_file(template, tmp_path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"root's own")
+    (tmp_path / "link.fossil").symlink_to(victim)
+    with pytest.raises(OSError):
+        copy_changed(template, tmp_path / "link.fossil")
+    os.mkfifo(tmp_path / "fifo.fossil")
+    with pytest.raises(FossilError):
+        copy_changed(template, tmp_path / "fifo.fossil")
+    assert victim.read_bytes() == b"root's own"
+
+
+def test_copy_changed_over_an_older_version_writes_few_chunks_and_the_result_is_the_template(
+        served, template, tmp_path) -> None:
+    older = tmp_path / "older.fossil"
+    copy_bytes(template, older)
+    for n in range(3):
+        served.commit("alice", f"after-the-older-{n}.txt", f"{n}\n")
+    refresh_template(template, served.base_url, "bob", served.passwords["bob"], home=served.work / "home-template")
+    written = copy_changed(template, older)
+    assert 0 < written < template.stat().st_size // CHANGED_CHUNK
+    assert older.read_bytes() == template.read_bytes()

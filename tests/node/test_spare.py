@@ -6,6 +6,7 @@ only while its checkout is still the tip; the node keeps as many as its
 `spare_homes`."""
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from node.test_template import Config
+from ocx.fossil.copies import CHANGED_CHUNK
 from ocx.fossil.repository import Repository
 from ocx.node import spare, template
 from ocx.run_steps.prepare import Preparation, make_home, parse
@@ -190,7 +192,9 @@ def test_a_session_after_a_burst_takes_a_home_made_before_it_with_the_newer_clon
     ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
     assert take(clone, ahead, after, since=since) == before
     made_ahead = make_home(step_for(config, ahead, ahead=before), lambda: served.passwords["alice"])
-    assert "its clone copied from the node's" in capsys.readouterr().out
+    said = re.search(r"its clone made the node's \((\d+) MB, (\d+) chunks changed\)", capsys.readouterr().out)
+    assert said is not None
+    assert 0 < int(said[2]) < (ahead / "repo.fossil").stat().st_size // CHANGED_CHUNK  # not the whole history
     made_fresh = make_home(step_for(config, fresh, ahead=None), lambda: served.passwords["alice"])
     assert checked_out(made_ahead) == checked_out(made_fresh) and tree(made_ahead) == tree(made_fresh)
     with Repository(ahead / "repo.fossil") as own:
