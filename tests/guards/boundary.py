@@ -46,13 +46,14 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/run_steps/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin",
+        ["exists", "mkdir", "chmod", "copy_bytes", "copy_changed", "_own", "placed", "_made_own", "_moved_to_checkin",
          "_given", "pull_as", "open_checkout", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),
     ("ocx/run_steps/prepare.py", "_moved_to_checkin"): dict.fromkeys(
-        ["copy_bytes", "stat", "_own", "update_checkout", "_given"],
-        "makes the home before the run exists, from what the node placed there (spare.placed checked it)"),
+        ["copy_changed", "stat", "_own", "update_checkout", "_given"],
+        "makes the home before the run exists, from what the node placed there (spare.placed checked it; "
+        "copy_changed opens no link, writes only a regular file, reads no more of it than the template's size)"),
     ("ocx/node_service/checkin_runs.py", "place_ahead"): dict.fromkeys(
         ["take"], "spare.take is checked on its own"),
     ("ocx/run_steps/prepare.py", "_fossil_meanwhile"): dict.fromkeys(
