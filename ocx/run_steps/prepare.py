@@ -134,9 +134,11 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             if step.ahead == held(step.template):
                 steps.done("its clone and checkout, made ahead by the node, in place")
             else:  # made before a pull (spare.take: its checkout is still the tip): the newer clone over it
-                changed = copy_changed(step.template, root / CLONE)
-                steps.done(f"its checkout made ahead by the node in place; its clone made the node's "
-                           f"({(root / CLONE).stat().st_size >> 20} MB, {changed} chunks changed)")
+                # Whole, not copy_changed: in a burst the homes made ahead are no longer in the page cache,
+                # and reading one back to compare cost more than the copy (docs/node.md, 'A check-in's pull').
+                copy_bytes(step.template, root / CLONE)
+                steps.done(f"its checkout made ahead by the node in place; its clone copied from the node's "
+                           f"({(root / CLONE).stat().st_size >> 20} MB)")
             return _made_own(step, root, root / CHECKOUT, password, steps)
         try:
             return _moved_to_checkin(step, root, password, steps)

@@ -46,7 +46,7 @@ DESCRIBE = {"BindPath", "ExecCommand", "TransientService", "environment", "Prepa
 # (file, function) -> {callee: why}: the uses that are neither bounded nor descriptions.
 ALLOWED: dict[tuple[str, str], dict[str, str]] = {
     ("ocx/run_steps/prepare.py", "make_home"): dict.fromkeys(
-        ["exists", "mkdir", "chmod", "copy_bytes", "copy_changed", "_own", "placed", "_made_own", "_moved_to_checkin",
+        ["exists", "mkdir", "chmod", "copy_bytes", "_own", "placed", "_made_own", "_moved_to_checkin",
          "_given", "pull_as", "open_checkout", "copy_in", "stat", "_give"],
         "makes the home before the run exists (its user, its unit's processes); what an earlier attempt "
         "left there is removed first through bounded.empty_directory"),

@@ -152,9 +152,11 @@ def tree(checkout: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != ".fslckout"}
 
 
-def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, config, tmp_path) -> None:
+def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, config, tmp_path,
+                                                                        capsys) -> None:
     """A check-in just received: the node pulls its clone for runs, places the home made from the
-    version before, and the preparation copies the pulled clone over it and moves the checkout."""
+    version before, and the preparation writes what changed of the pulled clone over it (copy_changed:
+    a few chunks, not the whole history) and moves the checkout."""
     clone, before = clone_and_mark(config)
     made(clone, before)
     checkin = served.commit("alice", f"pushed-{tmp_path.name}.txt", "the check-in's\n", branch=f"ci-{tmp_path.name}")
@@ -168,6 +170,9 @@ def test_a_checkin_runs_home_moves_a_checkout_made_ahead_to_its_checkin(served, 
         return step._replace(checkin=checkin)
 
     made_ahead = make_home(step(ahead, before), lambda: served.passwords["alice"])
+    said = re.search(r"its clone made the node's \((\d+) MB, (\d+) chunks changed\)", capsys.readouterr().out)
+    assert said is not None
+    assert 0 < int(said[2]) < (ahead / "repo.fossil").stat().st_size // CHANGED_CHUNK  # not the whole history
     made_fresh = make_home(step(fresh, None), lambda: served.passwords["alice"])
     with Repository(ahead / "repo.fossil") as own:
         assert own.resolve(checked_out(made_ahead)) == checkin  # exactly the check-in (D16)
@@ -192,9 +197,7 @@ def test_a_session_after_a_burst_takes_a_home_made_before_it_with_the_newer_clon
     ahead, fresh = tmp_path / "runs" / "ahead", tmp_path / "runs" / "fresh"
     assert take(clone, ahead, after, since=since) == before
     made_ahead = make_home(step_for(config, ahead, ahead=before), lambda: served.passwords["alice"])
-    said = re.search(r"its clone made the node's \((\d+) MB, (\d+) chunks changed\)", capsys.readouterr().out)
-    assert said is not None
-    assert 0 < int(said[2]) < (ahead / "repo.fossil").stat().st_size // CHANGED_CHUNK  # not the whole history
+    assert "its clone copied from the node's" in capsys.readouterr().out
     made_fresh = make_home(step_for(config, fresh, ahead=None), lambda: served.passwords["alice"])
     assert checked_out(made_ahead) == checked_out(made_fresh) and tree(made_ahead) == tree(made_fresh)
     with Repository(ahead / "repo.fossil") as own:
