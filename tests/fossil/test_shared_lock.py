@@ -47,6 +47,14 @@ def writer(path: Path, script: str) -> subprocess.Popen[str]:
                             text=True)
 
 
+def insert_from_another_process(path: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """One row committed to PATH by a Python of its own, waiting at most TIMEOUT for SQLite's lock."""
+    return subprocess.run([sys.executable, "-c", "import sqlite3\n"
+                           f"db = sqlite3.connect({str(path)!r}, timeout={timeout})\n"
+                           "db.execute('INSERT INTO t VALUES (1, 1)')\ndb.commit()"],
+                          capture_output=True, text=True, timeout=DEADLINE)
+
+
 def wait_ready(process: subprocess.Popen[str]) -> None:
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "ready"
@@ -78,16 +86,10 @@ def test_a_copy_waits_for_a_writers_commit_and_holds_the_committed_version(tmp_p
 def test_a_writer_cannot_commit_while_a_copy_holds_the_lock(tmp_path) -> None:
     path = database(tmp_path / "r.fossil")
     with open(path, "rb") as source, shared(source.fileno(), path):
-        refused = subprocess.run(
-            [sys.executable, "-c", "import sqlite3\n"
-             f"db = sqlite3.connect({str(path)!r}, timeout=0.3)\n"
-             "db.execute('INSERT INTO t VALUES (1, 1)')\ndb.commit()"],
-            capture_output=True, text=True, timeout=DEADLINE)
+        refused = insert_from_another_process(path, 0.3)
         assert refused.returncode != 0 and "database is locked" in refused.stderr
     assert count(path) == 10
-    done = subprocess.run([sys.executable, "-c", "import sqlite3\n"  # the lock let go: the commit comes
-                           f"db = sqlite3.connect({str(path)!r}, timeout=5)\n"
-                           "db.execute('INSERT INTO t VALUES (1, 1)')\ndb.commit()"], timeout=DEADLINE)
+    done = insert_from_another_process(path, 5)  # the lock let go: the commit comes
     assert done.returncode == 0 and count(path) == 11
 
 
@@ -120,11 +122,7 @@ def test_the_lock_is_not_let_go_when_another_descriptor_of_the_file_closes(tmp_p
     with open(path, "rb") as source, shared(source.fileno(), path):
         os.close(os.open(path, os.O_RDONLY))
         sqlite3.connect(f"file:{path}?mode=ro", uri=True).close()
-        refused = subprocess.run(
-            [sys.executable, "-c", "import sqlite3\n"
-             f"db = sqlite3.connect({str(path)!r}, timeout=0.3)\n"
-             "db.execute('INSERT INTO t VALUES (1, 1)')\ndb.commit()"],
-            capture_output=True, text=True, timeout=DEADLINE)
+        refused = insert_from_another_process(path, 0.3)
         assert refused.returncode != 0 and "database is locked" in refused.stderr
 
 
