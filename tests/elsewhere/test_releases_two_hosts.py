@@ -17,6 +17,7 @@ from .hosts import Hosts, needs_engine, on, wait_until
 pytestmark = needs_engine
 
 FOLLOW_SECONDS = 1500  # the node's pass, its unit's whole build of OCX, the copy at accept
+POSTED_SECONDS = 300  # after `current` moved: its services moved, then the post synced to the server
 
 
 def on_releases(host, *args: str) -> dict:
@@ -81,9 +82,13 @@ def test_set_to_follow_it_builds_and_accepts_the_checkin_the_server_accepted(hos
         raise AssertionError(f"{error}\n{json.dumps(said)[-6000:]}\n--- node ---\n{node}") from None
     assert current["release"] != server_release  # its own build: the same check-in, never the server's files
     assert current["release"].split("-")[0] == checkin[:16]
-    thread = on_releases(hosts.server, "thread", "build1", "ocx-node-build1")
-    last = thread["posts"][-1]
-    assert last["sender"] == "ocx-node-build1" and last["facts"]["outcome"] == "accepted", thread
+
+    def posted_accept():  # the accept moves `current` first, then its services, then posts (cli_release.accept)
+        posts = on_releases(hosts.server, "thread", "build1", "ocx-node-build1")["posts"]
+        return posts[-1] if posts and posts[-1].get("facts", {}).get("outcome") != "staged as next" else None
+
+    last = wait_until(posted_accept, POSTED_SECONDS, "the build host's accept posted on the server", every=2.0)
+    assert last["sender"] == "ocx-node-build1" and last["facts"]["outcome"] == "accepted", last
     server_accept = on_releases(hosts.server, "thread", "srv", "ocx-node")["move"]["post"]
     assert f"followed srv's accept {server_accept}" in last["facts"]["login"], last
     status = {n["name"]: n for n in on(hosts.server, "status")["result"]["nodes"]}
