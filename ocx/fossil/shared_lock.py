@@ -65,10 +65,17 @@ def _held_by_a_writer(fd: int) -> bool:
 
 
 def _hot(fd: int, path: Path) -> bool:
+    """SQLite's test of a hot journal: there, its first byte not zero (a persisted journal's header is
+    zeroed once committed), and no writer holding RESERVED."""
     try:
-        return os.stat(f"{path}-journal").st_size > 0 and not _held_by_a_writer(fd)
+        journal = os.open(f"{path}-journal", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return False
+    try:
+        first = os.read(journal, 1)
+    finally:
+        os.close(journal)
+    return first not in (b"", b"\0") and not _held_by_a_writer(fd)
 
 
 def _roll_back(path: Path) -> None:
@@ -93,10 +100,9 @@ def shared(fd: int, path: Path) -> Iterator[None]:
             _set(fd, fcntl.F_UNLCK, PENDING_BYTE, 1)
             if got and not _hot(fd, path):
                 break
-            if got:
+            if got:  # then look again, as SQLite does once it rolled back: bounded by the deadline too
                 _set(fd, fcntl.F_UNLCK, SHARED_FIRST, SHARED_SIZE)
                 _roll_back(path)
-                continue
         if time.monotonic() > deadline:
             raise LockTimeout(f"{path} held by a writer for {WAIT_SECONDS:g} s")
         time.sleep(_POLL_SECONDS)

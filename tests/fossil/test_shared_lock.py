@@ -148,3 +148,21 @@ def test_copies_beside_a_writer_committing_again_and_again_are_each_whole(tmp_pa
         busy.kill()
         busy.wait()
     assert seen
+
+
+def test_a_journal_whose_header_is_zeroed_is_not_hot_and_the_copy_goes_on(tmp_path) -> None:
+    """SQLite's persisted journal (journal_mode=PERSIST) stays after a commit with its header zeroed: not
+    a commit cut off, so nothing is rolled back, and the copy is taken at once, never looked at again."""
+    path = database(tmp_path / "r.fossil")
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=PERSIST")
+    connection.execute("INSERT INTO t VALUES (7, 7)")
+    connection.commit()
+    connection.close()
+    journal = Path(f"{path}-journal")
+    assert journal.stat().st_size > 0 and journal.read_bytes()[:1] == b"\0"
+    copied = tmp_path / "copy.fossil"
+    started = time.monotonic()
+    copy_bytes(path, copied)
+    assert time.monotonic() - started < DEADLINE
+    assert count(copied) == 11 and journal.exists()
