@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fossil.program import end_session
 from ..protocol.errors import OcxError
 
 GIT = "git"
@@ -77,6 +76,8 @@ def run_git(
             out, err = process.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             # The whole session: git's helpers (git-remote-http) hold its pipes and would outlive it.
+            from ..fossil.program import end_session  # here: the fast-import filter's start imports this module
+
             end_session(process)
             raise GitError(command[1:], -1, "", f"timed out after {timeout:g} s") from exc
     stdout = out.decode("utf-8", "replace")
