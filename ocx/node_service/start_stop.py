@@ -119,8 +119,9 @@ def spare_bounds(config: NodeConfig) -> tuple[Path, str, int, int]:
             tip_changed(config.repository, os.stat(config.repository).st_ino, upto))
 
 
-# Read once for each version of a file, not for each run of a burst. INODE: a pull renames a new
-# version of the runs' clone into place, and a repository adopted again numbers its receipts anew.
+# Read once for each file, not for each run of a burst. INODE: a pull keeps the runs' clone's file and
+# its lineage (it pulls in place), a clone made again is a new file (copies.make_template renames it into
+# place), and a repository adopted again numbers its receipts anew.
 @functools.lru_cache(maxsize=4)
 def lineage_of(clone: str, inode: int) -> str:
     return template.lineage(Path(clone))

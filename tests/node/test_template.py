@@ -98,3 +98,30 @@ def test_on_a_node_elsewhere_a_record_is_placed_by_its_clones_own_receipts(serve
     node_clone.pull()
     assert not holds(config, checkin)
     assert template.ensure_before(config, second) is False and holds(config, checkin)  # pulled, by the node
+
+
+def test_a_pull_cut_off_in_its_commit_leaves_the_runs_clone_readable_as_of_its_last_commit(served, config,
+                                                                                          tmp_path) -> None:
+    """The node pulls into runs.fossil in place (copies.refresh_template): a node killed inside the pull's
+    commit leaves a hot journal there. Every read of the clone after it (its lineage, what it holds, the
+    next pull, a run's byte copy) sees the clone as of its last commit, the journal rolled back first."""
+    from ocx.fossil.copies import copy_bytes
+    from tests.fossil.test_hot_journal import cut_off_write
+
+    path = template.template_path(config)
+    checkin = served.commit("alice", "before-the-cut.txt", "v\n")
+    assert template.ensure(config, received(served, checkin)) is False and holds(config, checkin)
+    lineage, before = template.lineage(path), template.held(path)
+    cut_off_write(path)  # asserts the journal is hot: a read-only reader is refused until it is rolled back
+    assert template.lineage(path) == lineage and holds(config, checkin) and template.held(path) == before
+    assert not Path(f"{path}-journal").exists()
+    cut_off_write(path)
+    copy_bytes(path, tmp_path / "a-run.fossil")  # under its shared lock, the journal rolled back first
+    with Repository(tmp_path / "a-run.fossil") as copied:
+        assert copied.server_code == lineage and copied.holding([checkin])
+        assert not copied._rows("SELECT name FROM sqlite_master WHERE name='half_done'")
+    cut_off_write(path)
+    later = served.commit("alice", "after-the-cut.txt", "w\n")
+    assert template.ensure(config, received(served, later)) is False and holds(config, later)  # Fossil pulls on
+    with Repository(path) as kept:
+        assert not kept._rows("SELECT name FROM sqlite_master WHERE name='half_done'")
