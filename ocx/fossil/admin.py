@@ -42,13 +42,14 @@ def create_user(
     contact: str,
     *,
     home: Path | str,
+    password: str | None = None,
 ) -> str:
-    """Create LOGIN with exactly CAPABILITIES; return its random password.
+    """Create LOGIN with exactly CAPABILITIES; return its password: PASSWORD, or a random one.
 
     Fossil gives a new user its `default-perms` (`u`) for the instant before
     its letters are set; nothing can log in as it before the password is known.
     """
-    password = random_password()
+    password = password or random_password()
     run_fossil(
         ["user", "new", login, contact, "-R", str(repository)],
         home=home,

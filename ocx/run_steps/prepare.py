@@ -35,6 +35,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import NamedTuple  # not dataclasses (fossil/program.py)
 
+from ..fossil.admin import random_password
 from ..fossil.copies import copy_bytes, copy_changed, lacking, make_own, pull_as
 from ..fossil.errors import FOSSIL_FAILURES
 from ..fossil.sync import CallerClone
@@ -116,11 +117,13 @@ def _give(root: Path, uid: int, gid: int) -> None:
 
 
 def make_home(step: Preparation, password: Callable[[], str], steps: Steps | None = None,
-              wait: float = WAIT_FOR_PULL) -> Path:
+              wait: float = WAIT_FOR_PULL, made: Callable[[], object] | None = None) -> Path:
     """The run's own clone, copied from the node's and made the run user's,
     and its checkout (D16); PASSWORD gives the run user's, waiting until it is
-    set (prepare_run sets it meanwhile). A `no_password` run's clone keeps no
-    password (C6): it writes through the node's tools instead."""
+    known (prepare_run makes the user meanwhile), and MADE waits until the
+    server holds it (None: it does already), before the clone pulls as that
+    user. A `no_password` run's clone keeps no password (C6): it writes
+    through the node's tools instead."""
     steps = steps or Steps()
     root = step.home
     if step.wait_for is not None:
@@ -168,6 +171,8 @@ def make_home(step: Preparation, password: Callable[[], str], steps: Steps | Non
             after = held(step.template)
             with Repository(step.repository) as served:
                 upto = served.max_rcvid()
+            if made is not None:
+                made()  # the server logs the user in: made there first
             pull_as(clone, step.url, password())
             missing = lacking(clone.path, step.repository, after, upto)
             if missing:  # the server did not answer (Fossil's pull says so and exits 0): the node's own fault
@@ -276,13 +281,17 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
     started, steps = time.time(), Steps()
     step.fossil_home.mkdir(mode=0o700, parents=True, exist_ok=True)
     user_ready: list[float] = []
+    # Where this preparation makes the run user, it chooses the password first, so the run's clone keeps
+    # it while the user is made, not after (a quiet session's preparation waited 40 to 50 ms for that).
+    # D37: a node elsewhere's is chosen by the server's node, and known only once granted.
+    chosen = None if step.server_login else random_password()
 
     def make_user() -> str:
         # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
         secret = (granted_run_user(step.url, step.server_login, str(step.server_password_file), step.user,
                                    step.marks) if step.server_login
                   else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home,
-                                       record_dir=step.marks))
+                                       record_dir=step.marks, password=chosen))
         user_ready.append(time.time())
         print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
               f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
@@ -290,7 +299,7 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
 
     user = Meanwhile(make_user)
     try:
-        make_home(step, lambda: str(user.result()), steps)
+        make_home(step, (lambda: chosen) if chosen else (lambda: str(user.result())), steps, made=user.result)
     finally:
         user.join()  # never left running; a failure of the home's is the one told
     user.result()  # a no_password run never waited for the password: what the user's making raised, raised
