@@ -114,8 +114,9 @@ def readers(n, runs: int = 5) -> None:
 
 
 STEPS = ("receipt to the node service's start (path unit, fork)", "its start to its pass (Python, imports)",
-         "the pass to the run's unit start", "unit start to its preparation done (python -I, the steps)",
-         "preparation done to ExecMainStart", "ExecMainStart to the program's first line (feeder, program)")
+         "the pass to the run's unit start", "unit start to its preparation's first line (the door, its fork)",
+         "that line to its preparation done (the steps)", "preparation done to ExecMainStart",
+         "ExecMainStart to the program's first line (feeder, program)")
 STEPS_UP = ("receipt to the pass's start (the service up: its inotify or a poke)", *STEPS[2:])
 
 
@@ -128,16 +129,16 @@ def steps_of(name: str, unit: str, received: float, line: float) -> tuple[tuple[
     node = [e for e in journal(f"ocx-node@{name}.service", received - 0.001) if isinstance(e.get("MESSAGE"), str)]
     started = next((at(e) for e in node if e["MESSAGE"].startswith("Started ")), None)
     passes = [e for e in node if e["MESSAGE"].startswith("pass ") and " 0 actions" not in e["MESSAGE"]]
-    prepared = first_line(unit, "prepare: done in ")
+    preparing, prepared = first_line(unit, "prepare: "), first_line(unit, "prepare: done in ")
     unit_start, main_start = timestamp(unit, "InactiveExitTimestamp"), timestamp(unit, "ExecMainStartTimestamp")
-    if None in (prepared, unit_start, main_start) or not passes:
+    if None in (preparing, prepared, unit_start, main_start) or not passes:
         return None
     passed = passes[0]  # the pass that acted: it started the run's unit
     pass_began = at(passed) - float(passed["MESSAGE"].rsplit(" in ", 1)[1].split()[0])
     if started is not None and started <= pass_began:
-        steps, marks = STEPS, [received, started, pass_began, unit_start, prepared, main_start, line]
+        steps, marks = STEPS, [received, started, pass_began, unit_start, preparing, prepared, main_start, line]
     else:
-        steps, marks = STEPS_UP, [received, pass_began, unit_start, prepared, main_start, line]
+        steps, marks = STEPS_UP, [received, pass_began, unit_start, preparing, prepared, main_start, line]
     return steps, [b - a for a, b in zip(marks, marks[1:])]
 
 
