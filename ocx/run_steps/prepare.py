@@ -284,22 +284,28 @@ def prepare_run(step: Preparation, turn_at: float | None = None, *, own_process:
     # Where this preparation makes the run user, it chooses the password first, so the run's clone keeps
     # it while the user is made, not after (a quiet session's preparation waited 40 to 50 ms for that).
     # D37: a node elsewhere's is chosen by the server's node, and known only once granted.
-    chosen = None if step.server_login else random_password()
+    chosen = "" if step.server_login else random_password()
 
     def make_user() -> str:
-        # D37: a node elsewhere's run user is granted by the server's node, meanwhile too.
-        secret = (granted_run_user(step.url, step.server_login, str(step.server_password_file), step.user,
-                                   step.marks) if step.server_login
-                  else ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home,
-                                       record_dir=step.marks, password=chosen))
+        if step.server_login:  # D37: a node elsewhere's run user is granted by the server's node, meanwhile too
+            secret = granted_run_user(step.url, step.server_login, str(step.server_password_file), step.user,
+                                      step.marks)
+        else:
+            ensure_run_user(step.repository, step.user, fossil_home=step.fossil_home, record_dir=step.marks,
+                            password=chosen)
+            secret = chosen
         user_ready.append(time.time())
         print(f"prepare: (meanwhile) run user {step.user} with D19's letters and a new password: "
               f"{(time.monotonic() - steps.began) * 1000:.0f} ms", flush=True)
         return secret
 
     user = Meanwhile(make_user)
+
+    def password() -> str:  # at once where chosen here; a granted one once granted
+        return chosen or str(user.result())
+
     try:
-        make_home(step, (lambda: chosen) if chosen else (lambda: str(user.result())), steps, made=user.result)
+        make_home(step, password, steps, made=user.result)
     finally:
         user.join()  # never left running; a failure of the home's is the one told
     user.result()  # a no_password run never waited for the password: what the user's making raised, raised

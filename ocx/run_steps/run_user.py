@@ -25,11 +25,10 @@ from ..node.letters import (
 __all__ = ["RUN_USER_CAPABILITIES", "ensure_run_user", "granted_run_user"]
 
 
-def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path, record_dir: Path,
-                    password: str | None = None) -> str:
-    """The run user with exactly D19's letters and a new password (PASSWORD, chosen by the caller, or a
-    random one), made if new (C5), and remembered to work for this node (D37); its password returned.
-    What it finds decides whether it may (letters.py: D40, D24): never reset."""
+def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path, record_dir: Path, password: str) -> None:
+    """The run user with exactly D19's letters and PASSWORD, new (chosen by the preparation, prepare.py), made
+    if new (C5), and remembered to work for this node (D37). What it finds decides whether it may
+    (letters.py: D40, D24): never reset."""
     from ..fossil.repository import Repository  # here, in its own thread, beside the home's making
     from ..node.serving.ownership import contact_naming, works_for_text
 
@@ -43,16 +42,14 @@ def ensure_run_user(repository_file: str, login: str, *, fossil_home: Path, reco
     check_found(login, held, given=gave_letters(record_dir), settled=letters_set(record_dir))
     note_given(record_dir, login)
     if not exists:
-        password = admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
-                                     home=fossil_home, password=password)
+        admin.create_user(repository_file, login, RUN_USER_CAPABILITIES, contact_naming("", node),
+                          home=fossil_home, password=password)
     else:
         admin.set_capabilities(repository_file, login, RUN_USER_CAPABILITIES, home=fossil_home)
         if works_for_text(contact) is None:
             admin.set_contact(repository_file, login, contact_naming(contact, node), home=fossil_home)
-        password = password or admin.random_password()
         admin.set_password(repository_file, login, password, home=fossil_home)
     note_given(record_dir, login, done=True)
-    return password
 
 
 def granted_run_user(url: str, server_login: str, password_file: str, user: str, record_dir: Path) -> str:
