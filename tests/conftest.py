@@ -143,6 +143,7 @@ class InContainerItem(pytest.Item):
     def __init__(self, *, original: pytest.Item, **kw):
         super().__init__(**kw)
         self.original_nodeid = original.nodeid
+        self.hang_seconds = 3000.0  # the first one waits on the whole inner run (tests/hang_report.py)
         self.own_markers = list(original.iter_markers())
         self.keywords.update(original.keywords)
 

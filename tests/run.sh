@@ -14,4 +14,4 @@ echo "run: set-up took $(( $(date +%s) - start )) s" >&2
 # The coverage ratchet measures a run of the whole suite and fails it below
 # tests/coverage-floor (tests/coverage_ratchet.py); a run of a few tests
 # is not measured.
-exec .venv/bin/python -m pytest -p no:cacheprovider -p tests.coverage_ratchet "$@"
+exec .venv/bin/python -m pytest -p no:cacheprovider -p tests.coverage_ratchet -p tests.hang_report "$@"

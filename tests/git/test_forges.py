@@ -33,6 +33,13 @@ IDENTITY = {"GIT_AUTHOR_NAME": "n", "GIT_AUTHOR_EMAIL": "n@example.org", "GIT_CO
             "GIT_COMMITTER_EMAIL": "n@example.org"}
 
 
+class ForgeServer(ThreadingHTTPServer):
+    """Its end never waits on a request's thread (socketserver joins them by default): one held on a
+    busy machine fails its own test, and never keeps the suite from going on."""
+
+    block_on_close = False
+
+
 @dataclass
 class Forge:
     """A bare repository behind `git http-backend`, needing LOGIN:PASSWORD."""
@@ -44,6 +51,23 @@ class Forge:
     admitted: int = 0
     seen_holding: list[str] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    older: frozenset[int] = frozenset()  # processes this one had before the forge: none of the push's
+
+    def start(self) -> None:
+        """Serve on a port of 127.0.0.1's own choosing, from a thread of this process."""
+        self.older = frozenset(descendants(os.getpid()))
+        self.server = ForgeServer(("127.0.0.1", 0), self.handler())
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        assert self.server is not None
+        self.server.shutdown()
+        self.server.server_close()
+
+    def pushing(self) -> list[int]:
+        """The processes started since the forge was: the push's (and the forge's own git). Only these are
+        read, never one of another test's, whose memory lock a busy machine may hold for long (process_tree)."""
+        return [pid for pid in descendants(os.getpid()) if pid not in self.older]
 
     @property
     def url(self) -> str:
@@ -76,7 +100,7 @@ class Forge:
                     return
                 forge.admitted += 1
                 # Sampled while git's push waits on this answer: its processes are all alive now.
-                forge.seen_holding += holding([forge.password.encode()], descendants(os.getpid()))
+                forge.seen_holding += holding([forge.password.encode()], forge.pushing())
                 path, _, query = self.path.partition("?")
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 env = {"PATH": "/usr/bin:/bin", "GIT_PROJECT_ROOT": str(forge.root), "GIT_HTTP_EXPORT_ALL": "1",
@@ -106,15 +130,11 @@ def forge(tmp_path: Path) -> Iterator[Forge]:
     root = tmp_path / "forge"
     run_git(["init", "-q", "--bare", str(root / "mirror.git")], home=tmp_path / "home")
     running = Forge(root, "mirror-bot", secrets.token_hex(16))
-    running.server = ThreadingHTTPServer(("127.0.0.1", 0), running.handler())
-    thread = threading.Thread(target=running.server.serve_forever, daemon=True)
-    thread.start()
+    running.start()
     try:
         yield running
     finally:
-        running.server.shutdown()
-        running.server.server_close()
-        thread.join(10)
+        running.stop()
 
 
 @pytest.fixture
@@ -173,7 +193,7 @@ def test_a_forge_that_is_down_does_not_keep_the_next_from_its_push(forge: Forge,
     with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as closed:
         down = f"http://127.0.0.1:{closed.server_address[1]}/gone.git"  # bound, never listening: refused
     results = push_mirror(mirror, [down, forge.url], credentials(tmp_path, forge, forge.password),
-                          home=tmp_path / "h", timeout=60)
+                          home=tmp_path / "h")  # each push bounded as the node's are (PUSH_SECONDS)
     assert [r.ok for r in results] == [False, True], results
 
 

@@ -18,7 +18,6 @@ import secrets
 import subprocess
 import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -268,8 +267,7 @@ def test_the_mirror_and_its_notes_reach_a_forge_after_an_update(node, tmp_path):
     root = tmp_path / "forge"
     run_git(["init", "-q", "--bare", str(root / "mirror.git")], home=tmp_path / "home")
     forge = Forge(root, "mirror-bot", secrets.token_hex(16))
-    forge.server = ThreadingHTTPServer(("127.0.0.1", 0), forge.handler())
-    threading.Thread(target=forge.server.serve_forever, daemon=True).start()
+    forge.start()
     config_file = node_config.config_path(node.name)
     saved = config_file.read_text()
     credentials = node.config.git_credentials_file
@@ -292,5 +290,4 @@ def test_the_mirror_and_its_notes_reach_a_forge_after_an_update(node, tmp_path):
     finally:
         config_file.write_text(saved)
         credentials.unlink(missing_ok=True)
-        forge.server.shutdown()
-        forge.server.server_close()
+        forge.stop()
