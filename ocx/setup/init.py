@@ -255,6 +255,8 @@ def _settings(config: NodeConfig, home: Path, report: InitReport) -> None:
     if current != log:
         admin.set_setting(config.repository, "backoffice-logfile", log, home=home)
     report.add(f"setting backoffice-logfile = {log}", current != log)
+    report.add("statistics for the server's answers to pulls (ANALYZE unclustered)",
+               admin.plan_pull_answers(config.repository, home=home))
 
 
 def _node_user(config: NodeConfig, home: Path, report: InitReport) -> str | None:

@@ -1,0 +1,61 @@
+"""admin.plan_pull_answers on real repositories: the query Fossil's server runs for every pull
+it answers walks `unclustered` once SQLite has statistics for that table alone, where it walked
+every artifact's hash before; made once, and no other table's statistics touched (OCX's own
+queries keep their plans). Plans are asked of Fossil's own SQLite (`fossil sql`), the server's."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ocx.fossil import admin
+from ocx.fossil.program import run_fossil
+from tests.git.test_mirror_click import CLICK
+
+pytestmark = pytest.mark.fossil
+
+
+def plan(path: Path, home: Path) -> list[str]:
+    """The steps of SQLite's plan for a pull's answer, outermost first."""
+    said = run_fossil(["sql", "--readonly", "-R", str(path)], home=home,
+                      input=f"EXPLAIN QUERY PLAN {admin.PULL_ANSWER_QUERY};\n").stdout
+    return [line.lstrip("|`- ") for line in said.splitlines() if "SCAN" in line or "SEARCH" in line]
+
+
+def analyzed(path: Path, home: Path) -> set[str]:
+    """The tables SQLite holds statistics for."""
+    said = run_fossil(["sql", "--readonly", "-R", str(path)], home=home,
+                      input="SELECT name FROM sqlite_schema WHERE name='sqlite_stat1';\n").stdout
+    if "sqlite_stat1" not in said:
+        return set()
+    said = run_fossil(["sql", "--readonly", "-R", str(path)], home=home,
+                      input="SELECT DISTINCT tbl FROM sqlite_stat1;\n").stdout
+    return {line.strip().strip("'") for line in said.splitlines() if line.strip()}
+
+
+@pytest.mark.skipif(CLICK is None, reason="click.fossil not found (../shared/data or OCX_CLICK_FOSSIL)")
+def test_a_pull_answer_on_click_walks_unclustered_not_every_artifact_once_planned(tmp_path: Path) -> None:
+    path, home = tmp_path / "click.fossil", tmp_path / "home"
+    shutil.copyfile(CLICK, path)  # type: ignore[arg-type]
+    before = analyzed(path, home)
+    assert plan(path, home)[0].startswith("SCAN blob"), plan(path, home)  # Fossil's own: every artifact's hash
+    assert admin.plan_pull_answers(path, home=home)
+    steps = plan(path, home)
+    assert steps[0] == "SCAN unclustered", steps
+    assert any(step.startswith("SEARCH blob USING INTEGER PRIMARY KEY") for step in steps), steps
+    assert analyzed(path, home) - before == {"unclustered"} and "blob" not in analyzed(path, home)
+    assert not admin.plan_pull_answers(path, home=home)  # made once: `ocx node init` again changes nothing
+
+
+def test_a_new_repository_whose_every_artifact_is_unclustered_is_planned_the_same(tmp_path: Path) -> None:
+    """No statistics at all, and the count recorded equals blob's (nothing clustered yet): blob keeps
+    none, so the plan does not turn on which of two equal counts SQLite would pick."""
+    path, home = tmp_path / "new.fossil", tmp_path / "home"
+    admin.new_repository(path, "boss", home=home)
+    run_fossil(["sql", "-R", str(path)], home=home, input="DROP TABLE IF EXISTS sqlite_stat1;\n")
+    assert analyzed(path, home) == set()  # no statistics at all, not even their table
+    assert admin.plan_pull_answers(path, home=home)
+    assert analyzed(path, home) == {"unclustered"}
+    assert plan(path, home)[0] == "SCAN unclustered", plan(path, home)
+    assert not admin.plan_pull_answers(path, home=home)
