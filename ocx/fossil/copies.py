@@ -32,6 +32,7 @@ import os
 import stat
 from pathlib import Path
 
+from ocx.fossil.admin import plan_pull_answers
 from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.program import run_fossil, run_fossil_with_password
 from ocx.fossil.shared_lock import shared
@@ -50,6 +51,9 @@ def make_template(path: Path, base_url: str, login: str, password: str, *, home:
         run_fossil_with_password(["clone", login_url(base_url, login), str(partial)], password, home=home,
                                  remember=False, user=login)
         run_fossil(["settings", "autosync", "off", "-R", str(partial)], home=home, user=login)
+        # Every run's clone is a copy of this one: its pushes send what no cluster names yet by the
+        # query a server answers pulls with, planned the same way (admin.plan_pull_answers).
+        plan_pull_answers(partial, home=home)
     except FossilError as exc:
         partial.unlink(missing_ok=True)
         raise FossilError(["clone", base_url], exc.returncode, "", exc.stderr.replace(password, "***"),

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ocx.fossil import admin
+from ocx.fossil.copies import make_template
 from ocx.fossil.program import run_fossil
 from tests.git.test_mirror_click import CLICK
 
@@ -59,3 +60,12 @@ def test_a_new_repository_whose_every_artifact_is_unclustered_is_planned_the_sam
     assert analyzed(path, home) == {"unclustered"}
     assert plan(path, home)[0] == "SCAN unclustered", plan(path, home)
     assert not admin.plan_pull_answers(path, home=home)
+
+
+def test_the_runs_clone_is_planned_so_every_runs_copy_pushes_without_walking_every_artifact(served, tmp_path):
+    """A client's push sends what no cluster names yet by the same query (seen with --sqltrace): every
+    run's clone is a byte copy of the runs' clone (copies.make_template), so it is planned there once."""
+    path, home = tmp_path / "runs.fossil", tmp_path / "home"
+    make_template(path, served.base_url, "bob", served.passwords["bob"], home=home)
+    assert "unclustered" in analyzed(path, home)
+    assert plan(path, home)[0] == "SCAN unclustered", plan(path, home)
