@@ -158,12 +158,11 @@ def plan_pull_answers(repository: Path | str, *, home: Path | str) -> bool:
     `PRAGMA optimize` at each close keeps them current. Only that table: OCX reads none of it, so
     no query of OCX's changes its plan. As `shun`, D21's spirit: no artifact and no table of
     Fossil's touched, only SQLite's own statistics, which `fossil rebuild --analyze` also makes."""
+    counted = "SELECT count(*) FROM sqlite_stat1 WHERE tbl='unclustered';\n"
     said = run_fossil(["sql", "-R", str(repository)], home=home,
                       input="SELECT count(*) FROM sqlite_schema WHERE name='sqlite_stat1';\n").stdout.strip()
-    if said == "1":
-        said = run_fossil(["sql", "-R", str(repository)], home=home,
-                          input="SELECT count(*) FROM sqlite_stat1 WHERE tbl='unclustered';\n").stdout.strip()
-        if said != "0":
-            return False
-    run_fossil(["sql", "-R", str(repository)], home=home, input="ANALYZE unclustered;\n")
-    return True
+    if said == "1" and run_fossil(["sql", "-R", str(repository)], home=home, input=counted).stdout.strip() != "0":
+        return False
+    # An empty table gets no row (a repository with no artifact yet): nothing made, and tried again next time.
+    said = run_fossil(["sql", "-R", str(repository)], home=home, input="ANALYZE unclustered;\n" + counted).stdout
+    return said.strip() != "0"

@@ -69,3 +69,15 @@ def test_the_runs_clone_is_planned_so_every_runs_copy_pushes_without_walking_eve
     make_template(path, served.base_url, "bob", served.passwords["bob"], home=home)
     assert "unclustered" in analyzed(path, home)
     assert plan(path, home)[0] == "SCAN unclustered", plan(path, home)
+
+
+def test_a_repository_with_no_artifact_yet_is_said_unchanged_and_planned_once_it_has_one(tmp_path: Path) -> None:
+    """SQLite records nothing for an empty table: `ocx node init` run again must not say it changed."""
+    path, home = tmp_path / "empty.fossil", tmp_path / "home"
+    admin.new_repository(path, "boss", home=home)
+    run_fossil(["sql", "-R", str(path)], home=home, input="DELETE FROM unclustered;\n")
+    assert not admin.plan_pull_answers(path, home=home)
+    assert "unclustered" not in analyzed(path, home)
+    run_fossil(["sql", "-R", str(path)], home=home, input="INSERT INTO unclustered SELECT rid FROM blob;\n")
+    assert admin.plan_pull_answers(path, home=home)
+    assert plan(path, home)[0] == "SCAN unclustered", plan(path, home)
