@@ -137,27 +137,19 @@ def allow_http_authentication(repository: Path | str, *, home: Path | str) -> bo
     return True
 
 
-# The query Fossil 2.21's server runs for every pull it answers (xfer.c, send_unclustered), as its
-# --sqltrace prints it, less its last test, on a temporary table of the sync's own (onremote);
-# tests/fossil/test_pull_statistics.py asks Fossil's SQLite for its plan.
-PULL_ANSWER_QUERY = ("SELECT uuid FROM unclustered JOIN blob USING(rid) /*scan*/"
-                     " WHERE NOT EXISTS(SELECT 1 FROM shun WHERE uuid=blob.uuid)"
-                     " AND NOT EXISTS(SELECT 1 FROM phantom WHERE rid=blob.rid)"
-                     " AND NOT EXISTS(SELECT 1 FROM private WHERE rid=blob.rid)")
-
-
 def plan_pull_answers(repository: Path | str, *, home: Path | str) -> bool:
     """SQLite's statistics for the table `unclustered` where it has none (`ANALYZE unclustered`);
     whether they were made now. Fossil's server answers each pull with the artifacts no cluster
-    names yet (PULL_ANSWER_QUERY). With no statistics, SQLite walks all of blob's hash index for
-    it, looking each one up in unclustered: on click.fossil with 20,000 posts (39,000 artifacts,
-    27 unclustered) 28 to 44 ms of the server's CPU for every pull, growing with the history. With
-    them it walks unclustered (a few hundred rows at most between clusters) and looks each up in
-    blob: 0.3 ms. blob keeps no statistics, so SQLite's guess for it (a million rows) stays above
-    any count unclustered can record, and the plan holds as both grow; once made, Fossil's own
-    `PRAGMA optimize` at each close keeps them current. Only that table: OCX reads none of it, so
-    no query of OCX's changes its plan. As `shun`, D21's spirit: no artifact and no table of
-    Fossil's touched, only SQLite's own statistics, which `fossil rebuild --analyze` also makes."""
+    names yet (xfer.c, send_unclustered: `unclustered JOIN blob`). With no statistics, SQLite
+    walks all of blob's hash index for it, looking each one up in unclustered: on click.fossil
+    with 20,000 posts (39,000 artifacts, 27 unclustered) 28 to 44 ms of the server's CPU for
+    every pull, growing with the history. With them it walks unclustered (a few hundred rows at
+    most between clusters) and looks each up in blob: 0.3 ms. blob keeps no statistics, so
+    SQLite's guess for it (a million rows) stays above any count unclustered can record, and the
+    plan holds as both grow; once made, Fossil's own `PRAGMA optimize` at each close keeps them
+    current. Only that table: OCX reads none of it, so no query of OCX's changes its plan. As
+    `shun`, D21's spirit: no artifact and no table of Fossil's touched, only SQLite's own
+    statistics, which `fossil rebuild --analyze` also makes."""
     counted = "SELECT count(*) FROM sqlite_stat1 WHERE tbl='unclustered';\n"
     said = run_fossil(["sql", "-R", str(repository)], home=home,
                       input="SELECT count(*) FROM sqlite_schema WHERE name='sqlite_stat1';\n").stdout.strip()

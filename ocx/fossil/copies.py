@@ -32,7 +32,6 @@ import os
 import stat
 from pathlib import Path
 
-from ocx.fossil.admin import plan_pull_answers
 from ocx.fossil.fossil_failure import FossilError
 from ocx.fossil.program import run_fossil, run_fossil_with_password
 from ocx.fossil.shared_lock import shared
@@ -52,7 +51,10 @@ def make_template(path: Path, base_url: str, login: str, password: str, *, home:
                                  remember=False, user=login)
         run_fossil(["settings", "autosync", "off", "-R", str(partial)], home=home, user=login)
         # Every run's clone is a copy of this one: its pushes send what no cluster names yet by the
-        # query a server answers pulls with, planned the same way (admin.plan_pull_answers).
+        # query a server answers pulls with, planned the same way. Imported here, where a runs' clone
+        # is made, not on a preparation's way (run_steps/prepare.py imports this module).
+        from ocx.fossil.admin import plan_pull_answers
+
         plan_pull_answers(partial, home=home)
     except FossilError as exc:
         partial.unlink(missing_ok=True)

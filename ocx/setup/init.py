@@ -183,8 +183,8 @@ def make_runs_clone(config: NodeConfig, report: InitReport) -> None:
     except FOSSIL_FAILURES as error:  # the server not up yet, say: the first run makes it
         report.add(f"the node's clone for runs: not made yet ({error})", False)
         return
-    # One made before `ocx node init` planned it (copies.make_template) is planned now.
-    admin.plan_pull_answers(template.template_path(config), home=config.state_dir / "home")
+    if existed:  # made before runs' clones were planned as they are made (copies.make_template)
+        admin.plan_pull_answers(template.template_path(config), home=config.state_dir / "home")
     report.add(f"the node's clone for runs {template.template_path(config)}", not existed)
 
 
